@@ -1,0 +1,24 @@
+/// The ledger's operations, as the server and the CLI use them. Every mutation is one
+/// invariant-preserving write: it fully happens or leaves nothing behind, and it is idempotent
+/// under its key. SQLite implements it today (`SQLiteLedgerStore`); a PostgreSQL store would
+/// implement the same protocol without touching its callers.
+public protocol LedgerStore: Sendable {
+    /// Creates or replaces a catalog entry; a new currency code becomes known.
+    func setProduct(_ update: ProductUpdate) async throws(WalletError) -> Product
+    /// The whole catalog, ordered by product id.
+    func products() async throws(WalletError) -> [Product]
+    /// Credits `credits × quantity` for a verified store transaction, exactly once.
+    func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult
+    /// Debits the wallet, never below zero.
+    func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult
+    /// Credits or debits the wallet as a support correction.
+    func adjust(_ request: AdjustRequest) async throws(WalletError) -> MutationResult
+    /// Takes back a purchase's credits under the request's policy, at most once per purchase.
+    func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult
+    /// The player's balances; the default currency is always listed.
+    func balances(playerID: String) async throws(WalletError) -> WalletBalances
+    /// A page of the player's transactions, newest first.
+    func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage
+    /// Recomputes the hash chain, every transaction's sums and every balance.
+    func verify() async throws(WalletError) -> VerifyReport
+}

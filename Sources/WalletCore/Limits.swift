@@ -1,0 +1,30 @@
+/// The bounds on every input, in one place (TigerBeetle style: put a limit on everything).
+public enum Limits {
+    /// Largest amount one spend, adjustment or grant may move.
+    public static let amountPerOperationMax: Int64 = 1_000_000_000
+    /// Largest number of credits one unit of a product may grant.
+    public static let productCreditsMax: Int64 = 1_000_000_000
+    /// Largest quantity of one store transaction.
+    public static let quantityMax: Int64 = 100
+    /// Length limit, in UTF-8 bytes, of player ids, idempotency keys, store transaction ids,
+    /// product ids, tickets and actors.
+    public static let identifierBytesMax = 255
+    /// Length limit, in UTF-8 bytes, of a store name such as `apple`.
+    public static let storeBytesMax = 32
+    /// Length limit, in UTF-8 bytes, of a currency code such as `credits`.
+    public static let currencyBytesMax = 16
+    /// Length limit, in UTF-8 bytes, of an adjustment reason code such as `goodwill`.
+    public static let reasonCodeBytesMax = 64
+    /// Length limit, in UTF-8 bytes, of a spend reason.
+    public static let reasonBytesMax = 255
+    /// Length limit, in UTF-8 bytes, of an adjustment note.
+    public static let noteBytesMax = 2_000
+    /// Length limit, in UTF-8 bytes, of a spend's metadata once serialised as JSON.
+    public static let metadataBytesMax = 4_096
+    /// Largest history page.
+    public static let pageSizeMax = 500
+    /// History page size when the caller gives none.
+    public static let pageSizeDefault = 50
+    /// A refund share is given in thousandths of a percent, as Apple's `revocationPercentage`.
+    public static let refundShareMax: Int64 = 100_000
+}

@@ -1,0 +1,249 @@
+/// The currency used when a request names none.
+public let defaultCurrency = "credits"
+
+/// Credit a player for a store transaction that a trusted caller already verified.
+/// Keyed by `(store, storeTransactionID)` globally and forever.
+public struct GrantRequest: Sendable, Equatable {
+    public var playerID: String
+    public var store: String
+    public var storeTransactionID: String
+    public var productID: String
+    public var quantity: Int64
+    public var actor: String
+
+    public init(playerID: String, store: String, storeTransactionID: String, productID: String, quantity: Int64 = 1, actor: String) {
+        self.playerID = playerID
+        self.store = store
+        self.storeTransactionID = storeTransactionID
+        self.productID = productID
+        self.quantity = quantity
+        self.actor = actor
+    }
+
+    func validate() throws(WalletError) {
+        try Validate.playerID(playerID)
+        try Validate.store(store)
+        try Validate.key(storeTransactionID, field: "store transaction id")
+        try Validate.key(productID, field: "product id")
+        guard (1...Limits.quantityMax).contains(quantity) else {
+            throw .invalidRequest("quantity must be between 1 and \(Limits.quantityMax)")
+        }
+        try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
+    }
+
+    /// Identifies the request, not the caller: the actor is left out.
+    var requestHash: String {
+        var canonical = CanonicalBytes()
+        canonical.append("purchase")
+        canonical.append(playerID)
+        canonical.append(store)
+        canonical.append(storeTransactionID)
+        canonical.append(productID)
+        canonical.append(quantity)
+        return canonical.sha256Hex()
+    }
+}
+
+/// Debit a player's wallet. Never takes the balance below zero.
+public struct SpendRequest: Sendable, Equatable {
+    public var playerID: String
+    public var amount: Int64
+    public var currency: String
+    /// Scoped to the wallet: two players may use the same key.
+    public var idempotencyKey: String
+    public var reason: String?
+    public var metadata: Metadata?
+    public var actor: String
+
+    public init(
+        playerID: String, amount: Int64, currency: String = defaultCurrency, idempotencyKey: String,
+        reason: String? = nil, metadata: Metadata? = nil, actor: String
+    ) {
+        self.playerID = playerID
+        self.amount = amount
+        self.currency = currency
+        self.idempotencyKey = idempotencyKey
+        self.reason = reason
+        self.metadata = metadata
+        self.actor = actor
+    }
+
+    func validate() throws(WalletError) {
+        try Validate.playerID(playerID)
+        try Validate.positiveAmount(amount)
+        try Validate.currency(currency)
+        try Validate.key(idempotencyKey, field: "idempotency key")
+        if let reason { try Validate.text(reason, field: "reason", bytesMax: Limits.reasonBytesMax) }
+        try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
+    }
+
+    var requestHash: String {
+        var canonical = CanonicalBytes()
+        canonical.append("spend")
+        canonical.append(playerID)
+        canonical.append(amount)
+        canonical.append(currency)
+        canonical.append(reason)
+        canonical.append(metadata?.canonicalText)
+        return canonical.sha256Hex()
+    }
+}
+
+/// A support correction: credit or debit a wallet with a reason, a note and who did it.
+public struct AdjustRequest: Sendable, Equatable {
+    public var playerID: String
+    /// Positive credits the player, negative debits; never zero.
+    public var amount: Int64
+    public var currency: String
+    public var reasonCode: String
+    public var note: String
+    public var ticket: String?
+    public var idempotencyKey: String
+    /// A debit may take the balance below zero only when this is set.
+    public var allowNegative: Bool
+    public var actor: String
+
+    public init(
+        playerID: String, amount: Int64, currency: String = defaultCurrency, reasonCode: String, note: String,
+        ticket: String? = nil, idempotencyKey: String, allowNegative: Bool = false, actor: String
+    ) {
+        self.playerID = playerID
+        self.amount = amount
+        self.currency = currency
+        self.reasonCode = reasonCode
+        self.note = note
+        self.ticket = ticket
+        self.idempotencyKey = idempotencyKey
+        self.allowNegative = allowNegative
+        self.actor = actor
+    }
+
+    func validate() throws(WalletError) {
+        try Validate.playerID(playerID)
+        guard amount != 0 else { throw .invalidRequest("amount must not be zero") }
+        guard (-Limits.amountPerOperationMax...Limits.amountPerOperationMax).contains(amount) else {
+            throw .invalidRequest("amount must be between -\(Limits.amountPerOperationMax) and \(Limits.amountPerOperationMax)")
+        }
+        try Validate.currency(currency)
+        try Validate.reasonCode(reasonCode)
+        try Validate.text(note, field: "note", bytesMax: Limits.noteBytesMax)
+        if let ticket { try Validate.visibleText(ticket, field: "ticket", bytesMax: Limits.identifierBytesMax) }
+        try Validate.key(idempotencyKey, field: "idempotency key")
+        try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
+    }
+
+    var requestHash: String {
+        var canonical = CanonicalBytes()
+        canonical.append("adjustment")
+        canonical.append(playerID)
+        canonical.append(amount)
+        canonical.append(currency)
+        canonical.append(reasonCode)
+        canonical.append(note)
+        canonical.append(ticket)
+        canonical.append(allowNegative ? 1 : 0)
+        return canonical.sha256Hex()
+    }
+}
+
+/// What a refund does when the player already spent the credits it takes back.
+public enum RefundPolicy: String, Codable, Sendable, CaseIterable {
+    /// Take it all: the balance may go negative, and spending is refused until it is positive.
+    case debt
+    /// Stop at zero and record the part that could not be taken as `uncollected`.
+    case floor
+}
+
+/// Take back the credits of a purchase (all, or a share), keyed by the store transaction.
+public struct RefundRequest: Sendable, Equatable {
+    public var store: String
+    public var storeTransactionID: String
+    /// The refunded share in thousandths of a percent, as Apple's `revocationPercentage`:
+    /// 100_000 is a full refund, 50_000 half.
+    public var shareThousandths: Int64
+    public var policy: RefundPolicy
+    public var actor: String
+
+    public init(store: String, storeTransactionID: String, shareThousandths: Int64 = Limits.refundShareMax, policy: RefundPolicy = .debt, actor: String) {
+        self.store = store
+        self.storeTransactionID = storeTransactionID
+        self.shareThousandths = shareThousandths
+        self.policy = policy
+        self.actor = actor
+    }
+
+    /// A refund of `percentage` percent (1–100).
+    public init(store: String, storeTransactionID: String, percentage: Int64, policy: RefundPolicy = .debt, actor: String) throws(WalletError) {
+        guard (1...100).contains(percentage) else { throw .invalidRequest("percentage must be between 1 and 100") }
+        self.init(store: store, storeTransactionID: storeTransactionID, shareThousandths: percentage * 1_000, policy: policy, actor: actor)
+    }
+
+    func validate() throws(WalletError) {
+        try Validate.store(store)
+        try Validate.key(storeTransactionID, field: "store transaction id")
+        guard (1...Limits.refundShareMax).contains(shareThousandths) else {
+            throw .invalidRequest("the refunded share must be between 1 and \(Limits.refundShareMax) thousandths of a percent")
+        }
+        try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
+    }
+
+    var requestHash: String {
+        var canonical = CanonicalBytes()
+        canonical.append("refund")
+        canonical.append(store)
+        canonical.append(storeTransactionID)
+        canonical.append(shareThousandths)
+        canonical.append(policy.rawValue)
+        return canonical.sha256Hex()
+    }
+}
+
+/// Create or replace a catalog entry.
+public struct ProductUpdate: Sendable, Equatable {
+    public var productID: String
+    public var credits: Int64
+    public var currency: String
+    public var store: String?
+    public var active: Bool
+
+    public init(productID: String, credits: Int64, currency: String = defaultCurrency, store: String? = nil, active: Bool = true) {
+        self.productID = productID
+        self.credits = credits
+        self.currency = currency
+        self.store = store
+        self.active = active
+    }
+
+    func validate() throws(WalletError) {
+        try Validate.key(productID, field: "product id")
+        guard (1...Limits.productCreditsMax).contains(credits) else {
+            throw .invalidRequest("credits must be between 1 and \(Limits.productCreditsMax)")
+        }
+        try Validate.currency(currency)
+        if let store { try Validate.store(store) }
+    }
+}
+
+/// A page of a player's history, newest first.
+public struct HistoryQuery: Sendable, Equatable {
+    public var playerID: String
+    public var limit: Int
+    /// Continue after this `seq` (exclusive): the `next` of the previous page.
+    public var after: Int64?
+    public var kind: TransactionKind?
+
+    public init(playerID: String, limit: Int = Limits.pageSizeDefault, after: Int64? = nil, kind: TransactionKind? = nil) {
+        self.playerID = playerID
+        self.limit = limit
+        self.after = after
+        self.kind = kind
+    }
+
+    func validate() throws(WalletError) {
+        try Validate.playerID(playerID)
+        guard (1...Limits.pageSizeMax).contains(limit) else {
+            throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)")
+        }
+        if let after, after < 1 { throw .invalidRequest("after must be a positive seq") }
+    }
+}

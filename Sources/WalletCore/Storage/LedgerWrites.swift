@@ -1,0 +1,236 @@
+import Foundation
+import GRDB
+
+/// The ledger's write operations, each run inside one write transaction (or, batched, one
+/// savepoint) that the caller opens. They keep every invariant of DESIGN.md: postings sum to
+/// zero, balances equal their postings, `seq` is gap-free, the hash chain is extended, and an
+/// idempotency key is recorded in the same write as its effect.
+enum LedgerWrites {
+    static func grant(_ db: Database, _ request: GrantRequest, now: Date) throws -> MutationResult {
+        try request.validate()
+        let key = IdempotencyKey(scope: "purchase:\(request.store)", key: request.storeTransactionID, requestHash: request.requestHash)
+        if let replay = try key.replay(db, reused: "store transaction \(request.store)/\(request.storeTransactionID) was already redeemed with a different request (another player, product or quantity)") {
+            return replay
+        }
+        guard let product = try LedgerReads.product(db, id: request.productID), product.active else {
+            throw WalletError.unknownProduct("product '\(request.productID)' is not in the catalog or is inactive; nothing was credited")
+        }
+        if let store = product.store, store != request.store {
+            throw WalletError.unknownProduct("product '\(request.productID)' is sold on \(store), not \(request.store); nothing was credited")
+        }
+        let (amount, overflow) = product.credits.multipliedReportingOverflow(by: request.quantity)
+        guard !overflow else { throw WalletError.invalidRequest("credits × quantity is too large") }
+        let player = try Account.fetch(db, owner: Account.playerOwner(request.playerID), currency: product.currency)
+        let store = try Account.fetch(db, owner: "@store:\(request.store)", currency: product.currency)
+        var draft = LedgerTransaction(draftOf: .purchase, playerID: request.playerID, currency: product.currency, amount: amount, actor: request.actor)
+        draft.idempotencyKey = request.storeTransactionID
+        draft.store = request.store
+        draft.storeTransactionID = request.storeTransactionID
+        draft.productID = request.productID
+        draft.quantity = request.quantity
+        return try append(db, draft, legs: [(player, amount), (store, -amount)], key: key, now: now)
+    }
+
+    static func spend(_ db: Database, _ request: SpendRequest, now: Date) throws -> MutationResult {
+        try request.validate()
+        let key = IdempotencyKey(scope: "wallet:\(request.playerID)", key: request.idempotencyKey, requestHash: request.requestHash)
+        if let replay = try key.replay(db, reused: "idempotency key '\(request.idempotencyKey)' was already used for a different request on this wallet") {
+            return replay
+        }
+        try requireKnownCurrency(db, request.currency)
+        let player = try Account.fetch(db, owner: Account.playerOwner(request.playerID), currency: request.currency)
+        // A negative balance (a refund's debt) fails here too: spending waits until it is repaid.
+        guard player.balance >= request.amount else {
+            throw WalletError.insufficientFunds(balance: player.balance, currency: request.currency)
+        }
+        let sink = try Account.fetch(db, owner: "@spend", currency: request.currency)
+        var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
+        draft.idempotencyKey = request.idempotencyKey
+        draft.note = request.reason
+        draft.metadata = request.metadata
+        return try append(db, draft, legs: [(player, -request.amount), (sink, request.amount)], key: key, now: now)
+    }
+
+    static func adjust(_ db: Database, _ request: AdjustRequest, now: Date) throws -> MutationResult {
+        try request.validate()
+        let key = IdempotencyKey(scope: "wallet:\(request.playerID)", key: request.idempotencyKey, requestHash: request.requestHash)
+        if let replay = try key.replay(db, reused: "idempotency key '\(request.idempotencyKey)' was already used for a different request on this wallet") {
+            return replay
+        }
+        try requireKnownCurrency(db, request.currency)
+        let player = try Account.fetch(db, owner: Account.playerOwner(request.playerID), currency: request.currency)
+        if request.amount < 0, !request.allowNegative, player.balance + request.amount < 0 {
+            throw WalletError.insufficientFunds(balance: player.balance, currency: request.currency)
+        }
+        let source = try Account.fetch(db, owner: "@adjustments", currency: request.currency)
+        var draft = LedgerTransaction(draftOf: .adjustment, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
+        draft.idempotencyKey = request.idempotencyKey
+        draft.reasonCode = request.reasonCode
+        draft.note = request.note
+        draft.ticket = request.ticket
+        return try append(db, draft, legs: [(player, request.amount), (source, -request.amount)], key: key, now: now)
+    }
+
+    static func refund(_ db: Database, _ request: RefundRequest, now: Date) throws -> MutationResult {
+        try request.validate()
+        let key = IdempotencyKey(scope: "refund:\(request.store)", key: request.storeTransactionID, requestHash: request.requestHash)
+        if let replay = try key.replay(db, reused: "store transaction \(request.store)/\(request.storeTransactionID) was already refunded with a different share or policy") {
+            return replay
+        }
+        guard let purchase = try LedgerReads.purchase(db, store: request.store, storeTransactionID: request.storeTransactionID) else {
+            throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
+        }
+        // Rounds down: a partial refund never takes back more than its share.
+        let owed = purchase.amount * request.shareThousandths / Limits.refundShareMax
+        let player = try Account.fetch(db, owner: Account.playerOwner(purchase.playerID), currency: purchase.currency)
+        let taken = switch request.policy {
+        case .debt: owed
+        case .floor: max(0, min(owed, player.balance))
+        }
+        let sink = try Account.fetch(db, owner: "@refunds", currency: purchase.currency)
+        var draft = LedgerTransaction(draftOf: .refund, playerID: purchase.playerID, currency: purchase.currency, amount: -taken, actor: request.actor)
+        draft.idempotencyKey = request.storeTransactionID
+        draft.store = request.store
+        draft.storeTransactionID = request.storeTransactionID
+        draft.refundOfSeq = purchase.seq
+        draft.uncollected = owed - taken
+        return try append(db, draft, legs: [(player, -taken), (sink, taken)], key: key, now: now)
+    }
+
+    static func setProduct(_ db: Database, _ update: ProductUpdate, now: Date) throws -> Product {
+        try update.validate()
+        // Naming a currency in the catalog is what makes it known to spends and adjustments.
+        try db.execute(sql: "INSERT INTO currencies (code) VALUES (?) ON CONFLICT DO NOTHING", arguments: [update.currency])
+        let product = Product(
+            productID: update.productID, currency: update.currency, credits: update.credits,
+            store: update.store, active: update.active, updatedAt: Timestamp.format(now))
+        try db.execute(
+            sql: """
+                INSERT INTO products (product_id, currency, credits, store, active, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (product_id) DO UPDATE SET currency = excluded.currency, credits = excluded.credits,
+                    store = excluded.store, active = excluded.active, updated_at = excluded.updated_at
+                """,
+            arguments: [product.productID, product.currency, product.credits, product.store, product.active, product.updatedAt])
+        return product
+    }
+
+    private static func requireKnownCurrency(_ db: Database, _ currency: String) throws {
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM currencies WHERE code = ?", arguments: [currency]) == true else {
+            throw WalletError.unknownCurrency("currency '\(currency)' is unknown: no product in the catalog uses it")
+        }
+    }
+
+    /// Appends `draft` with its postings as the next transaction of the chain, updates the
+    /// balances, and records the idempotency key: one indivisible step of the ledger.
+    /// The first leg is the player's; its balance after is the result's `balance`.
+    private static func append(
+        _ db: Database, _ draft: LedgerTransaction, legs: [(account: Account, amount: Int64)], key: IdempotencyKey, now: Date
+    ) throws -> MutationResult {
+        precondition(legs.count >= 2 && legs.reduce(0, { $0 + $1.amount }) == 0, "postings must sum to zero")
+        precondition(legs[0].account.owner == Account.playerOwner(draft.playerID), "the first leg is the player's")
+        let head = try LedgerReads.head(db)
+        var transaction = draft
+        transaction.seq = head.seq + 1
+        transaction.id = UUID().uuidString.lowercased()
+        transaction.createdAt = Timestamp.format(now)
+        transaction.prevHash = head.hash
+        let balancesAfter = try legs.map { leg in
+            let (balanceAfter, overflow) = leg.account.balance.addingReportingOverflow(leg.amount)
+            guard !overflow else { throw WalletError.invalidRequest("the balance of \(leg.account.owner) would overflow") }
+            return balanceAfter
+        }
+        transaction.postings = zip(legs, balancesAfter)
+            .map { leg, balanceAfter in
+                Posting(account: leg.account.owner, currency: leg.account.currency, amount: leg.amount, balanceAfter: balanceAfter)
+            }
+            .sorted { ($0.account, $0.currency) < ($1.account, $1.currency) }
+        transaction.hash = HashChain.hash(of: transaction, previous: head.hash)
+
+        try insert(db, transaction)
+        for (leg, balanceAfter) in zip(legs, balancesAfter) {
+            try db.cachedStatement(sql: "INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [transaction.seq, leg.account.id, leg.amount, balanceAfter])
+            try db.cachedStatement(sql: "UPDATE accounts SET balance = ? WHERE id = ?")
+                .execute(arguments: [balanceAfter, leg.account.id])
+        }
+        try key.record(db, seq: transaction.seq)
+        return MutationResult(transaction: transaction, balance: balancesAfter[0], replayed: false)
+    }
+
+    private static func insert(_ db: Database, _ transaction: LedgerTransaction) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, idempotency_key,
+                    store, store_transaction_id, product_id, quantity, reason_code, note, ticket, refund_of_seq,
+                    uncollected, metadata, prev_hash, hash)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        try statement.execute(arguments: [
+            transaction.seq, transaction.id, transaction.kind.rawValue, transaction.playerID, transaction.currency,
+            transaction.amount, transaction.actor, transaction.createdAt, transaction.idempotencyKey,
+            transaction.store, transaction.storeTransactionID, transaction.productID, transaction.quantity,
+            transaction.reasonCode, transaction.note, transaction.ticket, transaction.refundOfSeq,
+            transaction.uncollected, transaction.metadata?.canonicalText, transaction.prevHash, transaction.hash,
+        ])
+    }
+}
+
+/// An idempotency key with the hash of the request it stands for.
+struct IdempotencyKey {
+    let scope: String
+    let key: String
+    let requestHash: String
+
+    /// The original result if this key was used for this same request; throws
+    /// `idempotencyKeyReused` with `reused` as detail if it was used for another; nil if unused.
+    func replay(_ db: Database, reused: String) throws -> MutationResult? {
+        let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?"),
+            arguments: [scope, key])
+        guard let row else { return nil }
+        guard row["request_hash"] as String == requestHash else { throw WalletError.idempotencyKeyReused(reused) }
+        let transaction = try LedgerReads.transaction(db, seq: row["seq"])
+        let playerOwner = Account.playerOwner(transaction.playerID)
+        guard let posting = transaction.postings.first(where: { $0.account == playerOwner }) else {
+            throw WalletError.storage("transaction \(transaction.seq) has no posting for \(playerOwner)")
+        }
+        return MutationResult(transaction: transaction, balance: posting.balanceAfter, replayed: true)
+    }
+
+    func record(_ db: Database, seq: Int64) throws {
+        try db.cachedStatement(sql: "INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [scope, key, requestHash, seq])
+    }
+}
+
+/// A ledger account as read inside a write: its row id and current balance.
+struct Account {
+    let id: Int64
+    let owner: String
+    let currency: String
+    let balance: Int64
+
+    static func playerOwner(_ playerID: String) -> String { "player:\(playerID)" }
+
+    /// The account of `owner` in `currency`, created with a zero balance if it does not exist.
+    static func fetch(_ db: Database, owner: String, currency: String) throws -> Account {
+        let select = try db.cachedStatement(sql: "SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?")
+        if let row = try Row.fetchOne(select, arguments: [owner, currency]) {
+            return Account(id: row[0], owner: owner, currency: currency, balance: row[1])
+        }
+        try db.cachedStatement(sql: "INSERT INTO accounts (owner, currency, balance) VALUES (?, ?, 0)")
+            .execute(arguments: [owner, currency])
+        return Account(id: db.lastInsertedRowID, owner: owner, currency: currency, balance: 0)
+    }
+}
+
+extension LedgerTransaction {
+    /// A transaction not yet placed in the chain: `append` fills seq, id, time, postings and hashes.
+    init(draftOf kind: TransactionKind, playerID: String, currency: String, amount: Int64, actor: String) {
+        self.init(
+            seq: 0, id: "", kind: kind, playerID: playerID, currency: currency, amount: amount, actor: actor,
+            createdAt: "", idempotencyKey: nil, store: nil, storeTransactionID: nil, productID: nil, quantity: nil,
+            reasonCode: nil, note: nil, ticket: nil, refundOfSeq: nil, uncollected: 0, metadata: nil,
+            prevHash: "", hash: "", postings: [])
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+
+/// How hard a commit waits for the disk.
+public enum Durability: String, Sendable, CaseIterable {
+    /// `synchronous=FULL`: an acknowledged write survives power loss. The default.
+    case full
+    /// `synchronous=NORMAL`: faster; the last commits may be lost on power loss (never corrupted).
+    case normal
+}
+
+/// The ledger on one SQLite file, through one GRDB `DatabasePool`: WAL, foreign keys, a busy
+/// timeout so several processes can share the file, and `synchronous=FULL` unless asked otherwise.
+/// Every mutation is one IMMEDIATE write transaction.
+public struct SQLiteLedgerStore: LedgerStore {
+    let writer: any DatabaseWriter
+    let clock: @Sendable () -> Date
+
+    /// How long a write waits for another process's write before it fails with `storage_error`.
+    public static let busyTimeoutSeconds: TimeInterval = 30
+
+    /// Opens (and on first use creates) the database at `path`.
+    /// - Throws: `unsupportedDatabase` for a file that is not a wallet database of a version this
+    ///   build knows; `storage` when the file cannot be opened.
+    public static func open(
+        path: String, durability: Durability = .full, clock: @escaping @Sendable () -> Date = { Date() }
+    ) throws(WalletError) -> SQLiteLedgerStore {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(busyTimeoutSeconds)
+        configuration.label = "wallet"
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            // DatabasePool sets synchronous=NORMAL on its writer once it is open, after any
+            // prepareDatabase hook, so the durable setting is issued here, afterwards.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            }
+        } catch {
+            throw mapped(error, path: path)
+        }
+        return try SQLiteLedgerStore(writer: pool, clock: clock)
+    }
+
+    /// A store on an existing GRDB writer (tests use an in-memory queue). Applies the schema to
+    /// an empty database.
+    init(writer: any DatabaseWriter, clock: @escaping @Sendable () -> Date = { Date() }) throws(WalletError) {
+        self.writer = writer
+        self.clock = clock
+        do {
+            try writer.write { db in try Self.applySchema(db) }
+        } catch {
+            throw Self.mapped(error, path: writer.path)
+        }
+    }
+
+    /// Creates the schema in an empty database, accepts a database at the known version, and
+    /// refuses anything else without touching it.
+    static func applySchema(_ db: Database) throws {
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        if version == Schema.version { return }
+        guard version == 0 else {
+            throw WalletError.unsupportedDatabase(
+                "the database has schema version \(version), but this wallet knows only version \(Schema.version); use a newer wallet")
+        }
+        let tableCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") ?? 0
+        guard tableCount == 0 else {
+            throw WalletError.unsupportedDatabase("the database holds tables but no wallet schema version; it is not a wallet database")
+        }
+        try db.execute(sql: Schema.sql)
+    }
+
+    /// Runs one business operation as one IMMEDIATE write transaction.
+    func write<Result: Sendable>(_ operation: @escaping @Sendable (Database, Date) throws -> Result) async throws(WalletError) -> Result {
+        let now = clock()
+        do {
+            return try await writer.write { db in try operation(db, now) }
+        } catch {
+            throw Self.mapped(error, path: writer.path)
+        }
+    }
+
+    /// Runs a read on a snapshot; it never waits for writes.
+    func read<Result: Sendable>(_ operation: @escaping @Sendable (Database) throws -> Result) async throws(WalletError) -> Result {
+        do {
+            return try await writer.read { db in try operation(db) }
+        } catch {
+            throw Self.mapped(error, path: writer.path)
+        }
+    }
+
+    /// Turns any error from the storage layer into a `WalletError` a caller can report.
+    static func mapped(_ error: any Error, path: String) -> WalletError {
+        if let error = error as? WalletError { return error }
+        guard let error = error as? DatabaseError else { return .storage("\(error)") }
+        switch error.resultCode {
+        case .SQLITE_NOTADB:
+            return .unsupportedDatabase("\(path) is not a SQLite database")
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return .storage("the database at \(path) stayed locked by another writer for over \(Int(busyTimeoutSeconds)) s; nothing was written, try again")
+        case .SQLITE_CANTOPEN:
+            return .storage("cannot open the database at \(path): check that the directory exists and is writable")
+        case .SQLITE_FULL:
+            return .storage("the disk is full; nothing was written")
+        case .SQLITE_READONLY:
+            return .storage("the database at \(path) is read-only; nothing was written")
+        default:
+            return .storage("database error: \(error.message ?? "\(error.resultCode)")")
+        }
+    }
+
+    /// The `PRAGMA synchronous` value of the writer connection (2 is FULL, 1 NORMAL).
+    func synchronousSetting() async throws -> Int {
+        try await writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
+    }
+}
+
+extension SQLiteLedgerStore {
+    public func setProduct(_ update: ProductUpdate) async throws(WalletError) -> Product {
+        try await write { db, now in try LedgerWrites.setProduct(db, update, now: now) }
+    }
+
+    public func products() async throws(WalletError) -> [Product] {
+        try await read { db in try LedgerReads.products(db) }
+    }
+
+    public func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult {
+        try await write { db, now in try LedgerWrites.grant(db, request, now: now) }
+    }
+
+    public func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
+        try await write { db, now in try LedgerWrites.spend(db, request, now: now) }
+    }
+
+    public func adjust(_ request: AdjustRequest) async throws(WalletError) -> MutationResult {
+        try await write { db, now in try LedgerWrites.adjust(db, request, now: now) }
+    }
+
+    public func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult {
+        try await write { db, now in try LedgerWrites.refund(db, request, now: now) }
+    }
+
+    public func balances(playerID: String) async throws(WalletError) -> WalletBalances {
+        try Validate.playerID(playerID)
+        return try await read { db in try LedgerReads.balances(db, playerID: playerID) }
+    }
+
+    public func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage {
+        try query.validate()
+        return try await read { db in try LedgerReads.history(db, query) }
+    }
+
+    public func verify() async throws(WalletError) -> VerifyReport {
+        try await read { db in try LedgerVerifier.verify(db) }
+    }
+}

@@ -1,0 +1,52 @@
+/// Every failure a ledger operation reports to its caller.
+///
+/// Each case has a stable machine `code` shared by the API and the CLI, and a `detail` a person
+/// can act on. A thrown `WalletError` always means the operation changed nothing.
+public enum WalletError: Error, Equatable, Sendable {
+    /// The request is malformed or breaks a limit (empty id, zero amount, key too long, ...).
+    case invalidRequest(String)
+    /// The spend or adjustment would take the balance below zero; carries the current balance.
+    case insufficientFunds(balance: Int64, currency: String)
+    /// The idempotency key was already used for a different request.
+    case idempotencyKeyReused(String)
+    /// The product is not in the catalog, is inactive, or is not sold on that store.
+    case unknownProduct(String)
+    /// The currency code is well formed but no product or account uses it.
+    case unknownCurrency(String)
+    /// The thing the request names does not exist (a purchase to refund, ...).
+    case notFound(String)
+    /// The database file was written by another program or a newer version of the wallet.
+    case unsupportedDatabase(String)
+    /// The storage layer failed (disk full, I/O error, locked for too long). Nothing was written.
+    case storage(String)
+
+    /// The stable machine-readable code, identical in API problem documents and CLI errors.
+    public var code: String {
+        switch self {
+        case .invalidRequest: "invalid_request"
+        case .insufficientFunds: "insufficient_funds"
+        case .idempotencyKeyReused: "idempotency_key_reused"
+        case .unknownProduct: "unknown_product"
+        case .unknownCurrency: "unknown_currency"
+        case .notFound: "not_found"
+        case .unsupportedDatabase: "unsupported_database"
+        case .storage: "storage_error"
+        }
+    }
+
+    /// A sentence for a person: what was wrong and, where it helps, what to do.
+    public var detail: String {
+        switch self {
+        case .invalidRequest(let detail), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
+            .unknownCurrency(let detail), .notFound(let detail), .unsupportedDatabase(let detail),
+            .storage(let detail):
+            detail
+        case .insufficientFunds(let balance, let currency):
+            "insufficient funds: the balance is \(balance) \(currency)"
+        }
+    }
+}
+
+extension WalletError: CustomStringConvertible {
+    public var description: String { "\(code): \(detail)" }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+import Testing
+@testable import WalletCore
+
+@Suite("Schema and storage settings")
+struct SchemaTests {
+    @Test("the embedded schema equals schema.sql byte for byte")
+    func embeddedSchemaEqualsFile() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let file = try String(contentsOf: root.appendingPathComponent("schema.sql"), encoding: .utf8)
+        #expect(Schema.sql == file)
+        #expect(file.contains("PRAGMA user_version = \(Schema.version);"))
+    }
+
+    @Test("a durable database runs synchronous=FULL on its writer, WAL and foreign keys")
+    func durableSettings() async throws {
+        let ledger = try TestLedger()
+        #expect(try await ledger.store.synchronousSetting() == 2)
+        let (journal, foreignKeys) = try await ledger.store.writer.read { db in
+            (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"))
+        }
+        #expect(journal == "wal")
+        #expect(foreignKeys == 1)
+    }
+
+    @Test("durability normal is an explicit opt-out")
+    func normalDurability() async throws {
+        let ledger = try TestLedger(durability: .normal)
+        #expect(try await ledger.store.synchronousSetting() == 1)
+    }
+
+    @Test("reopening a wallet database keeps its data")
+    func reopen() async throws {
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("p1", "T1")
+        let reopened = try SQLiteLedgerStore.open(path: ledger.path)
+        #expect(try await reopened.balances(playerID: "p1").balances == ["credits": 5])
+    }
+
+    @Test("a database of an unknown schema version is refused untouched")
+    func unknownVersion() async throws {
+        let ledger = try TestLedger()
+        try await ledger.rawConnection().write { db in try db.execute(sql: "PRAGMA user_version = 99") }
+        let error = await walletError { _ = try SQLiteLedgerStore.open(path: ledger.path) }
+        #expect(error?.code == "unsupported_database")
+        #expect(error?.detail.contains("version 99") == true)
+        let version = try await ledger.rawConnection().read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") }
+        #expect(version == 99)
+    }
+
+    @Test("a database of another program is refused untouched")
+    func foreignDatabase() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("other-\(UUID().uuidString).sqlite").path
+        try await DatabaseQueue(path: path).write { db in try db.execute(sql: "CREATE TABLE notes (text TEXT)") }
+        let error = await walletError { _ = try SQLiteLedgerStore.open(path: path) }
+        #expect(error?.code == "unsupported_database")
+        let tables = try await DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+        #expect(tables == 1)
+    }
+
+    @Test("a file that is not SQLite is refused")
+    func notSQLite() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("junk-\(UUID().uuidString).sqlite").path
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        let error = await walletError { _ = try SQLiteLedgerStore.open(path: path) }
+        #expect(error?.code == "unsupported_database")
+    }
+
+    @Test("a path in a missing directory is a storage error")
+    func missingDirectory() async throws {
+        let error = await walletError { _ = try SQLiteLedgerStore.open(path: "/nonexistent-\(UUID().uuidString)/wallet.sqlite") }
+        #expect(error?.code == "storage_error")
+    }
+
+    @Test("the schema refuses edits and deletions of ledger rows")
+    func appendOnly() async throws {
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("p1", "T1")
+        let raw = try ledger.rawConnection()
+        for sql in [
+            "UPDATE transactions SET amount = 500", "DELETE FROM transactions", "UPDATE postings SET amount = 1",
+            "DELETE FROM postings", "DELETE FROM idempotency_keys",
+        ] {
+            await #expect(throws: DatabaseError.self, "\(sql)") { try await raw.write { db in try db.execute(sql: sql) } }
+        }
+        #expect(try await ledger.store.verify().ok)
+    }
+
+    @Test("timestamps are RFC 3339 UTC with milliseconds")
+    func timestamps() {
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_303_209.1239)) == "2026-11-21T23:20:09.123Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import GRDB
+import Testing
+@testable import WalletCore
+
+/// A ledger on a fresh SQLite file in its own temporary directory, as production opens it.
+struct TestLedger {
+    let store: SQLiteLedgerStore
+    let path: String
+
+    init(durability: Durability = .full) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        path = directory.appendingPathComponent("wallet.sqlite").path
+        store = try SQLiteLedgerStore.open(path: path, durability: durability)
+    }
+
+    /// A catalog with `consume5credits` (5 credits) and `gems10` (10 gems).
+    static func withCatalog() async throws -> TestLedger {
+        let ledger = try TestLedger()
+        _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.gems10", credits: 10, currency: "gems"))
+        return ledger
+    }
+
+    @discardableResult
+    func grant(_ player: String, _ transactionID: String, product: String = "com.example.consume5credits", quantity: Int64 = 1, store: String = "apple") async throws -> MutationResult {
+        try await self.store.grant(GrantRequest(playerID: player, store: store, storeTransactionID: transactionID, productID: product, quantity: quantity, actor: "test"))
+    }
+
+    @discardableResult
+    func spend(_ player: String, _ amount: Int64, key: String, currency: String = "credits") async throws -> MutationResult {
+        try await store.spend(SpendRequest(playerID: player, amount: amount, currency: currency, idempotencyKey: key, actor: "test"))
+    }
+
+    func balance(_ player: String, _ currency: String = "credits") async throws -> Int64 {
+        try await store.balances(playerID: player).balances[currency] ?? 0
+    }
+
+    func transactionCount() async throws -> Int64 {
+        try await store.verify().transactions
+    }
+
+    /// A raw connection to the same file, as an attacker with file access would have: foreign
+    /// keys off, so rows can be deleted or moved.
+    func rawConnection() throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = false
+        return try DatabaseQueue(path: path, configuration: configuration)
+    }
+}
+
+/// Runs `body` and returns the `WalletError` it threw; records a test failure if it threw nothing.
+func walletError(_ body: () async throws -> Void) async -> WalletError? {
+    do {
+        try await body()
+        Issue.record("expected a WalletError, but the operation succeeded")
+        return nil
+    } catch let error as WalletError {
+        return error
+    } catch {
+        Issue.record("expected a WalletError, got \(error)")
+        return nil
+    }
+}

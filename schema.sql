@@ -1,0 +1,134 @@
+-- CreditsWallet ledger schema, version 1.
+--
+-- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
+-- copy (Sources/WalletCore/Storage/Schema.swift, checked by a test) and applies it to an empty
+-- database in one transaction. Money is INTEGER whole units; timestamps are RFC 3339 UTC text
+-- with milliseconds, so they sort as text.
+
+-- Known currency codes. `credits` always exists; a product may introduce another.
+CREATE TABLE currencies (
+    code TEXT PRIMARY KEY NOT NULL
+        CHECK (length(code) BETWEEN 1 AND 16 AND code NOT GLOB '*[^a-z0-9_]*' AND code GLOB '[a-z]*')
+) STRICT;
+
+INSERT INTO currencies (code) VALUES ('credits');
+
+-- One account per (owner, currency). Players are `player:<id>`; system accounts start with `@`.
+-- `balance` is materialised: it always equals the sum of the account's postings.
+CREATE TABLE accounts (
+    id INTEGER PRIMARY KEY NOT NULL,
+    owner TEXT NOT NULL CHECK (length(owner) BETWEEN 2 AND 300),
+    currency TEXT NOT NULL REFERENCES currencies (code),
+    balance INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (owner, currency)
+) STRICT;
+
+-- The catalog: what one unit of a store product credits.
+CREATE TABLE products (
+    product_id TEXT PRIMARY KEY NOT NULL CHECK (length(product_id) BETWEEN 1 AND 255),
+    currency TEXT NOT NULL REFERENCES currencies (code),
+    credits INTEGER NOT NULL CHECK (credits BETWEEN 1 AND 1000000000),
+    store TEXT CHECK (store IS NULL OR length(store) BETWEEN 1 AND 32),
+    active INTEGER NOT NULL CHECK (active IN (0, 1)),
+    updated_at TEXT NOT NULL
+) STRICT;
+
+-- One row per business event. `seq` is global and gap-free; `hash` chains every row to the one
+-- before it (see DESIGN.md, "Audit"). Rows are never updated or deleted.
+CREATE TABLE transactions (
+    seq INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
+    id TEXT NOT NULL UNIQUE CHECK (length(id) = 36),
+    kind TEXT NOT NULL CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal')),
+    player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
+    currency TEXT NOT NULL REFERENCES currencies (code),
+    amount INTEGER NOT NULL,
+    actor TEXT NOT NULL CHECK (length(actor) BETWEEN 1 AND 255),
+    created_at TEXT NOT NULL CHECK (length(created_at) = 24),
+    idempotency_key TEXT CHECK (idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 255),
+    store TEXT,
+    store_transaction_id TEXT,
+    product_id TEXT,
+    quantity INTEGER CHECK (quantity IS NULL OR quantity >= 1),
+    reason_code TEXT,
+    note TEXT,
+    ticket TEXT,
+    refund_of_seq INTEGER REFERENCES transactions (seq),
+    uncollected INTEGER NOT NULL DEFAULT 0 CHECK (uncollected >= 0),
+    metadata TEXT CHECK (metadata IS NULL OR json_valid(metadata)),
+    prev_hash TEXT NOT NULL CHECK (length(prev_hash) = 64),
+    hash TEXT NOT NULL UNIQUE CHECK (length(hash) = 64),
+    CHECK ((kind = 'purchase') = (store IS NOT NULL AND store_transaction_id IS NOT NULL AND product_id IS NOT NULL AND quantity IS NOT NULL)),
+    CHECK ((kind IN ('refund', 'refund_reversal')) = (refund_of_seq IS NOT NULL)),
+    CHECK (kind = 'adjustment' OR reason_code IS NULL),
+    CHECK (kind <> 'adjustment' OR (reason_code IS NOT NULL AND note IS NOT NULL))
+) STRICT;
+
+-- A store transaction credits at most once, whoever redeems it.
+CREATE UNIQUE INDEX transactions_purchase_store_transaction
+    ON transactions (store, store_transaction_id) WHERE kind = 'purchase';
+-- A purchase is refunded at most once.
+CREATE UNIQUE INDEX transactions_refund_of ON transactions (refund_of_seq) WHERE kind = 'refund';
+CREATE INDEX transactions_player ON transactions (player_id, seq);
+CREATE INDEX transactions_created_at ON transactions (created_at);
+
+-- The legs of a transaction; the amounts of one transaction sum to zero per currency.
+-- `balance_after` is the account's balance once this posting applied.
+CREATE TABLE postings (
+    seq INTEGER NOT NULL REFERENCES transactions (seq),
+    account_id INTEGER NOT NULL REFERENCES accounts (id),
+    amount INTEGER NOT NULL,
+    balance_after INTEGER NOT NULL,
+    PRIMARY KEY (seq, account_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX postings_account ON postings (account_id, seq);
+
+-- Every idempotency key ever used, kept as long as the ledger. `scope` is `wallet:<player id>`
+-- for spends and adjustments, `purchase:<store>` and `refund:<store>` for store transactions.
+-- `request_hash` is the SHA-256 of the canonical request, so a replay is told from a reuse.
+CREATE TABLE idempotency_keys (
+    scope TEXT NOT NULL CHECK (length(scope) BETWEEN 1 AND 300),
+    key TEXT NOT NULL CHECK (length(key) BETWEEN 1 AND 255),
+    request_hash TEXT NOT NULL CHECK (length(request_hash) = 64),
+    seq INTEGER NOT NULL REFERENCES transactions (seq),
+    PRIMARY KEY (scope, key)
+) STRICT, WITHOUT ROWID;
+
+-- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
+CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
+BEGIN
+    SELECT RAISE(ABORT, 'ledger transactions are append-only');
+END;
+
+CREATE TRIGGER transactions_append_only_delete BEFORE DELETE ON transactions
+BEGIN
+    SELECT RAISE(ABORT, 'ledger transactions are append-only');
+END;
+
+CREATE TRIGGER transactions_gap_free BEFORE INSERT ON transactions
+WHEN NEW.seq <> (SELECT coalesce(max(seq), 0) + 1 FROM transactions)
+BEGIN
+    SELECT RAISE(ABORT, 'transaction seq must follow the last one without a gap');
+END;
+
+CREATE TRIGGER postings_append_only_update BEFORE UPDATE ON postings
+BEGIN
+    SELECT RAISE(ABORT, 'ledger postings are append-only');
+END;
+
+CREATE TRIGGER postings_append_only_delete BEFORE DELETE ON postings
+BEGIN
+    SELECT RAISE(ABORT, 'ledger postings are append-only');
+END;
+
+CREATE TRIGGER idempotency_keys_append_only_update BEFORE UPDATE ON idempotency_keys
+BEGIN
+    SELECT RAISE(ABORT, 'idempotency keys are kept forever');
+END;
+
+CREATE TRIGGER idempotency_keys_append_only_delete BEFORE DELETE ON idempotency_keys
+BEGIN
+    SELECT RAISE(ABORT, 'idempotency keys are kept forever');
+END;
+
+PRAGMA user_version = 1;
