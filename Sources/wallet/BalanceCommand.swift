@@ -1,0 +1,19 @@
+import ArgumentParser
+import WalletCore
+
+struct BalanceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "balance", abstract: "Show a player's balances.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "The player's id.")
+    var player: String
+
+    func run() async throws {
+        let wallet = try await options.openStore().balances(playerID: player)
+        Output.result(wallet, json: options.json) {
+            let balances = wallet.balances.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+            return "\(player): \(balances.joined(separator: ", "))"
+        }
+    }
+}

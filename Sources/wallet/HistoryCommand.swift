@@ -1,0 +1,41 @@
+import ArgumentParser
+import WalletCore
+
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "Show a player's transactions, newest first, a page at a time.",
+        discussion: "The last line names the --after value of the next page."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "The player's id.")
+    var player: String
+
+    @Option(help: "Transactions per page (1 to 500).")
+    var limit: Int = Limits.pageSizeDefault
+
+    @Option(help: "Continue after this seq: the previous page's next.")
+    var after: Int64?
+
+    @Option(help: "Only this kind: purchase, spend, adjustment, refund, refund_reversal.")
+    var kind: TransactionKind?
+
+    func run() async throws {
+        let page = try await options.openStore().history(HistoryQuery(playerID: player, limit: limit, after: after, kind: kind))
+        Output.result(page, json: options.json) {
+            var lines = page.transactions.map { transaction in
+                var line = "\(transaction.seq)\t\(transaction.createdAt)\t\(transaction.kind.rawValue)\t\(Output.signed(transaction.amount, transaction.currency))"
+                let player = "player:\(transaction.playerID)"
+                if let posting = transaction.postings.first(where: { $0.account == player }) { line += "\tbalance \(posting.balanceAfter)" }
+                if let reasonCode = transaction.reasonCode { line += "\t\(reasonCode)" }
+                if let note = transaction.note { line += "\t\(note.split(whereSeparator: \.isNewline).joined(separator: " "))" }
+                return line
+            }
+            if page.transactions.isEmpty { lines.append("No transactions for \(player).") }
+            if let next = page.next { lines.append("More: wallet history --player \(player) --after \(next)") }
+            return lines.joined(separator: "\n")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import WalletCore
+
+@main
+struct WalletCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wallet",
+        abstract: "CreditsWallet: a consumable-credits ledger for game stores.",
+        discussion: """
+            Every command works on the local SQLite database given by --db or WALLET_DB \
+            (default ./wallet.sqlite), created on first use. Add --json for machine-readable output; \
+            errors then go to stderr as {"code", "detail"} with a non-zero exit status.
+            """,
+        subcommands: [
+            ProductsCommand.self, GrantCommand.self, SpendCommand.self, AdjustCommand.self, RefundCommand.self,
+            BalanceCommand.self, HistoryCommand.self, VerifyCommand.self,
+        ]
+    )
+
+    /// Runs the command, so that every failure, a usage error included, is reported in the
+    /// format the caller asked for: JSON on stderr with `--json`, a sentence otherwise.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let json = arguments.contains("--json")
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as WalletError {
+            Output.report(error, json: json)
+            Foundation.exit(ExitCode.failure.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if json, code != .success, !(error is ExitCode) {
+                Output.report(code: "invalid_request", detail: message(for: error), json: true)
+                Foundation.exit(code.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
+}

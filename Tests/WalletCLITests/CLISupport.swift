@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// The `wallet` binary that `swift test` built beside the test bundle.
+let walletBinary: URL = {
+    let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("wallet")
+    if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/wallet")
+}()
+
+struct CommandOutput {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    /// stdout parsed as one JSON object.
+    func json() throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any] ?? [:]
+    }
+
+    /// stderr parsed as the `{"code", "detail"}` error object.
+    func errorCode() -> String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(stderr.utf8)) as? [String: Any]
+        return object?["code"] as? String
+    }
+}
+
+/// A scratch database and a way to run `wallet` on it as a separate process.
+struct CLI {
+    let databasePath: String
+
+    init() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        databasePath = directory.appendingPathComponent("wallet.sqlite").path
+    }
+
+    func start(_ arguments: [String], environment: [String: String]? = nil) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = walletBinary
+        process.arguments = arguments
+        var processEnvironment = ProcessInfo.processInfo.environment
+        processEnvironment["WALLET_DB"] = databasePath
+        for (name, value) in environment ?? [:] { processEnvironment[name] = value }
+        process.environment = processEnvironment
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, stdout, stderr)
+    }
+
+    static func finish(_ started: (Process, Pipe, Pipe)) -> CommandOutput {
+        let (process, stdout, stderr) = started
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CommandOutput(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    /// Runs `wallet arguments...` with WALLET_DB pointing at this scratch database.
+    @discardableResult
+    func run(_ arguments: String..., environment: [String: String]? = nil) throws -> CommandOutput {
+        Self.finish(try start(arguments, environment: environment))
+    }
+
+    /// Runs a command that must succeed and returns its JSON output.
+    func json(_ arguments: String...) throws -> [String: Any] {
+        let output = Self.finish(try start(arguments + ["--json"]))
+        #expect(output.status == 0, "wallet \(arguments.joined(separator: " ")) failed: \(output.stderr)")
+        return try output.json()
+    }
+
+    /// A catalog with com.example.consume5credits.
+    static func withCatalog() throws -> CLI {
+        let cli = try CLI()
+        let output = try cli.run("products", "set", "com.example.consume5credits", "--credits", "5")
+        #expect(output.status == 0, "\(output.stderr)")
+        return cli
+    }
+
+    func grant(_ player: String, _ transactionID: String, quantity: Int = 1) throws -> [String: Any] {
+        try json("grant", "--player", player, "--store", "apple", "--transaction-id", transactionID, "--product", "com.example.consume5credits", "--quantity", "\(quantity)")
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import Testing
+@testable import wallet
+import WalletCore
+
+@Suite("The wallet CLI, run as a process")
+struct CLITests {
+    @Test("products set and list")
+    func products() throws {
+        let cli = try CLI()
+        let set = try cli.json("products", "set", "gems.pack", "--credits", "10", "--currency", "gems", "--store", "google", "--inactive")
+        #expect(set["product_id"] as? String == "gems.pack" && set["credits"] as? Int == 10 && set["active"] as? Bool == false)
+        let list = try cli.json("products", "list")
+        let products = list["products"] as? [[String: Any]]
+        #expect(products?.count == 1 && products?.first?["store"] as? String == "google")
+        let human = try cli.run("products", "list")
+        #expect(human.stdout == "gems.pack\t10 gems\tgoogle\tinactive\n")
+        let bad = try cli.run("products", "set", "x", "--credits", "0", "--json")
+        #expect(bad.status == 1 && bad.errorCode() == "invalid_request" && bad.stdout.isEmpty)
+    }
+
+    @Test("grant credits once and replays")
+    func grant() throws {
+        let cli = try CLI.withCatalog()
+        let first = try cli.grant("p1", "T1", quantity: 3)
+        #expect(first["balance"] as? Int == 15 && first["replayed"] as? Bool == false)
+        let transaction = first["transaction"] as? [String: Any]
+        #expect(transaction?["kind"] as? String == "purchase" && transaction?["seq"] as? Int == 1)
+        let again = try cli.grant("p1", "T1", quantity: 3)
+        #expect(again["replayed"] as? Bool == true && again["balance"] as? Int == 15)
+        #expect((again["transaction"] as? [String: Any])?["id"] as? String == transaction?["id"] as? String)
+        let other = try cli.run("grant", "--player", "p2", "--store", "apple", "--transaction-id", "T1", "--product", "com.example.consume5credits", "--json")
+        #expect(other.status == 1 && other.errorCode() == "idempotency_key_reused")
+        let unknown = try cli.run("grant", "--player", "p2", "--store", "apple", "--transaction-id", "T2", "--product", "nope", "--json")
+        #expect(unknown.status == 1 && unknown.errorCode() == "unknown_product")
+        let human = try cli.run("grant", "--player", "p1", "--store", "apple", "--transaction-id", "T1", "--product", "com.example.consume5credits", "--quantity", "3")
+        #expect(human.stdout.contains("Replayed") && human.stdout.contains("Balance of p1: 15 credits."))
+    }
+
+    @Test("spend: success, replay, conflict, overdraft and bad amounts")
+    func spend() throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1")
+        let spent = try cli.json("spend", "--player", "p1", "--amount", "3", "--key", "k1", "--reason", "sword", "--metadata", #"{"item":"sword"}"#)
+        #expect(spent["balance"] as? Int == 2)
+        #expect(((spent["transaction"] as? [String: Any])?["metadata"] as? [String: Any])?["item"] as? String == "sword")
+        let replay = try cli.json("spend", "--player", "p1", "--amount", "3", "--key", "k1", "--reason", "sword", "--metadata", #"{"item": "sword"}"#)
+        #expect(replay["replayed"] as? Bool == true && replay["balance"] as? Int == 2)
+        let conflict = try cli.run("spend", "--player", "p1", "--amount", "1", "--key", "k1", "--json")
+        #expect(conflict.status == 1 && conflict.errorCode() == "idempotency_key_reused")
+        let overdraft = try cli.run("spend", "--player", "p1", "--amount", "3", "--key", "k2", "--json")
+        #expect(overdraft.status == 1 && overdraft.errorCode() == "insufficient_funds" && overdraft.stdout.isEmpty)
+        #expect(overdraft.stderr.contains("the balance is 2 credits"))
+        for amount in ["0", "-1", "1000000001"] {
+            let bad = try cli.run("spend", "--player", "p1", "--amount=\(amount)", "--key", "k3", "--json")
+            #expect(bad.status == 1 && bad.errorCode() == "invalid_request", "amount \(amount)")
+        }
+        for amount in ["abc", "9223372036854775808", "1.5"] {
+            let bad = try cli.run("spend", "--player", "p1", "--amount", amount, "--key", "k3", "--json")
+            #expect(bad.status == 64 && bad.errorCode() == "invalid_request", "amount \(amount)")
+        }
+        let longKey = try cli.run("spend", "--player", "p1", "--amount", "1", "--key", String(repeating: "k", count: 256), "--json")
+        #expect(longKey.errorCode() == "invalid_request")
+        let badMetadata = try cli.run("spend", "--player", "p1", "--amount", "1", "--key", "k4", "--metadata", "[1]", "--json")
+        #expect(badMetadata.errorCode() == "invalid_request")
+        let unknownCurrency = try cli.run("spend", "--player", "p1", "--amount", "1", "--key", "k4", "--currency", "gold", "--json")
+        #expect(unknownCurrency.errorCode() == "unknown_currency")
+        let human = try cli.run("spend", "--player", "p1", "--amount", "9", "--key", "k5")
+        #expect(human.status == 1 && human.stderr == "error: insufficient funds: the balance is 2 credits [insufficient_funds]\n")
+        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 2])
+    }
+
+    @Test("adjust takes negative amounts and requires its fields")
+    func adjust() throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1")
+        let debit = try cli.json("adjust", "--player", "p1", "--amount=-2", "--reason-code", "chargeback", "--note", "duplicate, \"charged\"", "--actor", "alice", "--key", "a1", "--ticket", "SUP-7")
+        let transaction = debit["transaction"] as? [String: Any]
+        #expect(debit["balance"] as? Int == 3)
+        #expect(transaction?["actor"] as? String == "alice" && transaction?["ticket"] as? String == "SUP-7" && transaction?["reason_code"] as? String == "chargeback")
+        let missingNote = try cli.run("adjust", "--player", "p1", "--amount", "1", "--reason-code", "goodwill", "--actor", "alice", "--key", "a2", "--json")
+        #expect(missingNote.status == 64 && missingNote.errorCode() == "invalid_request" && missingNote.stderr.contains("--note"))
+        let missingActor = try cli.run("adjust", "--player", "p1", "--amount", "1", "--reason-code", "goodwill", "--note", "n", "--key", "a2")
+        #expect(missingActor.status == 64 && missingActor.stderr.contains("--actor"))
+        let belowZero = try cli.run("adjust", "--player", "p1", "--amount=-5", "--reason-code", "goodwill", "--note", "n", "--actor", "alice", "--key", "a3", "--json")
+        #expect(belowZero.errorCode() == "insufficient_funds")
+        let allowed = try cli.json("adjust", "--player", "p1", "--amount=-5", "--reason-code", "goodwill", "--note", "n", "--actor", "alice", "--key", "a3", "--allow-negative")
+        #expect(allowed["balance"] as? Int == -2)
+    }
+
+    @Test("refund under both policies, and its errors")
+    func refund() throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1")
+        _ = try cli.grant("p2", "T2")
+        _ = try cli.json("spend", "--player", "p1", "--amount", "4", "--key", "k1")
+        _ = try cli.json("spend", "--player", "p2", "--amount", "4", "--key", "k1")
+        let debt = try cli.json("refund", "--store", "apple", "--transaction-id", "T1")
+        #expect(debt["balance"] as? Int == -4)
+        let floor = try cli.json("refund", "--store", "apple", "--transaction-id", "T2", "--policy", "floor")
+        #expect(floor["balance"] as? Int == 0 && (floor["transaction"] as? [String: Any])?["uncollected"] as? Int == 4)
+        let unknown = try cli.run("refund", "--store", "apple", "--transaction-id", "T9", "--json")
+        #expect(unknown.status == 1 && unknown.errorCode() == "not_found")
+        for percentage in ["0", "101"] {
+            let bad = try cli.run("refund", "--store", "apple", "--transaction-id", "T1", "--percentage", percentage, "--json")
+            #expect(bad.errorCode() == "invalid_request")
+        }
+        let badPolicy = try cli.run("refund", "--store", "apple", "--transaction-id", "T1", "--policy", "forgive", "--json")
+        #expect(badPolicy.status == 64 && badPolicy.errorCode() == "invalid_request")
+        let blocked = try cli.run("spend", "--player", "p1", "--amount", "1", "--key", "k2", "--json")
+        #expect(blocked.errorCode() == "insufficient_funds")
+    }
+
+    @Test("history pages with a cursor; balance and verify report in JSON and text")
+    func readCommands() throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1", quantity: 2)
+        for index in 1...3 { _ = try cli.json("spend", "--player", "p1", "--amount", "1", "--key", "k\(index)") }
+        let first = try cli.json("history", "--player", "p1", "--limit", "2")
+        #expect((first["transactions"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [4, 3])
+        #expect(first["next"] as? Int == 3)
+        let second = try cli.json("history", "--player", "p1", "--limit", "2", "--after", "3")
+        #expect((second["transactions"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [2, 1])
+        #expect(second["next"] == nil)
+        let human = try cli.run("history", "--player", "p1", "--limit", "1")
+        #expect(human.stdout.contains("\tspend\t-1 credits\tbalance 7") && human.stdout.contains("--after 4"))
+        #expect(try cli.run("history", "--player", "p1", "--limit", "501", "--json").errorCode() == "invalid_request")
+        #expect(try cli.run("history", "--player", "p1", "--kind", "gift", "--json").status == 64)
+        #expect(try cli.run("balance", "--player", "p1").stdout == "p1: 7 credits\n")
+        let report = try cli.json("verify")
+        #expect(report["ok"] as? Bool == true && report["transactions"] as? Int == 4 && report.keys.contains("first_bad_seq"))
+        #expect(try cli.run("verify").stdout.hasPrefix("OK: 4 transactions, head hash "))
+    }
+
+    @Test("verify fails with the first bad seq after tampering")
+    func verifyTampered() throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1")
+        _ = try cli.json("spend", "--player", "p1", "--amount", "1", "--key", "k1")
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = ["sqlite3", cli.databasePath, "DROP TRIGGER postings_append_only_update; UPDATE postings SET amount = 2 WHERE seq = 2 AND amount = 1;"]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        try #require(sqlite.terminationStatus == 0, "sqlite3 is needed for this test")
+        let output = try cli.run("verify", "--json")
+        #expect(output.status == 1)
+        let report = try output.json()
+        #expect(report["ok"] as? Bool == false && report["first_bad_seq"] as? Int == 2)
+        #expect(try cli.run("verify").stdout.hasPrefix("FAILED at seq 2: "))
+    }
+
+    @Test("--db overrides WALLET_DB, and bad paths are clear errors")
+    func databasePath() throws {
+        let cli = try CLI.withCatalog()
+        let other = try CLI()
+        let output = try cli.run("products", "list", "--json", "--db", other.databasePath)
+        #expect(try output.json()["products"] as? [Any] != nil)
+        #expect((try output.json()["products"] as? [Any])?.isEmpty == true)
+        let missing = try cli.run("balance", "--player", "p1", "--json", "--db", "/nonexistent-dir/w.sqlite")
+        #expect(missing.status == 1 && missing.errorCode() == "storage_error")
+        let empty = try cli.run("balance", "--player", "p1", "--json", "--db", "")
+        #expect(empty.status == 64)
+        let junk = try CLI()
+        try Data("not a database, not at all".utf8).write(to: URL(fileURLWithPath: junk.databasePath))
+        #expect(try junk.run("verify", "--json").errorCode() == "unsupported_database")
+    }
+
+    @Test("every command has help text")
+    func help() throws {
+        let cli = try CLI()
+        for command in [["products", "set"], ["products", "list"], ["grant"], ["spend"], ["adjust"], ["refund"], ["balance"], ["history"], ["verify"]] {
+            let output = CLI.finish(try cli.start(command + ["--help"]))
+            #expect(output.status == 0 && output.stdout.contains("USAGE: wallet \(command.joined(separator: " "))"), "\(command)")
+            #expect(output.stdout.contains("--db <path>") && output.stdout.contains("--json"))
+        }
+    }
+
+    @Test("16 concurrent processes with one key debit once; with 16 keys, all apply")
+    func concurrentProcesses() throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1", quantity: 10)
+        let sameKey = try (0..<16).map { _ in try cli.start(["spend", "--player", "p1", "--amount", "2", "--key", "shared", "--json"]) }.map(CLI.finish)
+        #expect(sameKey.allSatisfy { $0.status == 0 }, "\(sameKey.map(\.stderr))")
+        let replayed = try sameKey.map { try $0.json()["replayed"] as? Bool }
+        #expect(replayed.filter { $0 == false }.count == 1)
+        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 48])
+        let distinct = try (0..<16).map { try cli.start(["spend", "--player", "p1", "--amount", "2", "--key", "key-\($0)", "--json"]) }.map(CLI.finish)
+        #expect(distinct.allSatisfy { $0.status == 0 }, "\(distinct.map(\.stderr))")
+        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 16])
+        #expect(try cli.json("verify")["transactions"] as? Int == 18)
+    }
+}
+
+@Suite("Argument parsing")
+struct ParsingTests {
+    @Test("options parse into the commands' fields")
+    func parse() throws {
+        let spend = try #require(try WalletCommand.parseAsRoot(["spend", "--player", "p1", "--amount", "3", "--key", "k", "--currency", "gems", "--db", "/tmp/x.sqlite"]) as? SpendCommand)
+        #expect(spend.player == "p1" && spend.amount == 3 && spend.key == "k" && spend.currency == "gems")
+        #expect(spend.options.resolvedDatabasePath == "/tmp/x.sqlite" && spend.options.durability == .full && !spend.options.json)
+        let adjust = try #require(try WalletCommand.parseAsRoot(["adjust", "--player", "p1", "--amount=-2", "--reason-code", "r", "--note", "n", "--actor", "a", "--key", "k", "--durability", "normal"]) as? AdjustCommand)
+        #expect(adjust.amount == -2 && adjust.options.durability == .normal && adjust.ticket == nil && !adjust.allowNegative)
+        let refund = try #require(try WalletCommand.parseAsRoot(["refund", "--store", "apple", "--transaction-id", "T", "--policy", "floor", "--percentage", "40"]) as? RefundCommand)
+        #expect(refund.policy == .floor && refund.percentage == 40)
+        let set = try #require(try WalletCommand.parseAsRoot(["products", "set", "p", "--credits", "5"]) as? ProductsCommand.Set)
+        #expect(set.currency == "credits" && !set.inactive && set.store == nil)
+        let history = try #require(try WalletCommand.parseAsRoot(["history", "--player", "p1"]) as? HistoryCommand)
+        #expect(history.limit == Limits.pageSizeDefault && history.after == nil)
+        #expect(throws: (any Error).self) { try WalletCommand.parseAsRoot(["spend", "--player", "p1", "--amount", "99999999999999999999", "--key", "k"]) }
+        #expect(throws: (any Error).self) { try WalletCommand.parseAsRoot(["grant", "--player", "p1"]) }
+        #expect(throws: (any Error).self) { try WalletCommand.parseAsRoot(["balance", "--player", "p1", "--durability", "fast"]) }
+    }
+}
