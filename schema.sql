@@ -94,6 +94,16 @@ CREATE TABLE idempotency_keys (
     PRIMARY KEY (scope, key)
 ) STRICT, WITHOUT ROWID;
 
+-- API keys, stored only as the SHA-256 of the secret. A revoked key stays, for the actors it names.
+CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 1 AND 64),
+    name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
+    role TEXT NOT NULL CHECK (role IN ('admin', 'service', 'support', 'auditor')),
+    key_hash TEXT NOT NULL UNIQUE CHECK (length(key_hash) = 64),
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+) STRICT;
+
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
 CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
 BEGIN

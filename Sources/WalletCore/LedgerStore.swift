@@ -21,4 +21,15 @@ public protocol LedgerStore: Sendable {
     func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage
     /// Recomputes the hash chain, every transaction's sums and every balance.
     func verify() async throws(WalletError) -> VerifyReport
+
+    /// Creates an API key; only the SHA-256 of its secret is stored.
+    func createAPIKey(role: KeyRole, name: String) async throws(WalletError) -> CreatedAPIKey
+    /// Every key, revoked ones included, oldest first.
+    func apiKeys() async throws(WalletError) -> [APIKey]
+    /// Revokes a key at once; revoking twice answers the first revocation.
+    func revokeAPIKey(id: String) async throws(WalletError) -> APIKey
+    /// The active key whose secret this is, or nil.
+    func authenticate(secret: String) async throws(WalletError) -> APIKey?
+    /// Succeeds when the storage answers a read.
+    func checkReadiness() async throws(WalletError)
 }

@@ -74,3 +74,10 @@ enum Validate {
         }
     }
 }
+
+/// Player ids, as every layer checks them: 1–255 bytes, no whitespace or control characters.
+public enum PlayerID {
+    public static func validate(_ value: String) throws(WalletError) {
+        try Validate.playerID(value)
+    }
+}

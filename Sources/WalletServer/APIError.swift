@@ -1,0 +1,66 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// An error as the API answers it: an RFC 9457 problem document with a stable `code`.
+public struct APIError: Error, Equatable, HTTPResponseError {
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var detail: String
+    /// Extra headers, such as `Allow` on 405.
+    public var headers: HTTPFields = [:]
+
+    public init(status: HTTPResponse.Status, code: String, detail: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.headers = headers
+    }
+
+    static func invalidRequest(_ detail: String) -> APIError { APIError(status: .badRequest, code: "invalid_request", detail: detail) }
+    static func unauthorized(_ detail: String) -> APIError {
+        APIError(status: .unauthorized, code: "unauthorized", detail: detail, headers: [.wwwAuthenticate: "Bearer"])
+    }
+    static func forbidden(_ detail: String) -> APIError { APIError(status: .forbidden, code: "forbidden", detail: detail) }
+    static func notFound(_ detail: String) -> APIError { APIError(status: .notFound, code: "not_found", detail: detail) }
+    static func payloadTooLarge() -> APIError {
+        APIError(status: .contentTooLarge, code: "payload_too_large", detail: "the request body must be at most \(ServerLimits.bodyBytesMax) bytes")
+    }
+    static func internalError(requestID: String) -> APIError {
+        APIError(status: .internalServerError, code: "internal_error", detail: "an unexpected error occurred; it was logged with request id \(requestID)")
+    }
+
+    /// The problem document: `type`, `title`, `status`, `detail`, `code`.
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let problem = Problem(type: "urn:creditswallet:problem:\(code)", title: status.reasonPhrase, status: status.code, detail: detail, code: code)
+        var headers = headers
+        headers[.contentType] = "application/problem+json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: JSONBody.encode(problem)))
+    }
+}
+
+/// RFC 9457 problem details, with the wallet's machine `code`.
+struct Problem: Codable, Equatable {
+    var type: String
+    var title: String
+    var status: Int
+    var detail: String
+    var code: String
+}
+
+/// JSON encoding for response bodies.
+enum JSONBody {
+    static func encode<Value: Encodable>(_ value: Value) -> ByteBuffer {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // The API's response types hold only strings, integers, booleans and JSON values.
+        let data = try! encoder.encode(value)
+        return ByteBuffer(bytes: data)
+    }
+
+    static func response<Value: Encodable>(_ value: Value, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: encode(value)))
+    }
+}

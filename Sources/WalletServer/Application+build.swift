@@ -1,0 +1,43 @@
+import Hummingbird
+import Logging
+import WalletCore
+
+/// What `wallet serve` needs beyond the store.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// Verifies player tokens; nil when the server accepts API keys only.
+    public var playerTokens: PlayerTokenVerifier?
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, playerTokens: PlayerTokenVerifier? = nil) {
+        self.host = host
+        self.port = port
+        self.playerTokens = playerTokens
+    }
+}
+
+/// Builds the router: middleware first (request id outermost, so even errors carry it), then
+/// each controller's routes with their access rules.
+public func buildRouter(store: any LedgerStore, configuration: ServerConfiguration) -> (Router<WalletRequestContext>, RouteTable) {
+    let router = Router(context: WalletRequestContext.self)
+    let table = RouteTable()
+    router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: ProblemMiddleware(routes: table))
+    let routes = RouteRegistrar(router: router, authenticator: Authenticator(store: store, playerTokens: configuration.playerTokens), table: table)
+    OperationsController(store: store).addRoutes(to: routes)
+    ProductController(store: store).addRoutes(to: routes)
+    PurchaseController(store: store).addRoutes(to: routes)
+    WalletController(store: store).addRoutes(to: routes)
+    return (router, table)
+}
+
+/// The wallet's HTTP application on `configuration.host:port`. Run it with `runService()`:
+/// SIGTERM or SIGINT stops accepting connections and lets in-flight requests finish.
+public func buildApplication(store: any LedgerStore, configuration: ServerConfiguration, logger: Logger) -> some ApplicationProtocol {
+    let (router, _) = buildRouter(store: store, configuration: configuration)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "CreditsWallet"),
+        logger: logger)
+}

@@ -1,0 +1,73 @@
+import HTTPTypes
+import Hummingbird
+import WalletCore
+
+/// Who is calling: an API key with its role, or a player with a verified token.
+public enum Caller: Sendable, Equatable {
+    case key(APIKey)
+    case player(id: String)
+
+    /// What the ledger records as the transaction's actor.
+    var actor: String {
+        switch self {
+        case .key(let key): key.id
+        case .player(let id): "player:\(id)"
+        }
+    }
+}
+
+/// Who may call a route: key roles, and whether a player may, for their own wallet only.
+public struct Access: Sendable, Equatable {
+    public var roles: Set<KeyRole>
+    public var playerOwnWallet: Bool
+    /// Open routes take no credentials at all.
+    public var isOpen: Bool
+
+    public static let open = Access(roles: [], playerOwnWallet: false, isOpen: true)
+
+    public static func roles(_ roles: Set<KeyRole>, playerOwnWallet: Bool = false) -> Access {
+        Access(roles: roles, playerOwnWallet: playerOwnWallet, isOpen: false)
+    }
+
+    /// Refuses `caller` unless this access admits it; `walletPlayerID` is the wallet the
+    /// route acts on, if any.
+    func check(_ caller: Caller, walletPlayerID: String?) throws(APIError) {
+        switch caller {
+        case .key(let key):
+            guard roles.contains(key.role) else {
+                throw .forbidden("a \(key.role.rawValue) key may not call this route")
+            }
+        case .player(let id):
+            guard playerOwnWallet else { throw .forbidden("player tokens may not call this route") }
+            guard let walletPlayerID, walletPlayerID == id else {
+                throw .forbidden("a player token may only act on its own wallet")
+            }
+        }
+    }
+}
+
+/// Turns the `Authorization` header into a `Caller`.
+struct Authenticator: Sendable {
+    let store: any LedgerStore
+    let playerTokens: PlayerTokenVerifier?
+
+    func authenticate(_ request: Request) async throws -> Caller {
+        guard let header = request.headers[.authorization] else {
+            throw APIError.unauthorized("send an API key or a player token as 'Authorization: Bearer <credential>'")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty else {
+            throw APIError.unauthorized("the Authorization header must be 'Bearer <credential>'")
+        }
+        let credential = String(parts[1])
+        // A JWT has three dot-separated parts; API keys have none.
+        if credential.contains(".") {
+            guard let playerTokens else { throw APIError.unauthorized("player tokens are not enabled on this server") }
+            return .player(id: try playerTokens.verify(credential))
+        }
+        guard let key = try await store.authenticate(secret: credential) else {
+            throw APIError.unauthorized("unknown or revoked API key")
+        }
+        return .key(key)
+    }
+}

@@ -1,0 +1,36 @@
+import HTTPTypes
+import HTTPTypes
+import Hummingbird
+import WalletCore
+
+/// The body of every ledger mutation: the transaction and the player's balance right after it.
+/// A replay answers the same body, with `Idempotent-Replayed: true`.
+struct MutationResponse: Encodable {
+    var transaction: LedgerTransaction
+    var balance: Int64
+
+    static func response(for result: MutationResult) -> Response {
+        var headers: HTTPFields = [:]
+        if result.replayed {
+            headers[.idempotentReplayed] = "true"
+        } else {
+            WalletMetrics.recordTransaction(result.transaction.kind)
+        }
+        return JSONBody.response(MutationResponse(transaction: result.transaction, balance: result.balance), status: .created, headers: headers)
+    }
+}
+
+enum IdempotencyKeyReader {
+    /// The `Idempotency-Key` header, or the body's `idempotency_key`; both must agree if both are sent.
+    static func key(_ request: Request, bodyKey: String?) throws -> String {
+        let headerKey = request.headers[.idempotencyKey]
+        switch (headerKey, bodyKey) {
+        case (let header?, let body?) where header != body:
+            throw APIError.invalidRequest("the Idempotency-Key header and the idempotency_key field differ")
+        case (let key?, _), (nil, let key?):
+            return key
+        case (nil, nil):
+            throw APIError.invalidRequest("an Idempotency-Key header (or idempotency_key field) is required")
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Hummingbird
+import WalletCore
+
+/// The catalog: what each store product credits.
+struct ProductController {
+    let store: any LedgerStore
+
+    func addRoutes(to routes: RouteRegistrar) {
+        routes.add(.get, "/v1/products", access: .roles(Set(KeyRole.allCases)), handler: list)
+        routes.add(.put, "/v1/products/{product_id}", access: .roles([.admin]), handler: set)
+    }
+
+    struct ProductList: Encodable {
+        var products: [Product]
+    }
+
+    @Sendable func list(request: Request, context: WalletRequestContext) async throws -> Response {
+        JSONBody.response(ProductList(products: try await store.products()))
+    }
+
+    struct ProductBody: StrictBody {
+        var credits: Int64
+        var currency: String?
+        var store: String?
+        var active: Bool?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case credits, currency, store, active
+        }
+    }
+
+    @Sendable func set(request: Request, context: WalletRequestContext) async throws -> Response {
+        guard let productID = context.parameters.get("product_id")?.removingPercentEncoding else {
+            throw APIError.invalidRequest("the product id in the path is not valid percent-encoding")
+        }
+        let body = try await RequestBodyReader.decode(ProductBody.self, from: request)
+        let product = try await store.setProduct(
+            ProductUpdate(productID: productID, credits: body.credits, currency: body.currency ?? defaultCurrency, store: body.store, active: body.active ?? true))
+        return JSONBody.response(product)
+    }
+}

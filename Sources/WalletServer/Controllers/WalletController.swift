@@ -1,0 +1,92 @@
+import Hummingbird
+import WalletCore
+
+/// A player's wallet: balances, history, spends and support adjustments.
+struct WalletController {
+    let store: any LedgerStore
+
+    func addRoutes(to routes: RouteRegistrar) {
+        let readers = Access.roles([.service, .support, .auditor], playerOwnWallet: true)
+        routes.add(.get, "/v1/wallets/{player_id}", access: readers, handler: balance)
+        routes.add(.get, "/v1/wallets/{player_id}/transactions", access: readers, handler: transactions)
+        routes.add(.post, "/v1/wallets/{player_id}/spend", access: .roles([.service], playerOwnWallet: true), handler: spend)
+        routes.add(.post, "/v1/wallets/{player_id}/adjustments", access: .roles([.support, .admin]), handler: adjust)
+    }
+
+    @Sendable func balance(request: Request, context: WalletRequestContext) async throws -> Response {
+        JSONBody.response(try await store.balances(playerID: try context.pathPlayerID()))
+    }
+
+    @Sendable func transactions(request: Request, context: WalletRequestContext) async throws -> Response {
+        let limit = try QueryReader.integer(request, "limit").map(Int.init) ?? Limits.pageSizeDefault
+        let after = try QueryReader.integer(request, "after")
+        let kind = try request.uri.queryParameters.get("kind").map { text in
+            guard let kind = TransactionKind(rawValue: text) else {
+                throw APIError.invalidRequest("kind must be one of \(TransactionKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return kind
+        }
+        let page = try await store.history(HistoryQuery(playerID: try context.pathPlayerID(), limit: limit, after: after, kind: kind))
+        return JSONBody.response(page)
+    }
+
+    struct SpendBody: StrictBody {
+        var amount: Int64
+        var currency: String?
+        var reason: String?
+        var metadata: JSONValue?
+        var idempotencyKey: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case amount, currency, reason, metadata
+            case idempotencyKey = "idempotency_key"
+        }
+    }
+
+    @Sendable func spend(request: Request, context: WalletRequestContext) async throws -> Response {
+        let body = try await RequestBodyReader.decode(SpendBody.self, from: request)
+        let result = try await store.spend(
+            SpendRequest(
+                playerID: try context.pathPlayerID(), amount: body.amount, currency: body.currency ?? defaultCurrency,
+                idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: body.idempotencyKey), reason: body.reason,
+                metadata: try body.metadata.map { value throws(WalletError) in try Metadata(value) }, actor: try context.requireCaller().actor))
+        return MutationResponse.response(for: result)
+    }
+
+    struct AdjustmentBody: StrictBody {
+        var amount: Int64
+        var reasonCode: String
+        var note: String
+        var ticket: String?
+        var currency: String?
+        var allowNegative: Bool?
+        var idempotencyKey: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case amount, note, ticket, currency
+            case reasonCode = "reason_code"
+            case allowNegative = "allow_negative"
+            case idempotencyKey = "idempotency_key"
+        }
+    }
+
+    @Sendable func adjust(request: Request, context: WalletRequestContext) async throws -> Response {
+        let body = try await RequestBodyReader.decode(AdjustmentBody.self, from: request)
+        let result = try await store.adjust(
+            AdjustRequest(
+                playerID: try context.pathPlayerID(), amount: body.amount, currency: body.currency ?? defaultCurrency,
+                reasonCode: body.reasonCode, note: body.note, ticket: body.ticket,
+                idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: body.idempotencyKey),
+                allowNegative: body.allowNegative ?? false, actor: try context.requireCaller().actor))
+        return MutationResponse.response(for: result)
+    }
+}
+
+enum QueryReader {
+    /// An optional integer query parameter; present but not an integer is a 400.
+    static func integer(_ request: Request, _ name: String) throws -> Int64? {
+        guard let text = request.uri.queryParameters.get(name) else { return nil }
+        guard let value = Int64(text) else { throw APIError.invalidRequest("the query parameter '\(name)' must be an integer") }
+        return value
+    }
+}

@@ -1,0 +1,1342 @@
+/// The OpenAPI 3.1 description of every route, served at `/openapi.json`. `OpenAPITests`
+/// compares its paths, methods and security with the router's, and CI fuzzes the running
+/// server against it with schemathesis.
+enum OpenAPIDocument {
+    static let json = #"""
+{
+  "openapi": "3.1.0",
+  "info": {
+    "title": "CreditsWallet API",
+    "version": "1.0.0",
+    "description": "A consumable-credits wallet: store purchases credit exactly once, spends are idempotent and never overdraw, support adjusts with a reason, auditors verify the ledger. Errors are RFC 9457 problem documents with a stable `code`."
+  },
+  "servers": [
+    {
+      "url": "http://127.0.0.1:8080"
+    }
+  ],
+  "security": [
+    {
+      "bearer": []
+    }
+  ],
+  "paths": {
+    "/healthz": {
+      "get": {
+        "operationId": "health",
+        "summary": "The process is up.",
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "The process is up.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Status"
+                }
+              }
+            }
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          }
+        }
+      }
+    },
+    "/readyz": {
+      "get": {
+        "operationId": "ready",
+        "summary": "The database answers.",
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "The database answers reads.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Status"
+                }
+              }
+            }
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/metrics": {
+      "get": {
+        "operationId": "metrics",
+        "summary": "Prometheus metrics: request counts and latency by route and status, ledger transactions by kind.",
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "Prometheus text exposition format.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "text/plain": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          }
+        }
+      }
+    },
+    "/openapi.json": {
+      "get": {
+        "operationId": "openapi",
+        "summary": "This document.",
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "The OpenAPI document.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object"
+                }
+              }
+            }
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          }
+        }
+      }
+    },
+    "/v1/products": {
+      "get": {
+        "operationId": "listProducts",
+        "summary": "The catalog. Any API key.",
+        "responses": {
+          "200": {
+            "description": "Every product, ordered by id.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ProductList"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/products/{product_id}": {
+      "put": {
+        "operationId": "setProduct",
+        "summary": "Create or replace a product. Admin keys.",
+        "parameters": [
+          {
+            "name": "product_id",
+            "in": "path",
+            "required": true,
+            "description": "The store's product id.",
+            "schema": {
+              "$ref": "#/components/schemas/ProductId"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ProductBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The product as stored.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Product"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/purchases": {
+      "post": {
+        "operationId": "grantPurchase",
+        "summary": "Credit a store purchase that the calling backend verified, exactly once per store transaction. Service keys.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/PurchaseBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The purchase was credited. A replay answers the same body with `Idempotent-Replayed: true`.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Idempotent-Replayed": {
+                "description": "`true` when this answer is the original result of an earlier request with the same key.",
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "true"
+                  ]
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/MutationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/refunds": {
+      "post": {
+        "operationId": "refundPurchase",
+        "summary": "Take back a purchase's credits, once per store transaction. Service, support and admin keys.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RefundBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The refund was recorded. A replay answers the same body with `Idempotent-Replayed: true`.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Idempotent-Replayed": {
+                "description": "`true` when this answer is the original result of an earlier request with the same key.",
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "true"
+                  ]
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/MutationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/wallets/{player_id}": {
+      "get": {
+        "operationId": "getWallet",
+        "summary": "A player's balances. The player's own token, service, support and auditor keys.",
+        "parameters": [
+          {
+            "name": "player_id",
+            "in": "path",
+            "required": true,
+            "description": "The player's id.",
+            "schema": {
+              "$ref": "#/components/schemas/PlayerId"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Balances by currency; `credits` is always present.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WalletBalances"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/wallets/{player_id}/transactions": {
+      "get": {
+        "operationId": "listTransactions",
+        "summary": "A player's transactions, newest first, a page at a time. Same access as the wallet.",
+        "parameters": [
+          {
+            "name": "player_id",
+            "in": "path",
+            "required": true,
+            "description": "The player's id.",
+            "schema": {
+              "$ref": "#/components/schemas/PlayerId"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "description": "Page size.",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 500,
+              "default": 50
+            }
+          },
+          {
+            "name": "after",
+            "in": "query",
+            "required": false,
+            "description": "The previous page's `next`: continue with older transactions.",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "format": "int64"
+            }
+          },
+          {
+            "name": "kind",
+            "in": "query",
+            "required": false,
+            "description": "Only this kind.",
+            "schema": {
+              "$ref": "#/components/schemas/TransactionKind"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page, newest first.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/HistoryPage"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/wallets/{player_id}/spend": {
+      "post": {
+        "operationId": "spend",
+        "summary": "Debit the wallet, once per idempotency key, never below zero. The player's own token, or service keys.",
+        "parameters": [
+          {
+            "name": "player_id",
+            "in": "path",
+            "required": true,
+            "description": "The player's id.",
+            "schema": {
+              "$ref": "#/components/schemas/PlayerId"
+            }
+          },
+          {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": false,
+            "description": "Unique per mutation of this wallet; a retry with the same key and request answers the original result. May be sent as the body's `idempotency_key` instead.",
+            "schema": {
+              "$ref": "#/components/schemas/IdempotencyKey"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SpendBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The credits were spent. A replay answers the same body with `Idempotent-Replayed: true`.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Idempotent-Replayed": {
+                "description": "`true` when this answer is the original result of an earlier request with the same key.",
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "true"
+                  ]
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/MutationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/wallets/{player_id}/adjustments": {
+      "post": {
+        "operationId": "adjust",
+        "summary": "Credit or debit the wallet as support, with a reason code and a note. Support and admin keys.",
+        "parameters": [
+          {
+            "name": "player_id",
+            "in": "path",
+            "required": true,
+            "description": "The player's id.",
+            "schema": {
+              "$ref": "#/components/schemas/PlayerId"
+            }
+          },
+          {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": false,
+            "description": "Unique per mutation of this wallet; a retry with the same key and request answers the original result. May be sent as the body's `idempotency_key` instead.",
+            "schema": {
+              "$ref": "#/components/schemas/IdempotencyKey"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AdjustmentBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The adjustment was recorded. A replay answers the same body with `Idempotent-Replayed: true`.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Idempotent-Replayed": {
+                "description": "`true` when this answer is the original result of an earlier request with the same key.",
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "true"
+                  ]
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/MutationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    }
+  },
+  "components": {
+    "securitySchemes": {
+      "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key from `wallet keys create`, or a player's HS256 JWT (`sub` = player id, `exp` required)."
+      }
+    },
+    "headers": {
+      "RequestId": {
+        "description": "The client's X-Request-Id when it sent one (up to 128 visible ASCII characters), else a fresh id.",
+        "required": true,
+        "schema": {
+          "type": "string"
+        }
+      }
+    },
+    "responses": {
+      "Problem400": {
+        "description": "The request is malformed or breaks a limit (`invalid_request`).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem401": {
+        "description": "Missing, unknown, revoked or expired credentials (`unauthorized`).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem403": {
+        "description": "The credentials may not call this route or act on this wallet (`forbidden`).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem404": {
+        "description": "The purchase to refund does not exist (`not_found`).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem409": {
+        "description": "`insufficient_funds`, or `idempotency_key_reused` for a key already used by another request.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem413": {
+        "description": "The body is larger than 64 KiB (`payload_too_large`).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem415": {
+        "description": "The body is not `application/json` (`unsupported_media_type`).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem422": {
+        "description": "The product is unknown or inactive (`unknown_product`), or the currency unknown (`unknown_currency`).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem500": {
+        "description": "An unexpected error, logged with the request id (`internal_error`).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem503": {
+        "description": "The storage is busy or failing; nothing was written and the request may be retried (`storage_error`).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      }
+    },
+    "schemas": {
+      "PlayerId": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "pattern": "^[^\\s\\x00-\\x1f\\x7f-\\x9f]+$",
+        "description": "1 to 255 bytes, no whitespace or control characters."
+      },
+      "IdempotencyKey": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "pattern": "^[\\x21-\\x7e]+$"
+      },
+      "ProductId": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "pattern": "^[\\x21-\\x7e]+$"
+      },
+      "Currency": {
+        "type": "string",
+        "pattern": "^[a-z][a-z0-9_]{0,15}$",
+        "default": "credits"
+      },
+      "Store": {
+        "type": "string",
+        "pattern": "^[a-z][a-z0-9_-]{0,31}$",
+        "examples": [
+          "apple",
+          "google",
+          "steam"
+        ]
+      },
+      "TransactionKind": {
+        "type": "string",
+        "enum": [
+          "purchase",
+          "spend",
+          "adjustment",
+          "refund",
+          "refund_reversal"
+        ]
+      },
+      "Status": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string"
+          }
+        },
+        "additionalProperties": false
+      },
+      "Problem": {
+        "type": "object",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "detail",
+          "code"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "type": {
+            "type": "string"
+          },
+          "title": {
+            "type": "string"
+          },
+          "status": {
+            "type": "integer"
+          },
+          "detail": {
+            "type": "string"
+          },
+          "code": {
+            "type": "string",
+            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, storage_error, internal_error."
+          }
+        }
+      },
+      "Posting": {
+        "type": "object",
+        "required": [
+          "account",
+          "currency",
+          "amount",
+          "balance_after"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "account": {
+            "type": "string",
+            "description": "`player:<id>` or a system account such as `@spend`."
+          },
+          "currency": {
+            "$ref": "#/components/schemas/Currency"
+          },
+          "amount": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "balance_after": {
+            "type": "integer",
+            "format": "int64"
+          }
+        }
+      },
+      "Transaction": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "seq",
+          "id",
+          "kind",
+          "player_id",
+          "currency",
+          "amount",
+          "actor",
+          "created_at",
+          "uncollected",
+          "prev_hash",
+          "hash",
+          "postings"
+        ],
+        "properties": {
+          "seq": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 1,
+            "description": "Global, gap-free position in the ledger."
+          },
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "kind": {
+            "$ref": "#/components/schemas/TransactionKind"
+          },
+          "player_id": {
+            "type": "string"
+          },
+          "currency": {
+            "$ref": "#/components/schemas/Currency"
+          },
+          "amount": {
+            "type": "integer",
+            "format": "int64",
+            "description": "What moved into the player's wallet (negative: out of it)."
+          },
+          "actor": {
+            "type": "string",
+            "description": "The API key id or `player:<id>` that asked for it."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "idempotency_key": {
+            "type": "string"
+          },
+          "store": {
+            "type": "string"
+          },
+          "store_transaction_id": {
+            "type": "string"
+          },
+          "product_id": {
+            "type": "string"
+          },
+          "quantity": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "reason_code": {
+            "type": "string"
+          },
+          "note": {
+            "type": "string"
+          },
+          "ticket": {
+            "type": "string"
+          },
+          "refund_of_seq": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "uncollected": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 0,
+            "description": "What a `floor` refund could not take back."
+          },
+          "metadata": {
+            "type": "object"
+          },
+          "prev_hash": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "hash": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "postings": {
+            "type": "array",
+            "minItems": 2,
+            "items": {
+              "$ref": "#/components/schemas/Posting"
+            }
+          }
+        }
+      },
+      "MutationResponse": {
+        "type": "object",
+        "required": [
+          "transaction",
+          "balance"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "transaction": {
+            "$ref": "#/components/schemas/Transaction"
+          },
+          "balance": {
+            "type": "integer",
+            "format": "int64",
+            "description": "The player's balance in the transaction's currency right after it."
+          }
+        }
+      },
+      "WalletBalances": {
+        "type": "object",
+        "required": [
+          "player_id",
+          "balances"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "player_id": {
+            "type": "string"
+          },
+          "balances": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "integer",
+              "format": "int64"
+            }
+          }
+        }
+      },
+      "HistoryPage": {
+        "type": "object",
+        "required": [
+          "transactions"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "transactions": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Transaction"
+            }
+          },
+          "next": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Pass as `after` for the next page; absent on the last page."
+          }
+        }
+      },
+      "Product": {
+        "type": "object",
+        "required": [
+          "product_id",
+          "currency",
+          "credits",
+          "active",
+          "updated_at"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "product_id": {
+            "type": "string"
+          },
+          "currency": {
+            "$ref": "#/components/schemas/Currency"
+          },
+          "credits": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "store": {
+            "$ref": "#/components/schemas/Store"
+          },
+          "active": {
+            "type": "boolean"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ProductList": {
+        "type": "object",
+        "required": [
+          "products"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "products": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Product"
+            }
+          }
+        }
+      },
+      "ProductBody": {
+        "type": "object",
+        "required": [
+          "credits"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "credits": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 1,
+            "maximum": 1000000000
+          },
+          "currency": {
+            "$ref": "#/components/schemas/Currency"
+          },
+          "store": {
+            "$ref": "#/components/schemas/Store",
+            "description": "Only grants from this store may use the product."
+          },
+          "active": {
+            "type": "boolean",
+            "default": true
+          }
+        }
+      },
+      "PurchaseBody": {
+        "type": "object",
+        "required": [
+          "player_id",
+          "store",
+          "transaction_id",
+          "product_id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "player_id": {
+            "$ref": "#/components/schemas/PlayerId"
+          },
+          "store": {
+            "$ref": "#/components/schemas/Store"
+          },
+          "transaction_id": {
+            "$ref": "#/components/schemas/IdempotencyKey",
+            "description": "The store's transaction id: the idempotency key, global and permanent."
+          },
+          "product_id": {
+            "$ref": "#/components/schemas/ProductId"
+          },
+          "quantity": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 1
+          }
+        }
+      },
+      "RefundBody": {
+        "type": "object",
+        "required": [
+          "store",
+          "transaction_id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "store": {
+            "$ref": "#/components/schemas/Store"
+          },
+          "transaction_id": {
+            "$ref": "#/components/schemas/IdempotencyKey"
+          },
+          "percentage": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 100
+          },
+          "policy": {
+            "type": "string",
+            "enum": [
+              "debt",
+              "floor"
+            ],
+            "default": "debt",
+            "description": "debt: the balance may go negative and spending waits until it is repaid; floor: stop at zero and record the rest as uncollected."
+          }
+        }
+      },
+      "SpendBody": {
+        "type": "object",
+        "required": [
+          "amount"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "amount": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 1,
+            "maximum": 1000000000
+          },
+          "currency": {
+            "$ref": "#/components/schemas/Currency"
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "metadata": {
+            "type": "object",
+            "description": "Stored with the transaction; at most 4096 bytes of JSON."
+          },
+          "idempotency_key": {
+            "$ref": "#/components/schemas/IdempotencyKey"
+          }
+        }
+      },
+      "AdjustmentBody": {
+        "type": "object",
+        "required": [
+          "amount",
+          "reason_code",
+          "note"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "amount": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": -1000000000,
+            "maximum": 1000000000,
+            "not": {
+              "const": 0
+            }
+          },
+          "reason_code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]{0,63}$"
+          },
+          "note": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000
+          },
+          "ticket": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "currency": {
+            "$ref": "#/components/schemas/Currency"
+          },
+          "allow_negative": {
+            "type": "boolean",
+            "default": false
+          },
+          "idempotency_key": {
+            "$ref": "#/components/schemas/IdempotencyKey"
+          }
+        }
+      }
+    }
+  }
+}
+"""#
+}

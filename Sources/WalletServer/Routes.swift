@@ -1,0 +1,105 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Synchronization
+import WalletCore
+
+/// One route of the API: its method, its OpenAPI path template and who may call it.
+public struct RouteSpec: Sendable, Equatable {
+    public var method: HTTPRequest.Method
+    public var path: String
+    public var access: Access
+}
+
+/// Every route the application registered, in order. The OpenAPI test compares it with the
+/// document, and the problem middleware answers 405 from it.
+public final class RouteTable: Sendable {
+    private let storage = Mutex<[RouteSpec]>([])
+
+    public var routes: [RouteSpec] { storage.withLock { $0 } }
+
+    func append(_ route: RouteSpec) { storage.withLock { $0.append(route) } }
+
+    /// The methods registered for paths matching `path` (`{name}` matches one segment).
+    func methods(matching path: String) -> [HTTPRequest.Method] {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        return routes.filter { route in
+            let template = route.path.split(separator: "/", omittingEmptySubsequences: false)
+            return template.count == segments.count
+                && zip(template, segments).allSatisfy { pattern, segment in
+                    (pattern.hasPrefix("{") && !segment.isEmpty) || pattern == segment
+                }
+        }.map(\.method)
+    }
+}
+
+/// Registers handlers with their access rule: each request is authenticated and checked
+/// against the rule before its handler runs, so no handler can forget it.
+struct RouteRegistrar {
+    let router: Router<WalletRequestContext>
+    let authenticator: Authenticator
+    let table: RouteTable
+
+    typealias Handler = @Sendable (Request, WalletRequestContext) async throws -> Response
+
+    func add(_ method: HTTPRequest.Method, _ path: String, access: Access, handler: @escaping Handler) {
+        table.append(RouteSpec(method: method, path: path, access: access))
+        let authenticator = self.authenticator
+        let hasWallet = path.contains("{player_id}")
+        router.on(RouterPath(path), method: method) { request, context in
+            guard !access.isOpen else { return try await handler(request, context) }
+            var context = context
+            let caller = try await authenticator.authenticate(request)
+            let walletPlayerID = hasWallet ? try context.pathPlayerID() : nil
+            try access.check(caller, walletPlayerID: walletPlayerID)
+            context.caller = caller
+            context.logger[metadataKey: "actor"] = .string(caller.actor)
+            return try await handler(request, context)
+        }
+    }
+}
+
+extension WalletRequestContext {
+    /// The `{player_id}` path parameter, percent-decoded and validated.
+    func pathPlayerID() throws -> String {
+        guard let raw = parameters.get("player_id"), let playerID = raw.removingPercentEncoding else {
+            throw APIError.invalidRequest("the player id in the path is not valid percent-encoding")
+        }
+        try PlayerID.validate(playerID)
+        return playerID
+    }
+}
+
+/// Reads JSON request bodies strictly: at most `ServerLimits.bodyBytesMax` bytes, JSON media
+/// type, a top-level object, and no field the route does not know (a misspelt optional field
+/// must not be silently ignored).
+enum RequestBodyReader {
+    static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request) async throws -> Body {
+        if let contentType = request.headers[.contentType]?.lowercased(),
+            !(contentType.hasPrefix("application/json") || contentType.contains("+json"))
+        {
+            throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type", detail: "send the body as application/json")
+        }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > ServerLimits.bodyBytesMax {
+            throw APIError.payloadTooLarge()
+        }
+        let buffer = try await request.body.collect(upTo: ServerLimits.bodyBytesMax)
+        let data = Data(buffer.readableBytesView)
+        guard let fields = try? JSONDecoder().decode([String: JSONValue].self, from: data) else {
+            throw APIError.invalidRequest("the body must be a JSON object")
+        }
+        if let unknown = Set(fields.keys).subtracting(Body.fieldNames).sorted().first {
+            throw APIError.invalidRequest("unknown field '\(unknown.prefix(64))'; this route accepts \(Body.fieldNames.sorted().joined(separator: ", "))")
+        }
+        return try JSONDecoder().decode(Body.self, from: data)
+    }
+}
+
+/// A request body whose `CodingKeys` list every field it accepts.
+protocol StrictBody: Decodable {
+    associatedtype CodingKeys: CodingKey & CaseIterable
+}
+
+extension StrictBody {
+    static var fieldNames: Set<String> { Set(CodingKeys.allCases.map(\.stringValue)) }
+}

@@ -1,0 +1,33 @@
+import Hummingbird
+import WalletCore
+
+/// Per-request state: the request id every response and log line carries, and the caller once
+/// authenticated.
+public struct WalletRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The client's `X-Request-Id` when it sent a usable one, else a fresh id.
+    public var requestID: String = ""
+    /// Set by the route's access check before the handler runs.
+    public var caller: Caller?
+
+    public init(source: Source) {
+        coreContext = .init(source: source)
+    }
+
+    /// Request bodies are read by `RequestBodyReader`, which enforces this limit itself.
+    public var maxUploadSize: Int { ServerLimits.bodyBytesMax }
+
+    /// The authenticated caller; the access check guarantees it for every protected route.
+    func requireCaller() throws -> Caller {
+        guard let caller else { throw APIError.unauthorized("authentication is required") }
+        return caller
+    }
+}
+
+/// Limits of the HTTP layer; the ledger's own limits are `WalletCore.Limits`.
+public enum ServerLimits {
+    /// Largest request body: 64 KiB.
+    public static let bodyBytesMax = 64 * 1024
+    /// Longest `X-Request-Id` echoed back; longer ones are replaced.
+    public static let requestIDBytesMax = 128
+}

@@ -1,0 +1,76 @@
+import ArgumentParser
+import WalletCore
+
+extension KeyRole: ExpressibleByArgument {}
+
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Manage API keys for the HTTP API.",
+        subcommands: [Create.self, List.self, Revoke.self]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an API key and print its secret once.",
+            discussion: """
+                Roles: admin (catalog, adjustments, refunds), service (a trusted game backend: grants, \
+                spends, refunds, reads), support (reads, adjustments, refunds), auditor (reads). Only the \
+                SHA-256 of the secret is stored: keep the printed secret, it cannot be shown again.
+                """
+        )
+
+        @OptionGroup var options: GlobalOptions
+
+        @Option(help: "admin, service, support or auditor.")
+        var role: KeyRole
+
+        @Option(help: "A label for people: which backend or person holds the key.")
+        var name: String
+
+        struct Created: Encodable {
+            var id: String
+            var role: KeyRole
+            var name: String
+            var key: String
+        }
+
+        func run() async throws {
+            let created = try await options.openStore().createAPIKey(role: role, name: name)
+            let output = Created(id: created.key.id, role: created.key.role, name: created.key.name, key: created.secret)
+            Output.result(output, json: options.json) {
+                "Created \(role.rawValue) key \(created.key.id) (\(name)). Its secret, shown only now:\n\(created.secret)"
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List API keys (never their secrets).")
+
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            let keys = try await options.openStore().apiKeys()
+            Output.result(["keys": keys], json: options.json) {
+                guard !keys.isEmpty else { return "No API keys. Create one with `wallet keys create`." }
+                return keys.map { key in
+                    "\(key.id)\t\(key.role.rawValue)\t\(key.name)\tcreated \(key.createdAt)\(key.revokedAt.map { "\trevoked \($0)" } ?? "")"
+                }.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke an API key; it stops working at once.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The key's id, as `wallet keys list` shows it.")
+        var id: String
+
+        func run() async throws {
+            let key = try await options.openStore().revokeAPIKey(id: id)
+            Output.result(key, json: options.json) { "Revoked \(key.id) (\(key.name)) at \(key.revokedAt ?? "?")." }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import WalletCore
+import WalletServer
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the JSON API on the local database.",
+        discussion: """
+            Listens on 127.0.0.1:8080 unless told otherwise. Requests authenticate with an API key \
+            (wallet keys create) or, when a secret is configured, a player's HS256 JWT. SIGTERM or \
+            SIGINT stops accepting connections and finishes in-flight requests.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: ArgumentHelp("Address to listen on (env WALLET_HOST; default 127.0.0.1).", valueName: "address"))
+    var host: String?
+
+    @Option(help: ArgumentHelp("Port to listen on, 1 to 65535 (env WALLET_PORT; default 8080).", valueName: "port"))
+    var port: Int?
+
+    @Option(help: ArgumentHelp("HS256 secret of player tokens, at least 32 bytes (env WALLET_PLAYER_JWT_SECRET).", valueName: "secret"))
+    var playerJWTSecret: String?
+
+    @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (env WALLET_LOG_LEVEL; default info).", valueName: "level"))
+    var logLevel: String?
+
+    private var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    func validate() throws {
+        _ = try resolvedPort()
+        if resolvedHost.isEmpty { throw ValidationError("--host (or WALLET_HOST) must not be empty.") }
+        _ = try resolvedLogLevel()
+        if let secret = resolvedSecret, secret.utf8.count < PlayerTokenVerifier.secretBytesMin {
+            throw ValidationError("--player-jwt-secret (or WALLET_PLAYER_JWT_SECRET) must be at least \(PlayerTokenVerifier.secretBytesMin) bytes.")
+        }
+    }
+
+    var resolvedHost: String { host ?? environment["WALLET_HOST"] ?? "127.0.0.1" }
+    var resolvedSecret: String? { playerJWTSecret ?? environment["WALLET_PLAYER_JWT_SECRET"] }
+
+    func resolvedPort() throws -> Int {
+        if let port { return try Self.checkedPort(port, source: "--port") }
+        guard let text = environment["WALLET_PORT"] else { return 8080 }
+        guard let port = Int(text) else { throw ValidationError("WALLET_PORT must be a number from 1 to 65535, not '\(text)'.") }
+        return try Self.checkedPort(port, source: "WALLET_PORT")
+    }
+
+    static func checkedPort(_ port: Int, source: String) throws -> Int {
+        guard (1...65535).contains(port) else { throw ValidationError("\(source) must be from 1 to 65535, not \(port).") }
+        return port
+    }
+
+    func resolvedLogLevel() throws -> Logger.Level {
+        let text = logLevel ?? environment["WALLET_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: text) else {
+            throw ValidationError("log level must be one of trace, debug, info, notice, warning, error, critical; not '\(text)'.")
+        }
+        return level
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "wallet")
+        logger.logLevel = try resolvedLogLevel()
+        let store = try options.openStore()
+        let playerTokens = try resolvedSecret.map { secret throws(APIError) in try PlayerTokenVerifier(secret: secret) }
+        let configuration = ServerConfiguration(host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens)
+        logger.info(
+            "starting",
+            metadata: [
+                "database": .string(options.resolvedDatabasePath), "address": .string("\(configuration.host):\(configuration.port)"),
+                "durability": .string(options.durability.rawValue), "player_tokens": .stringConvertible(playerTokens != nil),
+            ])
+        let app = buildApplication(store: store, configuration: configuration, logger: logger)
+        try await app.runService()
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+import WalletCore
+@testable import WalletServer
+
+/// Who may call what, stated here independently of the router, and checked against it.
+@Suite("Authentication and roles")
+struct AccessTests {
+    enum Credential: String, CaseIterable, CustomTestStringConvertible {
+        case none, admin, service, support, auditor, playerOwn, playerOther, revokedKey, expiredToken, forgedToken, garbage
+
+        var testDescription: String { rawValue }
+    }
+
+    /// Every protected route with the credentials that pass its access check.
+    static let allowed: [(method: HTTPRequest.Method, path: String, body: String, allowed: Set<Credential>)] = [
+        (.get, "/v1/products", "", [.admin, .service, .support, .auditor]),
+        (.put, "/v1/products/new.product", #"{"credits": 3}"#, [.admin]),
+        (.post, "/v1/purchases", #"{"player_id": "p1", "store": "apple", "transaction_id": "T-access", "product_id": "com.example.consume5credits"}"#, [.service]),
+        (.post, "/v1/refunds", #"{"store": "apple", "transaction_id": "T-none"}"#, [.service, .support, .admin]),
+        (.get, "/v1/wallets/p1", "", [.service, .support, .auditor, .playerOwn]),
+        (.get, "/v1/wallets/p1/transactions", "", [.service, .support, .auditor, .playerOwn]),
+        (.post, "/v1/wallets/p1/spend", #"{"amount": 1, "idempotency_key": "access"}"#, [.service, .playerOwn]),
+        (.post, "/v1/wallets/p1/adjustments", #"{"amount": 1, "reason_code": "goodwill", "note": "n", "idempotency_key": "access"}"#, [.support, .admin]),
+    ]
+
+    @Test("the table covers every protected route of the router")
+    func tableCoversRouter() async throws {
+        let server = try await TestServer()
+        let protected = server.routes.routes.filter { !$0.access.isOpen }.map { "\($0.method.rawValue) \($0.path)" }
+        let tabled = Self.allowed.map { "\($0.method.rawValue) \($0.path)" }
+        #expect(protected.count == tabled.count)
+        for route in server.routes.routes where !route.access.isOpen {
+            let concrete = route.path.replacingOccurrences(of: "{player_id}", with: "p1").replacingOccurrences(of: "{product_id}", with: "new.product")
+            #expect(tabled.contains("\(route.method.rawValue) \(concrete)"), "\(route.path) is missing from the access table")
+        }
+    }
+
+    @Test("each credential is admitted or refused on each route", arguments: Credential.allCases)
+    func matrix(_ credential: Credential) async throws {
+        let server = try await TestServer()
+        try await server.credit("p1", quantity: 10)
+        let revoked = try await server.store.createAPIKey(role: .admin, name: "gone")
+        _ = try await server.store.revokeAPIKey(id: revoked.key.id)
+        let authorization: String? = switch credential {
+        case .none: nil
+        case .admin, .service, .support, .auditor: "Bearer \(server.keys[KeyRole(rawValue: credential.rawValue)!]!)"
+        case .playerOwn: "Bearer \(playerToken("p1"))"
+        case .playerOther: "Bearer \(playerToken("p2"))"
+        case .revokedKey: "Bearer \(revoked.secret)"
+        case .expiredToken: "Bearer \(playerToken("p1", expiresIn: -10))"
+        case .forgedToken: "Bearer \(playerToken("p1", secret: "another-secret-that-is-long-enough-too"))"
+        case .garbage: "Basic dXNlcjpwYXNz"
+        }
+        try await server.test { client in
+            for route in Self.allowed {
+                var headers: HTTPFields = route.body.isEmpty ? [:] : .jsonContent
+                if let authorization { headers[.authorization] = authorization }
+                let response = try await client.execute(uri: route.path, method: route.method, headers: headers, body: route.body.isEmpty ? nil : json(route.body))
+                let label = "\(credential.rawValue) \(route.method.rawValue) \(route.path) → \(response.status.code)"
+                switch credential {
+                case .none, .revokedKey, .expiredToken, .forgedToken, .garbage:
+                    #expect(response.status == .unauthorized, "\(label)")
+                    #expect(try response.problemCode() == "unauthorized")
+                    #expect(response.headers[.wwwAuthenticate] == "Bearer")
+                default:
+                    if route.allowed.contains(credential) {
+                        #expect(response.status != .unauthorized && response.status != .forbidden, "\(label)")
+                        #expect(response.status.code < 500, "\(label)")
+                    } else {
+                        #expect(response.status == .forbidden, "\(label)")
+                        #expect(try response.problemCode() == "forbidden")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("player tokens: algorithm, subject, not-before, and a server without a secret")
+    func playerTokens() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        try await server.test { client in
+            for token in [
+                playerToken("p1", alg: "none"), playerToken("p1", alg: "HS512"), playerToken("p 1"), playerToken(""),
+                playerToken("p1", extraClaims: #","nbf":\#(Int(Date().timeIntervalSince1970) + 600)"#),
+                playerToken("p1") + "x", "a.b.c", "..", String(repeating: "a.", count: 3000),
+            ] {
+                let response = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.authorization: "Bearer \(token)"])
+                #expect(response.status == .unauthorized, "\(token.prefix(60))")
+            }
+            let good = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
+            #expect(good.status == .ok)
+        }
+        let keysOnly = try await TestServer(playerTokens: false)
+        try await keysOnly.test { client in
+            let response = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
+            #expect(response.status == .unauthorized)
+        }
+    }
+
+    @Test("a player spends from their own wallet, recorded as the player")
+    func playerSpends() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        try await server.test { client in
+            let response = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post,
+                headers: .jsonContent + [.authorization: "Bearer \(playerToken("p1"))", .idempotencyKey: "k1"],
+                body: json(#"{"amount": 2}"#))
+            #expect(response.status == .created)
+            #expect(try (response.object()["transaction"] as? [String: Any])?["actor"] as? String == "player:p1")
+        }
+    }
+
+    @Test("secrets shorter than 32 bytes are refused")
+    func shortSecret() {
+        #expect(throws: APIError.self) { try PlayerTokenVerifier(secret: "short") }
+    }
+}
+

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import WalletServer
+
+@Suite("The OpenAPI document")
+struct OpenAPITests {
+    func document() throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
+    }
+
+    @Test("it describes exactly the router's routes, with open routes marked open")
+    func matchesRouter() async throws {
+        let server = try await TestServer()
+        let document = try document()
+        #expect(document["openapi"] as? String == "3.1.0")
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        let documented = Set(paths.flatMap { path, operations in operations.keys.map { "\($0.uppercased()) \(path)" } })
+        let routed = Set(server.routes.routes.map { "\($0.method.rawValue) \($0.path)" })
+        #expect(documented == routed)
+        for route in server.routes.routes {
+            let operation = try #require(paths[route.path]?[route.method.rawValue.lowercased()] as? [String: Any])
+            let security = operation["security"] as? [Any]
+            #expect((security?.isEmpty == true) == route.access.isOpen, "\(route.path) security")
+            let responses = try #require(operation["responses"] as? [String: Any])
+            if !route.access.isOpen {
+                #expect(responses["401"] != nil && responses["403"] != nil, "\(route.path) documents 401 and 403")
+            }
+            for parameter in route.path.split(separator: "/") where parameter.hasPrefix("{") {
+                let name = parameter.dropFirst().dropLast()
+                let parameters = operation["parameters"] as? [[String: Any]] ?? []
+                #expect(parameters.contains { $0["name"] as? String == String(name) && $0["in"] as? String == "path" }, "\(route.path) documents \(name)")
+            }
+        }
+    }
+
+    @Test("every $ref resolves")
+    func references() throws {
+        let text = OpenAPIDocument.json
+        let document = try document()
+        let components = try #require(document["components"] as? [String: [String: Any]])
+        let pattern = try NSRegularExpression(pattern: ##""\$ref": "#/components/(\w+)/(\w+)""##)
+        let matches = pattern.matches(in: text, range: NSRange(text.startIndex..., in: text))
+        #expect(!matches.isEmpty)
+        for match in matches {
+            let section = String(text[Range(match.range(at: 1), in: text)!])
+            let name = String(text[Range(match.range(at: 2), in: text)!])
+            #expect(components[section]?[name] != nil, "#/components/\(section)/\(name)")
+        }
+    }
+
+    @Test("the request bodies document exactly the fields the handlers accept")
+    func bodies() throws {
+        let schemas = try #require((try document()["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
+        let expected: [String: Set<String>] = [
+            "SpendBody": WalletController.SpendBody.fieldNames, "AdjustmentBody": WalletController.AdjustmentBody.fieldNames,
+            "PurchaseBody": PurchaseController.PurchaseBody.fieldNames, "RefundBody": PurchaseController.RefundBody.fieldNames,
+            "ProductBody": ProductController.ProductBody.fieldNames,
+        ]
+        for (name, fields) in expected {
+            let properties = try #require(schemas[name]?["properties"] as? [String: Any])
+            #expect(Set(properties.keys) == fields, "\(name)")
+            #expect(schemas[name]?["additionalProperties"] as? Bool == false)
+        }
+    }
+}

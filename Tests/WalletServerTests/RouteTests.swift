@@ -1,0 +1,313 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import WalletCore
+@testable import WalletServer
+
+@Suite("Ledger routes")
+struct LedgerRouteTests {
+    @Test("a purchase grant is created once; a replay answers the same body with the replay header")
+    func grant() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let body = #"{"player_id": "p1", "store": "apple", "transaction_id": "T1", "product_id": "com.example.consume5credits", "quantity": 2}"#
+            let first = try await client.execute(uri: "/v1/purchases", method: .post, headers: server.bearer(.service) + .jsonContent, body: json(body))
+            #expect(first.status == .created)
+            #expect(first.headers[.idempotentReplayed] == nil)
+            let object = try first.object()
+            #expect(object["balance"] as? Int == 10)
+            let transaction = object["transaction"] as? [String: Any]
+            #expect(transaction?["kind"] as? String == "purchase" && transaction?["store_transaction_id"] as? String == "T1")
+            #expect((transaction?["actor"] as? String)?.hasPrefix("key_") == true)
+            #expect(object["replayed"] == nil)
+            let again = try await client.execute(uri: "/v1/purchases", method: .post, headers: server.bearer(.service) + .jsonContent, body: json(body))
+            #expect(again.status == .created && again.headers[.idempotentReplayed] == "true")
+            #expect(again.body == first.body)
+            let otherPlayer = body.replacingOccurrences(of: "\"p1\"", with: "\"p2\"")
+            let conflict = try await client.execute(uri: "/v1/purchases", method: .post, headers: server.bearer(.service) + .jsonContent, body: json(otherPlayer))
+            #expect(try conflict.status == .conflict && (conflict.problemCode()) == "idempotency_key_reused")
+            let unknown = body.replacingOccurrences(of: "com.example.consume5credits", with: "nope").replacingOccurrences(of: "T1", with: "T2")
+            let unprocessable = try await client.execute(uri: "/v1/purchases", method: .post, headers: server.bearer(.service) + .jsonContent, body: json(unknown))
+            #expect(try unprocessable.status == .unprocessableContent && (unprocessable.problemCode()) == "unknown_product")
+        }
+        #expect(try await server.store.balances(playerID: "p2").balances["credits"] == 0)
+    }
+
+    @Test("spend: created, replayed, reused, overdrawn")
+    func spend() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        try await server.test { client in
+            let headers = server.bearer(.service) + .jsonContent + [.idempotencyKey: "order-1"]
+            let first = try await client.execute(uri: "/v1/wallets/p1/spend", method: .post, headers: headers, body: json(#"{"amount": 3, "reason": "sword", "metadata": {"item": "sword", "level": 3}}"#))
+            #expect(first.status == .created)
+            let object = try first.object()
+            #expect(object["balance"] as? Int == 2)
+            #expect(((object["transaction"] as? [String: Any])?["metadata"] as? [String: Any])?["level"] as? Int == 3)
+            let replay = try await client.execute(uri: "/v1/wallets/p1/spend", method: .post, headers: headers, body: json(#"{"metadata": {"level": 3, "item": "sword"}, "reason": "sword", "amount": 3}"#))
+            #expect(replay.status == .created && replay.headers[.idempotentReplayed] == "true" && replay.body == first.body)
+            let reused = try await client.execute(uri: "/v1/wallets/p1/spend", method: .post, headers: headers, body: json(#"{"amount": 1}"#))
+            #expect(try reused.status == .conflict && (reused.problemCode()) == "idempotency_key_reused")
+            let overdraft = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent, body: json(#"{"amount": 3, "idempotency_key": "order-2"}"#))
+            #expect(try overdraft.status == .conflict && (overdraft.problemCode()) == "insufficient_funds")
+            #expect(try (overdraft.object()["detail"] as? String)?.contains("2 credits") == true)
+            let unknownCurrency = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent, body: json(#"{"amount": 1, "currency": "gold", "idempotency_key": "order-3"}"#))
+            #expect(try unknownCurrency.status == .unprocessableContent && (unknownCurrency.problemCode()) == "unknown_currency")
+        }
+        #expect(try await server.store.balances(playerID: "p1").balances["credits"] == 2)
+    }
+
+    struct BadSpend: Sendable, CustomTestStringConvertible {
+        var body: String
+        var headers: [HTTPField.Name: String]
+        var status: Int
+        var testDescription: String { "\(body.prefix(60)) \(headers.keys.map(\.rawName)) → \(status)" }
+    }
+
+    @Test("bad spend requests are 4xx problems that change nothing", arguments: [
+        BadSpend(body: #"{"amount": 0}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": -5}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": 1.5}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": "1"}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": 9223372036854775808}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": 1000000001}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": null}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": 1}"#, headers: [:], status: 400),
+        BadSpend(body: #"{"amount": 1, "idempotency_key": "a"}"#, headers: [.idempotencyKey: "b"], status: 400),
+        BadSpend(body: #"{"amount": 1, "amout": 2}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": 1, "metadata": [1]}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": 1}"#, headers: [.idempotencyKey: String(repeating: "k", count: 256)], status: 400),
+        BadSpend(body: #"{"amount": 1"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"[1]"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #""#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": 1}"#, headers: [.idempotencyKey: "k", .contentType: "text/plain"], status: 415),
+    ])
+    func badSpend(_ bad: BadSpend) async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        try await server.test { client in
+            var allHeaders = server.bearer(.service) + .jsonContent
+            for (name, value) in bad.headers { allHeaders[name] = value }
+            let response = try await client.execute(uri: "/v1/wallets/p1/spend", method: .post, headers: allHeaders, body: json(bad.body))
+            #expect(Int(response.status.code) == bad.status)
+            _ = try response.problemCode()
+        }
+        #expect(try await server.store.verify().transactions == 1)
+    }
+
+    @Test("a body over 64 KiB is 413 payload_too_large")
+    func bodyLimit() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let huge = #"{"amount": 1, "reason": ""# + String(repeating: "x", count: ServerLimits.bodyBytesMax) + #""}"#
+            let response = try await client.execute(uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent + [.idempotencyKey: "k"], body: json(huge))
+            #expect(try response.status == .contentTooLarge && (response.problemCode()) == "payload_too_large")
+        }
+    }
+
+    @Test("bad path parameters are 400")
+    func badPath() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            for path in ["/v1/wallets/p%201", "/v1/wallets/%FF", "/v1/wallets/" + String(repeating: "p", count: 256)] {
+                let response = try await client.execute(uri: path, method: .get, headers: server.bearer(.service))
+                #expect(response.status == .badRequest, "\(path)")
+                #expect(try response.problemCode() == "invalid_request")
+            }
+            let encoded = try await client.execute(uri: "/v1/wallets/user%40example.com", method: .get, headers: server.bearer(.service))
+            #expect(try encoded.status == .ok && (encoded.object()["player_id"] as? String) == "user@example.com")
+        }
+    }
+
+    @Test("adjustments record the support key as actor and require their fields")
+    func adjust() async throws {
+        let server = try await TestServer()
+        let supportKeyID = try await server.store.apiKeys().first { $0.role == .support }!.id
+        try await server.test { client in
+            let headers = server.bearer(.support) + .jsonContent + [.idempotencyKey: "SUP-1-1"]
+            let response = try await client.execute(
+                uri: "/v1/wallets/p1/adjustments", method: .post, headers: headers,
+                body: json(#"{"amount": 50, "reason_code": "goodwill", "note": "outage, \"sorry\"", "ticket": "SUP-1"}"#))
+            #expect(response.status == .created)
+            let transaction = try response.object()["transaction"] as? [String: Any]
+            #expect(transaction?["actor"] as? String == supportKeyID && transaction?["ticket"] as? String == "SUP-1")
+            let debit = try await client.execute(
+                uri: "/v1/wallets/p1/adjustments", method: .post, headers: server.bearer(.admin) + .jsonContent + [.idempotencyKey: "SUP-1-2"],
+                body: json(#"{"amount": -60, "reason_code": "chargeback", "note": "n"}"#))
+            #expect(try debit.status == .conflict && (debit.problemCode()) == "insufficient_funds")
+            let allowed = try await client.execute(
+                uri: "/v1/wallets/p1/adjustments", method: .post, headers: server.bearer(.admin) + .jsonContent + [.idempotencyKey: "SUP-1-2"],
+                body: json(#"{"amount": -60, "reason_code": "chargeback", "note": "n", "allow_negative": true}"#))
+            #expect(try allowed.status == .created && (allowed.object()["balance"] as? Int) == -10)
+            for body in [#"{"amount": 5, "reason_code": "goodwill"}"#, #"{"amount": 5, "note": "n"}"#, #"{"amount": 0, "reason_code": "goodwill", "note": "n"}"#] {
+                let missing = try await client.execute(uri: "/v1/wallets/p1/adjustments", method: .post, headers: headers + [.idempotencyKey: "x"], body: json(body))
+                #expect(try missing.status == .badRequest && (missing.problemCode()) == "invalid_request", "\(body)")
+            }
+        }
+    }
+
+    @Test("refunds: created, replayed, unknown purchase, bad policy")
+    func refund() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1", transactionID: "T1")
+        try await server.test { client in
+            let headers = server.bearer(.support) + .jsonContent
+            let first = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "transaction_id": "T1", "percentage": 40, "policy": "floor"}"#))
+            #expect(try first.status == .created && (first.object()["balance"] as? Int) == 3)
+            let again = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "transaction_id": "T1", "percentage": 40, "policy": "floor"}"#))
+            #expect(again.headers[.idempotentReplayed] == "true" && again.body == first.body)
+            let unknown = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "transaction_id": "T9"}"#))
+            #expect(try unknown.status == .notFound && (unknown.problemCode()) == "not_found")
+            let policy = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "transaction_id": "T1", "policy": "forgive"}"#))
+            #expect(try policy.status == .badRequest && (policy.problemCode()) == "invalid_request")
+            let percentage = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "transaction_id": "T1", "percentage": 0}"#))
+            #expect(percentage.status == .badRequest)
+        }
+    }
+
+    @Test("balances and history pages with cursors")
+    func reads() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1", quantity: 4)
+        for index in 1...4 { _ = try await server.store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "k\(index)", actor: "t")) }
+        try await server.test { client in
+            let balance = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: server.bearer(.auditor))
+            #expect(balance.status == .ok)
+            #expect(try balance.object()["balances"] as? [String: Int] == ["credits": 16])
+            var seqs: [Int] = []
+            var uri = "/v1/wallets/p1/transactions?limit=2"
+            while true {
+                let page = try await client.execute(uri: uri, method: .get, headers: server.bearer(.support))
+                #expect(page.status == .ok)
+                let object = try page.object()
+                seqs += (object["transactions"] as? [[String: Any]] ?? []).compactMap { $0["seq"] as? Int }
+                guard let next = object["next"] as? Int else { break }
+                uri = "/v1/wallets/p1/transactions?limit=2&after=\(next)"
+            }
+            #expect(seqs == [5, 4, 3, 2, 1])
+            let purchases = try await client.execute(uri: "/v1/wallets/p1/transactions?kind=purchase", method: .get, headers: server.bearer(.support))
+            #expect(try (purchases.object()["transactions"] as? [Any])?.count == 1)
+            for query in ["limit=0", "limit=501", "limit=abc", "after=0", "after=x", "kind=gift"] {
+                let bad = try await client.execute(uri: "/v1/wallets/p1/transactions?\(query)", method: .get, headers: server.bearer(.support))
+                #expect(bad.status == .badRequest, "\(query)")
+            }
+        }
+    }
+
+    @Test("the catalog: admin sets, any key lists, bad products are 400")
+    func products() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let set = try await client.execute(uri: "/v1/products/com.example.pack", method: .put, headers: server.bearer(.admin) + .jsonContent, body: json(#"{"credits": 50, "currency": "gems", "active": false}"#))
+            #expect(try set.status == .ok && (set.object()["credits"] as? Int) == 50)
+            let list = try await client.execute(uri: "/v1/products", method: .get, headers: server.bearer(.auditor))
+            let products = try list.object()["products"] as? [[String: Any]]
+            #expect(products?.map { $0["product_id"] as? String } == ["com.example.consume5credits", "com.example.gems10", "com.example.pack"])
+            for body in [#"{"credits": 0}"#, #"{"credits": 5, "currency": "Gems"}"#, #"{"credits": 5, "store": "App Store"}"#, #"{"credits": 5, "price": 1}"#] {
+                let bad = try await client.execute(uri: "/v1/products/x", method: .put, headers: server.bearer(.admin) + .jsonContent, body: json(body))
+                #expect(bad.status == .badRequest, "\(body)")
+            }
+        }
+    }
+}
+
+@Suite("Operations routes and error handling")
+struct OperationsRouteTests {
+    @Test("health, readiness and metrics are open; every response carries X-Request-Id")
+    func operations() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        try await server.test { client in
+            let health = try await client.execute(uri: "/healthz", method: .get)
+            #expect(try health.status == .ok && (health.object()["status"] as? String) == "ok")
+            #expect(health.headers[.requestID]?.count == 36)
+            let echoed = try await client.execute(uri: "/readyz", method: .get, headers: [.requestID: "trace-123"])
+            #expect(echoed.status == .ok && echoed.headers[.requestID] == "trace-123")
+            let replaced = try await client.execute(uri: "/readyz", method: .get, headers: [.requestID: String(repeating: "r", count: 129)])
+            #expect(replaced.headers[.requestID]?.count == 36)
+            let problem = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.requestID: "trace-401"])
+            #expect(problem.status == .unauthorized && problem.headers[.requestID] == "trace-401")
+            _ = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent + [.idempotencyKey: "m1"], body: json(#"{"amount": 1}"#))
+            let metrics = try await client.execute(uri: "/metrics", method: .get)
+            let text = String(buffer: metrics.body)
+            #expect(metrics.status == .ok && metrics.headers[.contentType]?.hasPrefix("text/plain") == true)
+            #expect(text.contains(#"wallet_http_requests_total{route="/healthz",method="GET",status="200"}"#))
+            #expect(text.contains(#"wallet_ledger_transactions_total{kind="spend"}"#))
+            #expect(text.contains("wallet_http_request_duration_seconds_bucket"))
+            #expect(!text.contains("p1"), "metrics must not expose player data")
+        }
+    }
+
+    @Test("unknown paths are 404 and wrong methods 405, as problems")
+    func unknownRoutes() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let missing = try await client.execute(uri: "/v2/nothing", method: .get)
+            #expect(try missing.status == .notFound && (missing.problemCode()) == "not_found")
+            let method = try await client.execute(uri: "/v1/wallets/p1", method: .delete, headers: server.bearer(.admin))
+            #expect(method.status == .methodNotAllowed && method.headers[.allow] == "GET")
+            #expect(try method.problemCode() == "method_not_allowed")
+        }
+    }
+
+    @Test("an unexpected error is a logged internal_error problem, never an empty 500")
+    func unexpectedError() async throws {
+        struct Surprise: Error {}
+        let server = try await TestServer()
+        server.router.get("/boom") { _, _ -> Response in throw Surprise() }
+        try await server.test { client in
+            let response = try await client.execute(uri: "/boom", method: .get, headers: [.requestID: "trace-500"])
+            #expect(response.status == .internalServerError)
+            #expect(try response.problemCode() == "internal_error")
+            #expect(try (response.object()["detail"] as? String)?.contains("trace-500") == true)
+        }
+    }
+
+    @Test("every ledger error maps to its status and code", arguments: [
+        (WalletError.invalidRequest("x"), 400), (.insufficientFunds(balance: 1, currency: "credits"), 409), (.idempotencyKeyReused("x"), 409),
+        (.unknownProduct("x"), 422), (.unknownCurrency("x"), 422), (.notFound("x"), 404), (.unsupportedDatabase("x"), 500), (.storage("x"), 503),
+    ])
+    func errorMapping(_ error: WalletError, _ status: Int) {
+        let apiError = error.apiError
+        #expect(Int(apiError.status.code) == status)
+        #expect(apiError.code == error.code && apiError.detail == error.detail)
+        #expect((apiError.headers[.retryAfter] != nil) == (status == 503))
+    }
+
+    @Test("readiness fails with 503 when the database is gone")
+    func notReady() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-gone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("wallet.sqlite").path
+        let store = try SQLiteLedgerStore.open(path: path)
+        let (router, _) = buildRouter(store: store, configuration: ServerConfiguration())
+        try "garbage".write(toFile: path, atomically: false, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        try await Application(router: router).test(.router) { client in
+            let response = try await client.execute(uri: "/readyz", method: .get)
+            #expect(response.status.code >= 500)
+            #expect(response.headers[.contentType] == "application/problem+json")
+        }
+    }
+}
+
+@Suite("A live server")
+struct LiveServerTests {
+    @Test("serves a spend over a real socket on 127.0.0.1")
+    func live() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        try await server.application.test(.live) { client in
+            #expect(client.port != nil)
+            let response = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent + [.idempotencyKey: "live-1"], body: json(#"{"amount": 5}"#))
+            #expect(try response.status == .created && (response.object()["balance"] as? Int) == 0)
+        }
+    }
+}

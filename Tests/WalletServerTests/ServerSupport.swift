@@ -1,0 +1,86 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import WalletCore
+@testable import WalletServer
+
+let playerSecret = "test-secret-that-is-at-least-32-bytes-long"
+
+/// A server on a fresh ledger with one key per role and the catalog of the core tests.
+struct TestServer: @unchecked Sendable {
+    let store: SQLiteLedgerStore
+    let router: Router<WalletRequestContext>
+    let routes: RouteTable
+    let keys: [KeyRole: String]
+
+    init(playerTokens: Bool = true) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-server-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        store = try SQLiteLedgerStore.open(path: directory.appendingPathComponent("wallet.sqlite").path)
+        var keys: [KeyRole: String] = [:]
+        for role in KeyRole.allCases { keys[role] = try await store.createAPIKey(role: role, name: "test \(role.rawValue)").secret }
+        self.keys = keys
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.gems10", credits: 10, currency: "gems"))
+        let configuration = ServerConfiguration(playerTokens: playerTokens ? try PlayerTokenVerifier(secret: playerSecret) : nil)
+        (router, routes) = buildRouter(store: store, configuration: configuration)
+    }
+
+    var application: some ApplicationProtocol { Application(router: router) }
+
+    func test(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await application.test(.router) { client in try await body(client) }
+    }
+
+    func bearer(_ role: KeyRole) -> HTTPFields { [.authorization: "Bearer \(keys[role]!)"] }
+
+    /// Credits `player` through the store, outside the API.
+    func credit(_ player: String, quantity: Int64 = 1, transactionID: String = UUID().uuidString) async throws {
+        _ = try await store.grant(GrantRequest(playerID: player, store: "apple", storeTransactionID: transactionID, productID: "com.example.consume5credits", quantity: quantity, actor: "test"))
+    }
+}
+
+/// An HS256 player token, signed with `secret`.
+func playerToken(_ subject: String, expiresIn seconds: Double = 300, secret: String = playerSecret, alg: String = "HS256", extraClaims: String = "") -> String {
+    let header = Base64URL.encode(Data(#"{"alg":"\#(alg)","typ":"JWT"}"#.utf8))
+    let claims = Base64URL.encode(Data(#"{"sub":"\#(subject)","exp":\#(Int(Date().timeIntervalSince1970 + seconds))\#(extraClaims)}"#.utf8))
+    let signature = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(claims)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+    return "\(header).\(claims).\(Base64URL.encode(Data(signature)))"
+}
+
+func json(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+extension HTTPFields {
+    static func + (lhs: HTTPFields, rhs: HTTPFields) -> HTTPFields {
+        var result = lhs
+        for field in rhs { result[field.name] = field.value }
+        return result
+    }
+
+    static let jsonContent: HTTPFields = [.contentType: "application/json"]
+}
+
+extension TestResponse {
+    func object() throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] ?? [:]
+    }
+
+    /// The problem document's `code`, after checking the document's shape.
+    func problemCode() throws -> String? {
+        #expect(headers[.contentType] == "application/problem+json")
+        let problem = try JSONDecoder().decode(Problem.self, from: Data(buffer: body))
+        #expect(problem.status == Int(status.code))
+        #expect(problem.type == "urn:creditswallet:problem:\(problem.code)")
+        #expect(!problem.title.isEmpty && !problem.detail.isEmpty)
+        return problem.code
+    }
+}
+
+extension Data {
+    init(buffer: ByteBuffer) {
+        self.init(buffer.readableBytesView)
+    }
+}
