@@ -71,8 +71,8 @@ extension WalletRequestContext {
 }
 
 /// Reads JSON request bodies strictly: at most `ServerLimits.bodyBytesMax` bytes, JSON media
-/// type, a top-level object, and no field the route does not know (a misspelt optional field
-/// must not be silently ignored).
+/// type, a top-level object, no null values, and no field the route does not know (a misspelt
+/// optional field must not be silently ignored).
 enum RequestBodyReader {
     static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request) async throws -> Body {
         if let contentType = request.headers[.contentType]?.lowercased(),
@@ -90,6 +90,10 @@ enum RequestBodyReader {
         }
         if let unknown = Set(fields.keys).subtracting(Body.fieldNames).sorted().first {
             throw APIError.invalidRequest("unknown field '\(unknown.prefix(64))'; this route accepts \(Body.fieldNames.sorted().joined(separator: ", "))")
+        }
+        // An optional field is left out, not sent as null: the document describes no nullable field.
+        if let null = fields.filter({ $0.value == .null }).keys.sorted().first {
+            throw APIError.invalidRequest("the field '\(null)' must not be null; leave it out instead")
         }
         return try JSONDecoder().decode(Body.self, from: data)
     }

@@ -77,6 +77,7 @@ struct LedgerRouteTests {
         BadSpend(body: #"{"amount": 1000000001}"#, headers: [.idempotencyKey: "k"], status: 400),
         BadSpend(body: #"{"amount": null}"#, headers: [.idempotencyKey: "k"], status: 400),
         BadSpend(body: #"{}"#, headers: [.idempotencyKey: "k"], status: 400),
+        BadSpend(body: #"{"amount": 1, "currency": null}"#, headers: [.idempotencyKey: "k"], status: 400),
         BadSpend(body: #"{"amount": 1}"#, headers: [:], status: 400),
         BadSpend(body: #"{"amount": 1, "idempotency_key": "a"}"#, headers: [.idempotencyKey: "b"], status: 400),
         BadSpend(body: #"{"amount": 1, "amout": 2}"#, headers: [.idempotencyKey: "k"], status: 400),
