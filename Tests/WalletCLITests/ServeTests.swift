@@ -1,0 +1,109 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+func freeLoopbackPort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    try #require(descriptor >= 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+    }
+    try #require(bound)
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// One HTTP request; nil when the connection failed.
+func send(_ method: String, _ url: String, headers: [String: String] = [:], body: String? = nil) async -> (status: Int, body: String)? {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = method
+    request.timeoutInterval = 10
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    request.httpBody = body.map { Data($0.utf8) }
+    guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { return nil }
+    return (http.statusCode, String(decoding: data, as: UTF8.self))
+}
+
+@Suite("wallet serve and wallet keys, as processes")
+struct ServeTests {
+    @Test("keys are created with their secret once, listed without it, and revoked")
+    func keys() throws {
+        let cli = try CLI()
+        let created = try cli.json("keys", "create", "--role", "support", "--name", "Alice (support)")
+        let id = try #require(created["id"] as? String)
+        let secret = try #require(created["key"] as? String)
+        #expect(created["role"] as? String == "support" && secret.hasPrefix("cwk_") && secret.count > 40)
+        let listed = try cli.run("keys", "list", "--json")
+        #expect(!listed.stdout.contains(secret))
+        let keys = try listed.json()["keys"] as? [[String: Any]]
+        #expect(keys?.count == 1 && keys?.first?["id"] as? String == id && keys?.first?["revoked_at"] == nil)
+        let revoked = try cli.json("keys", "revoke", id)
+        #expect(revoked["revoked_at"] as? String != nil)
+        #expect(try cli.run("keys", "revoke", "key_missing", "--json").errorCode() == "not_found")
+        #expect(try cli.run("keys", "create", "--role", "owner", "--name", "x", "--json").status == 64)
+        #expect(try cli.run("keys", "create", "--role", "admin", "--name", " ", "--json").errorCode() == "invalid_request")
+        let human = try cli.run("keys", "create", "--role", "auditor", "--name", "Audit firm")
+        #expect(human.stdout.contains("shown only now") && human.stdout.contains("cwk_"))
+    }
+
+    @Test("serve refuses bad settings with a clear error")
+    func badSettings() throws {
+        let cli = try CLI()
+        for (arguments, environment) in [
+            (["serve", "--port", "0"], [String: String]()), (["serve", "--port", "70000"], [:]), (["serve"], ["WALLET_PORT": "http"]),
+            (["serve", "--player-jwt-secret", "short"], [:]), (["serve", "--log-level", "loud"], [:]), (["serve", "--host", ""], [:]),
+        ] {
+            let output = CLI.finish(try cli.start(arguments, environment: environment))
+            #expect(output.status == 64, "\(arguments) \(environment)")
+            #expect(output.stderr.hasPrefix("Error: "), "\(output.stderr)")
+        }
+    }
+
+    @Test("SIGTERM finishes in-flight requests and loses no acknowledged spend")
+    func gracefulShutdown() async throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1", quantity: 100)
+        let key = try #require(try cli.json("keys", "create", "--role", "service", "--name", "load")["key"] as? String)
+        let port = try freeLoopbackPort()
+        let server = try cli.start(["serve", "--port", "\(port)", "--log-level", "warning"])
+        let base = "http://127.0.0.1:\(port)"
+        var up = false
+        for _ in 0..<100 where !up {
+            up = await send("GET", "\(base)/healthz")?.status == 200
+            if !up { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        try #require(up, "the server did not start")
+        let headers = ["Authorization": "Bearer \(key)", "Content-Type": "application/json"]
+        let acknowledged = await withTaskGroup(of: String?.self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    if index == 20 { kill(server.0.processIdentifier, SIGTERM) }
+                    let response = await send("POST", "\(base)/v1/wallets/p1/spend", headers: headers.merging(["Idempotency-Key": "spend-\(index)"]) { $1 }, body: #"{"amount": 1}"#)
+                    return response?.status == 201 ? "spend-\(index)" : nil
+                }
+            }
+            return await group.reduce(into: [String]()) { if let key = $1 { $0.append(key) } }
+        }
+        let exit = CLI.finish(server)
+        #expect(exit.status == 0, "\(exit.stderr)")
+        #expect(!acknowledged.isEmpty)
+        let balance = try cli.json("balance", "--player", "p1")["balances"] as? [String: Int]
+        #expect(balance?["credits"] == 500 - acknowledged.count)
+        for spendKey in acknowledged {
+            let replay = try cli.json("spend", "--player", "p1", "--amount", "1", "--key", spendKey)
+            #expect(replay["replayed"] as? Bool == true, "\(spendKey) was acknowledged but not stored")
+        }
+        #expect(try cli.json("verify")["ok"] as? Bool == true)
+    }
+}
