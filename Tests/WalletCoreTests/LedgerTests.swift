@@ -132,3 +132,63 @@ struct VerifyTests {
         }
     }
 }
+
+@Suite("Any sequence of operations keeps the ledger consistent")
+struct SequenceTests {
+    /// A small deterministic generator, so a failure names a reproducible seed.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test("400 random grants, spends, adjustments, refunds and replays, then verify", arguments: [UInt64(1), 2, 3])
+    func randomSequence(seed: UInt64) async throws {
+        var random = SplitMix(state: seed)
+        let ledger = try await TestLedger.withCatalog()
+        let players = ["p1", "p2", "p3"]
+        var purchases: [String] = []
+        var expected: [String: Int64] = [:]
+        for step in 0..<400 {
+            let player = players.randomElement(using: &random)!
+            let currency = Bool.random(using: &random) ? "credits" : "gems"
+            let result: MutationResult?
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<3:
+                let transactionID = Bool.random(using: &random) && !purchases.isEmpty ? purchases.randomElement(using: &random)! : "T\(step)"
+                let product = currency == "credits" ? "com.example.consume5credits" : "com.example.gems10"
+                result = try? await ledger.grant(player, transactionID, product: product, quantity: Int64.random(in: 1...3, using: &random))
+                if let result, !result.replayed { purchases.append(transactionID) }
+            case 3..<7:
+                result = try? await ledger.spend(player, Int64.random(in: 1...12, using: &random), key: "k\(Int.random(in: 0..<300, using: &random))", currency: currency)
+            case 7..<9:
+                result = try? await ledger.store.adjust(AdjustRequest(
+                    playerID: player, amount: Int64.random(in: -8...8, using: &random) | 1, currency: currency, reasonCode: "test", note: "step \(step)",
+                    idempotencyKey: "a\(step)", allowNegative: Bool.random(using: &random), actor: "t"))
+            default:
+                guard let transactionID = purchases.randomElement(using: &random) else { continue }
+                result = try? await ledger.store.refund(RefundRequest(
+                    store: "apple", storeTransactionID: transactionID, shareThousandths: Int64.random(in: 1...100_000, using: &random),
+                    policy: Bool.random(using: &random) ? .debt : .floor, actor: "t"))
+            }
+            if let result, !result.replayed {
+                let account = "\(result.transaction.playerID)/\(result.transaction.currency)"
+                expected[account, default: 0] += result.transaction.amount
+                #expect(result.balance == expected[account], "step \(step): the reported balance follows the transactions")
+            }
+        }
+        let report = try await ledger.store.verify()
+        #expect(report.ok, "seed \(seed): \(report.problem ?? "")")
+        for player in players {
+            let balances = try await ledger.store.balances(playerID: player).balances
+            for currency in ["credits", "gems"] {
+                #expect((balances[currency] ?? 0) == (expected["\(player)/\(currency)"] ?? 0), "\(player) \(currency)")
+            }
+        }
+    }
+}

@@ -8,10 +8,10 @@ import GRDB
 enum LedgerWrites {
     static func grant(_ db: Database, _ request: GrantRequest, now: Date) throws -> MutationResult {
         try request.validate()
-        let key = IdempotencyKey(scope: "purchase:\(request.store)", key: request.storeTransactionID, requestHash: request.requestHash)
-        if let replay = try key.replay(db, reused: "store transaction \(request.store)/\(request.storeTransactionID) was already redeemed with a different request (another player, product or quantity)") {
-            return replay
-        }
+        let key = IdempotencyKey(
+            scope: "purchase:\(request.store)", key: request.storeTransactionID, requestHash: request.requestHash,
+            reusedDetail: "store transaction \(request.store)/\(request.storeTransactionID) was already redeemed with a different request (another player, product or quantity)")
+        if let replay = try key.replay(db) { return replay }
         guard let product = try LedgerReads.product(db, id: request.productID), product.active else {
             throw WalletError.unknownProduct("product '\(request.productID)' is not in the catalog or is inactive; nothing was credited")
         }
@@ -33,10 +33,8 @@ enum LedgerWrites {
 
     static func spend(_ db: Database, _ request: SpendRequest, now: Date) throws -> MutationResult {
         try request.validate()
-        let key = IdempotencyKey(scope: "wallet:\(request.playerID)", key: request.idempotencyKey, requestHash: request.requestHash)
-        if let replay = try key.replay(db, reused: "idempotency key '\(request.idempotencyKey)' was already used for a different request on this wallet") {
-            return replay
-        }
+        let key = IdempotencyKey.wallet(request.playerID, key: request.idempotencyKey, requestHash: request.requestHash)
+        if let replay = try key.replay(db) { return replay }
         try requireKnownCurrency(db, request.currency)
         let player = try Account.fetch(db, owner: Account.playerOwner(request.playerID), currency: request.currency)
         // A negative balance (a refund's debt) fails here too: spending waits until it is repaid.
@@ -53,10 +51,8 @@ enum LedgerWrites {
 
     static func adjust(_ db: Database, _ request: AdjustRequest, now: Date) throws -> MutationResult {
         try request.validate()
-        let key = IdempotencyKey(scope: "wallet:\(request.playerID)", key: request.idempotencyKey, requestHash: request.requestHash)
-        if let replay = try key.replay(db, reused: "idempotency key '\(request.idempotencyKey)' was already used for a different request on this wallet") {
-            return replay
-        }
+        let key = IdempotencyKey.wallet(request.playerID, key: request.idempotencyKey, requestHash: request.requestHash)
+        if let replay = try key.replay(db) { return replay }
         try requireKnownCurrency(db, request.currency)
         let player = try Account.fetch(db, owner: Account.playerOwner(request.playerID), currency: request.currency)
         if request.amount < 0, !request.allowNegative, player.balance + request.amount < 0 {
@@ -73,10 +69,10 @@ enum LedgerWrites {
 
     static func refund(_ db: Database, _ request: RefundRequest, now: Date) throws -> MutationResult {
         try request.validate()
-        let key = IdempotencyKey(scope: "refund:\(request.store)", key: request.storeTransactionID, requestHash: request.requestHash)
-        if let replay = try key.replay(db, reused: "store transaction \(request.store)/\(request.storeTransactionID) was already refunded with a different share or policy") {
-            return replay
-        }
+        let key = IdempotencyKey(
+            scope: "refund:\(request.store)", key: request.storeTransactionID, requestHash: request.requestHash,
+            reusedDetail: "store transaction \(request.store)/\(request.storeTransactionID) was already refunded with a different share or policy")
+        if let replay = try key.replay(db) { return replay }
         guard let purchase = try LedgerReads.purchase(db, store: request.store, storeTransactionID: request.storeTransactionID) else {
             throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
         }
@@ -180,15 +176,24 @@ struct IdempotencyKey {
     let scope: String
     let key: String
     let requestHash: String
+    /// What `idempotencyKeyReused` says when the key was used for another request.
+    let reusedDetail: String
+
+    /// A caller's key for a spend or adjustment, scoped to the wallet.
+    static func wallet(_ playerID: String, key: String, requestHash: String) -> IdempotencyKey {
+        IdempotencyKey(
+            scope: "wallet:\(playerID)", key: key, requestHash: requestHash,
+            reusedDetail: "idempotency key '\(key)' was already used for a different request on this wallet")
+    }
 
     /// The original result if this key was used for this same request; throws
-    /// `idempotencyKeyReused` with `reused` as detail if it was used for another; nil if unused.
-    func replay(_ db: Database, reused: String) throws -> MutationResult? {
+    /// `idempotencyKeyReused` if it was used for another; nil if unused.
+    func replay(_ db: Database) throws -> MutationResult? {
         let row = try Row.fetchOne(
             db.cachedStatement(sql: "SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?"),
             arguments: [scope, key])
         guard let row else { return nil }
-        guard row["request_hash"] as String == requestHash else { throw WalletError.idempotencyKeyReused(reused) }
+        guard row["request_hash"] as String == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
         let transaction = try LedgerReads.transaction(db, seq: row["seq"])
         let playerOwner = Account.playerOwner(transaction.playerID)
         guard let posting = transaction.postings.first(where: { $0.account == playerOwner }) else {
