@@ -19,8 +19,16 @@ public protocol LedgerStore: Sendable {
     func balances(playerID: String) async throws(WalletError) -> WalletBalances
     /// A page of the player's transactions, newest first.
     func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage
-    /// Recomputes the hash chain, every transaction's sums and every balance.
-    func verify() async throws(WalletError) -> VerifyReport
+    /// Recomputes the hash chain, every transaction's sums and every balance. `progress`, if
+    /// given, hears the number of transactions checked so far, now and then.
+    func verify(progress: (@Sendable (Int64) -> Void)?) async throws(WalletError) -> VerifyReport
+    /// The last transaction's seq, hash and time: what auditors note to check exports later.
+    func head() async throws(WalletError) -> LedgerHead
+    /// The export of a period as a stream of text chunks, all from one consistent snapshot,
+    /// read page by page as the consumer asks.
+    func export(_ query: ExportQuery, format: ExportFormat) async throws(WalletError) -> ExportStream
+    /// Opening balance, transactions and closing balance per currency for a period.
+    func statement(_ query: StatementQuery) async throws(WalletError) -> Statement
 
     /// Creates an API key; only the SHA-256 of its secret is stored.
     func createAPIKey(role: KeyRole, name: String) async throws(WalletError) -> CreatedAPIKey
@@ -32,4 +40,10 @@ public protocol LedgerStore: Sendable {
     func authenticate(secret: String) async throws(WalletError) -> APIKey?
     /// Succeeds when the storage answers a read.
     func checkReadiness() async throws(WalletError)
+}
+
+extension LedgerStore {
+    public func verify() async throws(WalletError) -> VerifyReport {
+        try await verify(progress: nil)
+    }
 }

@@ -26,3 +26,18 @@ extension Int64 {
         return remainder < 0 ? remainder + divisor : remainder
     }
 }
+
+extension Timestamp {
+    /// Parses an RFC 3339 timestamp with any offset and optional fractional seconds into the
+    /// ledger's UTC format, so it compares as text with stored timestamps.
+    public static func parse(_ text: String, field: String) throws(WalletError) -> String {
+        let withFraction = ISO8601DateFormatter()
+        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let withoutFraction = ISO8601DateFormatter()
+        withoutFraction.formatOptions = [.withInternetDateTime]
+        guard text.utf8.count <= 64, let date = withFraction.date(from: text) ?? withoutFraction.date(from: text) else {
+            throw .invalidRequest("\(field) must be an RFC 3339 timestamp such as 2026-11-01T00:00:00Z")
+        }
+        return format(date)
+    }
+}

@@ -29,6 +29,7 @@ public func buildRouter(store: any LedgerStore, configuration: ServerConfigurati
     ProductController(store: store).addRoutes(to: routes)
     PurchaseController(store: store).addRoutes(to: routes)
     WalletController(store: store).addRoutes(to: routes)
+    LedgerController(store: store).addRoutes(to: routes)
     return (router, table)
 }
 

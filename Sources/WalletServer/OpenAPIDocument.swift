@@ -677,6 +677,241 @@ enum OpenAPIDocument {
           }
         }
       }
+    },
+    "/v1/wallets/{player_id}/statement": {
+      "get": {
+        "operationId": "statement",
+        "summary": "Opening balance, transactions and closing balance per currency for a period. The player's own token, support and auditor keys.",
+        "parameters": [
+          {
+            "name": "player_id",
+            "in": "path",
+            "required": true,
+            "description": "The player's id.",
+            "schema": {
+              "$ref": "#/components/schemas/PlayerId"
+            }
+          },
+          {
+            "name": "from",
+            "in": "query",
+            "required": false,
+            "description": "Start of the period, RFC 3339, inclusive.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "to",
+            "in": "query",
+            "required": false,
+            "description": "End of the period, RFC 3339, exclusive.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The statement; at most 10000 transactions (400 beyond: ask for a shorter period).",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Statement"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/ledger/export": {
+      "get": {
+        "operationId": "exportLedger",
+        "summary": "Stream the ledger, one line per posting, as CSV or JSON Lines, starting with a checkpoint. Auditor and admin keys.",
+        "parameters": [
+          {
+            "name": "from",
+            "in": "query",
+            "required": false,
+            "description": "Start of the period, RFC 3339, inclusive.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "to",
+            "in": "query",
+            "required": false,
+            "description": "End of the period, RFC 3339, exclusive.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "player",
+            "in": "query",
+            "required": false,
+            "description": "Only this player's transactions (the export is then marked filtered).",
+            "schema": {
+              "$ref": "#/components/schemas/PlayerId"
+            }
+          },
+          {
+            "name": "currency",
+            "in": "query",
+            "required": false,
+            "description": "Only transactions in this currency (filtered).",
+            "schema": {
+              "$ref": "#/components/schemas/Currency"
+            }
+          },
+          {
+            "name": "format",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "csv",
+                "jsonl"
+              ],
+              "default": "csv"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The export, streamed. Verify it offline with `wallet verify --export FILE --head HASH`.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "text/csv": {
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "application/jsonl": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/ledger/verify": {
+      "get": {
+        "operationId": "verifyLedger",
+        "summary": "Recompute the hash chain, every transaction's sums and every balance. Auditor and admin keys.",
+        "responses": {
+          "200": {
+            "description": "The report; `ok` is false and `first_bad_seq` set when the ledger was altered.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/VerifyReport"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/ledger/head": {
+      "get": {
+        "operationId": "ledgerHead",
+        "summary": "The last transaction's seq, hash and time, to note and check exports against later. Auditor and admin keys.",
+        "responses": {
+          "200": {
+            "description": "The head.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/LedgerHead"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -1120,6 +1355,128 @@ enum OpenAPIDocument {
             "type": "integer",
             "format": "int64",
             "description": "Pass as `after` for the next page; absent on the last page."
+          }
+        }
+      },
+      "VerifyReport": {
+        "type": "object",
+        "required": [
+          "ok",
+          "transactions",
+          "head_hash",
+          "first_bad_seq"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "ok": {
+            "type": "boolean"
+          },
+          "transactions": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "head_hash": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "first_bad_seq": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "format": "int64"
+          },
+          "problem": {
+            "type": "string",
+            "description": "What is wrong at first_bad_seq."
+          }
+        }
+      },
+      "LedgerHead": {
+        "type": "object",
+        "required": [
+          "seq",
+          "hash",
+          "at"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "seq": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 0
+          },
+          "hash": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "Statement": {
+        "type": "object",
+        "required": [
+          "player_id",
+          "from",
+          "to",
+          "currencies"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "player_id": {
+            "type": "string"
+          },
+          "from": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "to": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "currencies": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "currency",
+                "opening_balance",
+                "closing_balance",
+                "transactions"
+              ],
+              "properties": {
+                "currency": {
+                  "$ref": "#/components/schemas/Currency"
+                },
+                "opening_balance": {
+                  "type": "integer",
+                  "format": "int64"
+                },
+                "closing_balance": {
+                  "type": "integer",
+                  "format": "int64"
+                },
+                "transactions": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/Transaction"
+                  }
+                }
+              }
+            }
           }
         }
       },

@@ -212,3 +212,49 @@ struct ParsingTests {
         #expect(throws: (any Error).self) { try WalletCommand.parseAsRoot(["balance", "--player", "p1", "--durability", "fast"]) }
     }
 }
+
+@Suite("Auditors' CLI")
+struct AuditCLITests {
+    @Test("export to a file, verify it offline against the head, catch an edit, and a statement")
+    func exportAndVerify() throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1", quantity: 2)
+        _ = try cli.json("adjust", "--player", "p1", "--amount=-1", "--reason-code", "chargeback", "--note", "=SUM(A1), \"x\"\nsecond line", "--actor", "alice", "--key", "a1")
+        _ = try cli.json("spend", "--player", "p1", "--amount", "4", "--key", "k1")
+        let head = try #require(try cli.json("verify")["head_hash"] as? String)
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent()
+        for format in ["csv", "jsonl"] {
+            let file = directory.appendingPathComponent("ledger.\(format)").path
+            let exported = try cli.json("export", "--format", format, "--output", file)
+            #expect(exported["transactions"] as? Int == 3 && exported["postings"] as? Int == 6 && exported["last_hash"] as? String == head)
+            let report = try cli.json("verify", "--export", file, "--head", head)
+            #expect(report["ok"] as? Bool == true && report["transactions"] as? Int == 3 && report["format"] as? String == format)
+            let human = try cli.run("verify", "--export", file, "--head", head)
+            #expect(human.stdout.hasPrefix("OK: 3 transactions after seq 0, ending at hash \(head)"))
+            var text = try String(contentsOfFile: file, encoding: .utf8)
+            text = text.replacingOccurrences(of: "second line", with: "second lime")
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let tampered = try cli.run("verify", "--export", file, "--json")
+            #expect(tampered.status == 1)
+            #expect(try tampered.json()["first_bad_seq"] as? Int == 2)
+        }
+        let stdout = try cli.run("export", "--format", "csv")
+        #expect(stdout.status == 0 && stdout.stdout.hasPrefix("type,seq,transaction_id,") && stdout.stderr.isEmpty)
+        #expect(stdout.stdout.contains(#""'=SUM(A1), ""x"""#))
+        let statement = try cli.json("statement", "--player", "p1")
+        let credits = try #require((statement["currencies"] as? [[String: Any]])?.first)
+        #expect(credits["opening_balance"] as? Int == 0 && credits["closing_balance"] as? Int == 5)
+        #expect(try cli.run("statement", "--player", "p1").stdout.contains("credits: closing balance 5"))
+    }
+
+    @Test("bad audit arguments are clear errors")
+    func badArguments() throws {
+        let cli = try CLI.withCatalog()
+        #expect(try cli.run("export", "--from", "last week", "--json").errorCode() == "invalid_request")
+        #expect(try cli.run("export", "--format", "xml", "--json").status == 64)
+        #expect(try cli.run("verify", "--head", String(repeating: "a", count: 64), "--json").status == 64)
+        #expect(try cli.run("verify", "--export", "/nonexistent.csv", "--json").errorCode() == "not_found")
+        #expect(try cli.run("verify", "--export", cli.databasePath, "--head", "xyz").status == 64)
+        #expect(try cli.run("export", "--output", "/nonexistent-dir/x.csv", "--json").errorCode() == "storage_error")
+    }
+}

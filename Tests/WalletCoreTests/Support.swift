@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import WalletCore
 
@@ -8,16 +9,22 @@ struct TestLedger {
     let store: SQLiteLedgerStore
     let path: String
 
-    init(durability: Durability = .full) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-tests-\(UUID().uuidString)")
+    let directory: URL
+
+    init(durability: Durability = .full, clock: TestClock? = nil) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("wallet.sqlite").path
-        store = try SQLiteLedgerStore.open(path: path, durability: durability)
+        if let clock {
+            store = try SQLiteLedgerStore.open(path: path, durability: durability, clock: { clock.now })
+        } else {
+            store = try SQLiteLedgerStore.open(path: path, durability: durability)
+        }
     }
 
     /// A catalog with `consume5credits` (5 credits) and `gems10` (10 gems).
-    static func withCatalog() async throws -> TestLedger {
-        let ledger = try TestLedger()
+    static func withCatalog(clock: TestClock? = nil) async throws -> TestLedger {
+        let ledger = try TestLedger(clock: clock)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.gems10", credits: 10, currency: "gems"))
         return ledger
@@ -61,5 +68,21 @@ func walletError(_ body: () async throws -> Void) async -> WalletError? {
     } catch {
         Issue.record("expected a WalletError, got \(error)")
         return nil
+    }
+}
+
+/// A clock the test sets: `now` is what the ledger stamps on the next transaction.
+final class TestClock: Sendable {
+    private let time: Mutex<Date>
+
+    init(_ start: String) {
+        time = Mutex(ISO8601DateFormatter().date(from: start)!)
+    }
+
+    var now: Date { time.withLock { $0 } }
+
+    func set(_ text: String) {
+        let date = ISO8601DateFormatter().date(from: text)!
+        time.withLock { $0 = date }
     }
 }

@@ -24,6 +24,10 @@ struct AccessTests {
         (.get, "/v1/wallets/p1/transactions", "", [.service, .support, .auditor, .playerOwn]),
         (.post, "/v1/wallets/p1/spend", #"{"amount": 1, "idempotency_key": "access"}"#, [.service, .playerOwn]),
         (.post, "/v1/wallets/p1/adjustments", #"{"amount": 1, "reason_code": "goodwill", "note": "n", "idempotency_key": "access"}"#, [.support, .admin]),
+        (.get, "/v1/wallets/p1/statement", "", [.support, .auditor, .playerOwn]),
+        (.get, "/v1/ledger/export", "", [.auditor, .admin]),
+        (.get, "/v1/ledger/verify", "", [.auditor, .admin]),
+        (.get, "/v1/ledger/head", "", [.auditor, .admin]),
     ]
 
     @Test("the table covers every protected route of the router")

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
-import WalletCore
+@testable import WalletCore
 @testable import WalletServer
 
 @Suite("Ledger routes")
@@ -309,6 +309,78 @@ struct LiveServerTests {
             let response = try await client.execute(
                 uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent + [.idempotencyKey: "live-1"], body: json(#"{"amount": 5}"#))
             #expect(try response.status == .created && (response.object()["balance"] as? Int) == 0)
+        }
+    }
+}
+
+@Suite("Auditors' routes")
+struct AuditRouteTests {
+    @Test("the export streams CSV or JSON Lines that verify offline against the head")
+    func export() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1", quantity: 3, transactionID: "T1")
+        _ = try await server.store.spend(SpendRequest(playerID: "p1", amount: 4, idempotencyKey: "k1", reason: "=cmd, \"quoted\"", actor: "t"))
+        try await server.credit("p2", transactionID: "T2")
+        try await server.test { client in
+            let head = try await client.execute(uri: "/v1/ledger/head", method: .get, headers: server.bearer(.auditor))
+            #expect(head.status == .ok)
+            let headHash = try #require(try head.object()["hash"] as? String)
+            #expect(try head.object()["seq"] as? Int == 3)
+            for (format, contentType) in [("csv", "text/csv; charset=utf-8"), ("jsonl", "application/jsonl")] {
+                let response = try await client.execute(uri: "/v1/ledger/export?format=\(format)", method: .get, headers: server.bearer(.auditor))
+                #expect(response.status == .ok && response.headers[.contentType] == contentType)
+                let path = FileManager.default.temporaryDirectory.appendingPathComponent("api-export-\(UUID().uuidString).\(format)").path
+                try Data(buffer: response.body).write(to: URL(fileURLWithPath: path))
+                let report = try ExportFileVerifier.verify(path: path, head: headHash)
+                #expect(report.ok && report.transactions == 3, "\(report.problem ?? "")")
+            }
+            let filtered = try await client.execute(uri: "/v1/ledger/export?format=jsonl&player=p2", method: .get, headers: server.bearer(.admin))
+            #expect(String(buffer: filtered.body).hasPrefix(#"{"type":"checkpoint_filtered""#))
+            for query in ["format=xml", "from=yesterday", "from=2026-10-02T00:00:00Z&to=2026-10-01T00:00:00Z", "player=a%20b", "currency=Gold"] {
+                let bad = try await client.execute(uri: "/v1/ledger/export?\(query)", method: .get, headers: server.bearer(.auditor))
+                #expect(bad.status == .badRequest, "\(query)")
+                #expect(try bad.problemCode() == "invalid_request")
+            }
+        }
+    }
+
+    @Test("verify reports ok with the head hash, and the first bad seq after tampering")
+    func verify() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1", transactionID: "T1")
+        try await server.credit("p1", transactionID: "T2")
+        try await server.test { client in
+            let ok = try await client.execute(uri: "/v1/ledger/verify", method: .get, headers: server.bearer(.auditor))
+            let report = try ok.object()
+            #expect(report["ok"] as? Bool == true && report["transactions"] as? Int == 2 && report.keys.contains("first_bad_seq"))
+        }
+        try await server.store.writer.write { db in
+            try db.execute(sql: "DROP TRIGGER postings_append_only_update; UPDATE postings SET amount = 6 WHERE seq = 2 AND amount = 5")
+        }
+        try await server.test { client in
+            let bad = try await client.execute(uri: "/v1/ledger/verify", method: .get, headers: server.bearer(.admin))
+            #expect(bad.status == .ok)
+            let report = try bad.object()
+            #expect(report["ok"] as? Bool == false && report["first_bad_seq"] as? Int == 2)
+        }
+    }
+
+    @Test("a statement adds up, for support and for the player themself")
+    func statement() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1", quantity: 2, transactionID: "T1")
+        _ = try await server.store.spend(SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "k1", actor: "t"))
+        try await server.test { client in
+            for authorization in ["Bearer \(server.keys[.support]!)", "Bearer \(playerToken("p1"))"] {
+                let response = try await client.execute(uri: "/v1/wallets/p1/statement?from=2000-01-01T00:00:00Z", method: .get, headers: [.authorization: authorization])
+                #expect(response.status == .ok)
+                let currencies = try response.object()["currencies"] as? [[String: Any]]
+                let credits = try #require(currencies?.first)
+                #expect(credits["opening_balance"] as? Int == 0 && credits["closing_balance"] as? Int == 7)
+                #expect((credits["transactions"] as? [Any])?.count == 2)
+            }
+            let bad = try await client.execute(uri: "/v1/wallets/p1/statement?to=soon", method: .get, headers: server.bearer(.support))
+            #expect(bad.status == .badRequest)
         }
     }
 }

@@ -151,7 +151,7 @@ extension SQLiteLedgerStore {
         return try await read { db in try LedgerReads.history(db, query) }
     }
 
-    public func verify() async throws(WalletError) -> VerifyReport {
-        try await read { db in try LedgerVerifier.verify(db) }
+    public func verify(progress: (@Sendable (Int64) -> Void)? = nil) async throws(WalletError) -> VerifyReport {
+        try await read { db in try LedgerVerifier.verify(db, progress: progress) }
     }
 }

@@ -9,6 +9,7 @@ struct WalletController {
         let readers = Access.roles([.service, .support, .auditor], playerOwnWallet: true)
         routes.add(.get, "/v1/wallets/{player_id}", access: readers, handler: balance)
         routes.add(.get, "/v1/wallets/{player_id}/transactions", access: readers, handler: transactions)
+        routes.add(.get, "/v1/wallets/{player_id}/statement", access: .roles([.support, .auditor], playerOwnWallet: true), handler: statement)
         routes.add(.post, "/v1/wallets/{player_id}/spend", access: .roles([.service], playerOwnWallet: true), handler: spend)
         routes.add(.post, "/v1/wallets/{player_id}/adjustments", access: .roles([.support, .admin]), handler: adjust)
     }
@@ -28,6 +29,12 @@ struct WalletController {
         }
         let page = try await store.history(HistoryQuery(playerID: try context.pathPlayerID(), limit: limit, after: after, kind: kind))
         return JSONBody.response(page)
+    }
+
+    /// Opening balance, transactions and closing balance per currency for `[from, to)`.
+    @Sendable func statement(request: Request, context: WalletRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        return JSONBody.response(try await store.statement(StatementQuery(playerID: try context.pathPlayerID(), from: query.get("from"), to: query.get("to"))))
     }
 
     struct SpendBody: StrictBody {

@@ -1,0 +1,47 @@
+/// RFC 4180 cells that are safe to open in a spreadsheet.
+///
+/// A text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return would run as a
+/// formula, so it is written with a leading `'`; a cell that itself starts with `'` gets one
+/// more, so the reader removes exactly one `'` from any text cell that starts with it and gets
+/// the original back. Numbers are never prefixed.
+enum CSVCell {
+    private static let formulaStarts: Set<Character> = ["=", "+", "-", "@", "\t", "\r", "'"]
+
+    static func text(_ value: String) -> String {
+        var value = value
+        if let first = value.first, formulaStarts.contains(first) { value = "'" + value }
+        return quoted(value)
+    }
+
+    /// The original text of a text cell read back from a file.
+    static func untext(_ cell: String) -> String {
+        cell.hasPrefix("'") ? String(cell.dropFirst()) : cell
+    }
+
+    private static func quoted(_ value: String) -> String {
+        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// JSON string literals without a JSONEncoder per value: exports write millions of them.
+enum JSONText {
+    static func string(_ value: String) -> String {
+        var result = "\""
+        result.reserveCapacity(value.utf8.count + 2)
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case let control where control.value < 0x20:
+                let hex = String(control.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

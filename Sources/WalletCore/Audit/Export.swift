@@ -1,0 +1,193 @@
+import Foundation
+
+/// The file formats of a ledger export.
+public enum ExportFormat: String, Sendable, CaseIterable {
+    /// RFC 4180 CSV with a header row; text cells that a spreadsheet would run as a formula
+    /// are written with a leading `'` (see `CSVCell`).
+    case csv
+    /// JSON Lines: one object per line.
+    case jsonl
+}
+
+/// What to export. Without filters the export holds every transaction of the period, whole.
+public struct ExportQuery: Sendable, Equatable {
+    /// RFC 3339; the export starts at the first transaction created at or after it.
+    public var from: String?
+    /// RFC 3339, exclusive; the export ends at the last transaction created before it.
+    public var to: String?
+    /// Only transactions of this player (their postings to system accounts included).
+    public var playerID: String?
+    /// Only transactions in this currency.
+    public var currency: String?
+
+    public init(from: String? = nil, to: String? = nil, playerID: String? = nil, currency: String? = nil) {
+        self.from = from
+        self.to = to
+        self.playerID = playerID
+        self.currency = currency
+    }
+
+    /// A player or currency filter leaves transactions out, so the hash chain cannot be
+    /// followed from one transaction to the next.
+    public var isFiltered: Bool { playerID != nil || currency != nil }
+
+    /// The period bounds in the ledger's own timestamp format, validated.
+    func bounds() throws(WalletError) -> (from: String?, to: String?) {
+        if let playerID { try Validate.playerID(playerID) }
+        if let currency { try Validate.currency(currency) }
+        let from = try from.map { text throws(WalletError) in try Timestamp.parse(text, field: "from") }
+        let to = try to.map { text throws(WalletError) in try Timestamp.parse(text, field: "to") }
+        if let from, let to, from >= to { throw .invalidRequest("from must be before to") }
+        return (from, to)
+    }
+}
+
+/// Where an export continues from: the transaction before its first one, and the balance of
+/// each account it covers as of that transaction.
+public struct ExportCheckpoint: Sendable, Equatable {
+    /// The last `seq` before the export (0: the export starts at genesis).
+    public var seq: Int64
+    /// The hash of that transaction (or the genesis value), which the first exported
+    /// transaction's `prev_hash` must equal.
+    public var hash: String
+    /// True when a player or currency filter left transactions out.
+    public var filtered: Bool
+    /// Balances before the first exported transaction, of the accounts whose every posting in
+    /// the period is in the export. Accounts absent here start at zero in an unfiltered export.
+    public var openingBalances: [OpeningBalance]
+
+    public struct OpeningBalance: Sendable, Equatable {
+        public var account: String
+        public var currency: String
+        public var balance: Int64
+    }
+}
+
+/// What an export wrote.
+public struct ExportSummary: Sendable, Equatable, Codable {
+    public var transactions: Int64
+    public var postings: Int64
+    /// The hash of the last exported transaction, or the checkpoint's when none was.
+    public var lastHash: String
+
+    enum CodingKeys: String, CodingKey {
+        case transactions, postings
+        case lastHash = "last_hash"
+    }
+}
+
+/// The ledger head that auditors note and later check exports against.
+public struct LedgerHead: Sendable, Equatable, Codable {
+    public var seq: Int64
+    public var hash: String
+    /// When the head transaction was created; nil for an empty ledger.
+    public var at: String?
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(seq, forKey: .seq)
+        try container.encode(hash, forKey: .hash)
+        try container.encode(at, forKey: .at)
+    }
+}
+
+/// The columns of a CSV export and the fields of a JSON Lines posting object, in order.
+/// Each posting line repeats its transaction's fields, so the file alone lets a reader
+/// recompute every hash.
+enum ExportColumns {
+    static let all = [
+        "type", "seq", "transaction_id", "created_at", "kind", "player_id", "transaction_currency", "transaction_amount",
+        "account", "currency", "amount", "balance_after", "posting_count", "idempotency_key", "store", "store_transaction_id",
+        "product_id", "quantity", "actor", "reason_code", "note", "ticket", "refund_of_seq", "uncollected", "metadata",
+        "prev_hash", "hash",
+    ]
+}
+
+/// Turns checkpoints and transactions into lines of one format.
+struct ExportEncoder {
+    let format: ExportFormat
+
+    /// The header row (CSV only).
+    func header() -> String? {
+        format == .csv ? ExportColumns.all.joined(separator: ",") + "\r\n" : nil
+    }
+
+    func checkpoint(_ checkpoint: ExportCheckpoint) -> String {
+        let type = checkpoint.filtered ? "checkpoint_filtered" : "checkpoint"
+        switch format {
+        case .csv:
+            var lines = csvRow(["type": CSVCell.text(type), "seq": String(checkpoint.seq), "hash": checkpoint.hash])
+            for opening in checkpoint.openingBalances {
+                lines += csvRow([
+                    "type": "opening_balance", "account": CSVCell.text(opening.account), "currency": CSVCell.text(opening.currency),
+                    "balance_after": String(opening.balance),
+                ])
+            }
+            return lines
+        case .jsonl:
+            let openings = checkpoint.openingBalances.map { opening in
+                #"{"account":\#(JSONText.string(opening.account)),"balance":\#(opening.balance),"currency":\#(JSONText.string(opening.currency))}"#
+            }
+            return #"{"type":"\#(type)","seq":\#(checkpoint.seq),"hash":"\#(checkpoint.hash)","opening_balances":[\#(openings.joined(separator: ","))]}"# + "\n"
+        }
+    }
+
+    /// One line per posting of `transaction`.
+    func transaction(_ transaction: LedgerTransaction) -> String {
+        var lines = ""
+        for posting in transaction.postings {
+            switch format {
+            case .csv: lines += csvRow(cells(transaction, posting).mapValues(\.csv))
+            case .jsonl: lines += jsonLine(cells(transaction, posting))
+            }
+        }
+        return lines
+    }
+
+    private enum Cell {
+        case text(String?)
+        case number(Int64?)
+        case json(String?)
+
+        var csv: String {
+            switch self {
+            case .text(let value): value.map(CSVCell.text) ?? ""
+            case .number(let value): value.map(String.init) ?? ""
+            case .json(let value): value.map(CSVCell.text) ?? ""
+            }
+        }
+
+        var json: String? {
+            switch self {
+            case .text(let value): value.map(JSONText.string)
+            case .number(let value): value.map(String.init)
+            case .json(let value): value
+            }
+        }
+    }
+
+    private func cells(_ transaction: LedgerTransaction, _ posting: Posting) -> [String: Cell] {
+        [
+            "type": .text("posting"), "seq": .number(transaction.seq), "transaction_id": .text(transaction.id),
+            "created_at": .text(transaction.createdAt), "kind": .text(transaction.kind.rawValue), "player_id": .text(transaction.playerID),
+            "transaction_currency": .text(transaction.currency), "transaction_amount": .number(transaction.amount),
+            "account": .text(posting.account), "currency": .text(posting.currency), "amount": .number(posting.amount),
+            "balance_after": .number(posting.balanceAfter), "posting_count": .number(Int64(transaction.postings.count)),
+            "idempotency_key": .text(transaction.idempotencyKey), "store": .text(transaction.store),
+            "store_transaction_id": .text(transaction.storeTransactionID), "product_id": .text(transaction.productID),
+            "quantity": .number(transaction.quantity), "actor": .text(transaction.actor), "reason_code": .text(transaction.reasonCode),
+            "note": .text(transaction.note), "ticket": .text(transaction.ticket), "refund_of_seq": .number(transaction.refundOfSeq),
+            "uncollected": .number(transaction.uncollected), "metadata": .json(transaction.metadata?.canonicalText),
+            "prev_hash": .text(transaction.prevHash), "hash": .text(transaction.hash),
+        ]
+    }
+
+    private func csvRow(_ values: [String: String]) -> String {
+        ExportColumns.all.map { values[$0] ?? "" }.joined(separator: ",") + "\r\n"
+    }
+
+    private func jsonLine(_ cells: [String: Cell]) -> String {
+        let fields = ExportColumns.all.compactMap { name in cells[name]?.json.map { "\"\(name)\":\($0)" } }
+        return "{" + fields.joined(separator: ",") + "}\n"
+    }
+}

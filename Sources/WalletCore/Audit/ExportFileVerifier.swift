@@ -1,0 +1,356 @@
+import Foundation
+
+/// The outcome of checking an export file on its own.
+public struct ExportVerifyReport: Codable, Sendable, Equatable {
+    public var ok: Bool
+    public var format: String
+    /// Transactions checked (complete and valid).
+    public var transactions: Int64
+    /// The seq the file continues from (0: genesis).
+    public var checkpointSeq: Int64
+    /// True for a player or currency export: each transaction's hash and sums were checked,
+    /// and the balances of the accounts it follows, but not the chain between transactions.
+    public var filtered: Bool
+    /// The hash the file ends at.
+    public var headHash: String
+    public var firstBadSeq: Int64?
+    public var problem: String?
+
+    enum CodingKeys: String, CodingKey {
+        case ok, format, transactions, filtered, problem
+        case checkpointSeq = "checkpoint_seq"
+        case headHash = "head_hash"
+        case firstBadSeq = "first_bad_seq"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(ok, forKey: .ok)
+        try container.encode(format, forKey: .format)
+        try container.encode(transactions, forKey: .transactions)
+        try container.encode(checkpointSeq, forKey: .checkpointSeq)
+        try container.encode(filtered, forKey: .filtered)
+        try container.encode(headHash, forKey: .headHash)
+        try container.encode(firstBadSeq, forKey: .firstBadSeq)
+        try container.encodeIfPresent(problem, forKey: .problem)
+    }
+}
+
+/// Verifies an export file alone, streaming: it rebuilds every transaction from its posting
+/// lines and runs `ChainChecker` from the file's checkpoint, so a changed, missing, added or
+/// reordered line is caught and named by its seq. With `head`, the file must end at that hash.
+public enum ExportFileVerifier {
+    public static func verify(path: String, head: String? = nil, progress: ((Int64) -> Void)? = nil) throws(WalletError) -> ExportVerifyReport {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw .notFound("cannot read the export file \(path)")
+        }
+        defer { try? handle.close() }
+        var records = RecordReader(handle: handle)
+        do {
+            return try verify(&records, head: head, progress: progress)
+        } catch let error as WalletError {
+            throw error
+        } catch {
+            throw .storage("cannot read \(path): \(error)")
+        }
+    }
+
+    static func verify(_ records: inout RecordReader, head: String?, progress: ((Int64) -> Void)?) throws -> ExportVerifyReport {
+        guard let first = try records.next() else { throw WalletError.invalidRequest("the export file is empty") }
+        let format = records.format
+        var report = ExportVerifyReport(ok: false, format: format.rawValue, transactions: 0, checkpointSeq: 0, filtered: false, headHash: HashChain.genesis)
+        var fields = try ExportRecord(first, format: format)
+        guard case .checkpoint(let seq, let hash, let filtered, var openings) = fields else {
+            throw WalletError.invalidRequest("the export file does not start with a checkpoint; it is not a wallet export")
+        }
+        report.checkpointSeq = seq
+        report.filtered = filtered
+        report.headHash = hash
+        var pending: [ExportRecord.PostingLine] = []
+        var checker: ChainChecker?
+        func fail(_ seq: Int64, _ problem: String) -> ExportVerifyReport {
+            var failed = report
+            failed.transactions = checker?.checkedCount ?? 0
+            failed.headHash = checker?.headHash ?? hash
+            failed.firstBadSeq = seq
+            failed.problem = problem
+            return failed
+        }
+        while let record = try records.next() {
+            fields = try ExportRecord(record, format: format)
+            switch fields {
+            case .checkpoint:
+                return fail(seq + 1, "a second checkpoint in the file")
+            case .opening(let account, let currency, let balance):
+                guard checker == nil else { return fail(seq + 1, "an opening balance after the first posting") }
+                openings[ChainChecker.AccountKey(account: account, currency: currency)] = balance
+            case .posting(let line):
+                if checker == nil {
+                    let unknown: ChainChecker.UnknownAccounts = filtered ? .skip : (seq == 0 ? .startAtZero : .mustBeListed)
+                    checker = ChainChecker(after: seq, hash: hash, followsChain: !filtered, unknownAccounts: unknown, openingBalances: openings)
+                }
+                if let previous = pending.first, previous.transaction.seq != line.transaction.seq {
+                    return fail(previous.transaction.seq, "transaction \(previous.transaction.seq) has \(pending.count) of its \(previous.postingCount) posting lines")
+                }
+                if let previous = pending.first, previous.transaction != line.transaction || previous.postingCount != line.postingCount {
+                    return fail(line.transaction.seq, "the posting lines of transaction \(line.transaction.seq) disagree on its fields")
+                }
+                pending.append(line)
+                if pending.count == line.postingCount {
+                    var transaction = line.transaction
+                    transaction.postings = pending.map(\.posting)
+                    pending.removeAll(keepingCapacity: true)
+                    do {
+                        try checker!.check(transaction)
+                    } catch {
+                        return fail(error.seq, error.problem)
+                    }
+                    if checker!.checkedCount % 50_000 == 0 { progress?(checker!.checkedCount) }
+                }
+            }
+        }
+        if let incomplete = pending.first {
+            return fail(incomplete.transaction.seq, "transaction \(incomplete.transaction.seq) has \(pending.count) of its \(incomplete.postingCount) posting lines")
+        }
+        report.transactions = checker?.checkedCount ?? 0
+        report.headHash = checker?.headHash ?? hash
+        if let head, head != report.headHash {
+            guard !filtered else { throw WalletError.invalidRequest("--head cannot be checked on a filtered export: it holds only some transactions") }
+            return fail(seq + report.transactions + 1, "the file ends at hash \(report.headHash), not at the head \(head): transactions are missing at its end")
+        }
+        report.ok = true
+        return report
+    }
+}
+
+/// One line of an export, parsed.
+enum ExportRecord {
+    case checkpoint(seq: Int64, hash: String, filtered: Bool, openings: [ChainChecker.AccountKey: Int64])
+    case opening(account: String, currency: String, balance: Int64)
+    case posting(PostingLine)
+
+    struct PostingLine {
+        /// The transaction's own fields; `postings` is empty here.
+        var transaction: LedgerTransaction
+        var posting: Posting
+        var postingCount: Int
+    }
+
+    init(_ record: [String: FieldValue], format: ExportFormat) throws {
+        let fields = FieldReader(record: record)
+        let type = try fields.text("type")
+        switch type {
+        case "checkpoint", "checkpoint_filtered":
+            var openings: [ChainChecker.AccountKey: Int64] = [:]
+            for opening in try fields.openingBalances() { openings[ChainChecker.AccountKey(account: opening.account, currency: opening.currency)] = opening.balance }
+            self = .checkpoint(seq: try fields.number("seq"), hash: try fields.text("hash"), filtered: type == "checkpoint_filtered", openings: openings)
+        case "opening_balance":
+            self = .opening(account: try fields.text("account"), currency: try fields.text("currency"), balance: try fields.number("balance_after"))
+        case "posting":
+            let kindText = try fields.text("kind")
+            guard let kind = TransactionKind(rawValue: kindText) else { throw fields.invalid("kind", "unknown kind '\(kindText)'") }
+            let transaction = LedgerTransaction(
+                seq: try fields.number("seq"), id: try fields.text("transaction_id"), kind: kind, playerID: try fields.text("player_id"),
+                currency: try fields.text("transaction_currency"), amount: try fields.number("transaction_amount"), actor: try fields.text("actor"),
+                createdAt: try fields.text("created_at"), idempotencyKey: try fields.optionalText("idempotency_key"), store: try fields.optionalText("store"),
+                storeTransactionID: try fields.optionalText("store_transaction_id"), productID: try fields.optionalText("product_id"),
+                quantity: try fields.optionalNumber("quantity"), reasonCode: try fields.optionalText("reason_code"), note: try fields.optionalText("note"),
+                ticket: try fields.optionalText("ticket"), refundOfSeq: try fields.optionalNumber("refund_of_seq"), uncollected: try fields.number("uncollected"),
+                metadata: try fields.metadata(), prevHash: try fields.text("prev_hash"), hash: try fields.text("hash"), postings: [])
+            let posting = Posting(
+                account: try fields.text("account"), currency: try fields.text("currency"), amount: try fields.number("amount"),
+                balanceAfter: try fields.number("balance_after"))
+            let count = try fields.number("posting_count")
+            guard (1...64).contains(count) else { throw fields.invalid("posting_count", "out of range") }
+            self = .posting(PostingLine(transaction: transaction, posting: posting, postingCount: Int(count)))
+        default:
+            throw WalletError.invalidRequest("a line with the unknown type '\(type.prefix(40))': not a wallet export")
+        }
+    }
+}
+
+/// A field as read from a CSV cell (text) or a JSON value.
+enum FieldValue {
+    case csv(String)
+    case json(JSONValue)
+}
+
+/// Typed access to one record's fields, with errors that name the field.
+struct FieldReader {
+    let record: [String: FieldValue]
+
+    func invalid(_ name: String, _ why: String) -> WalletError {
+        .invalidRequest("the export field '\(name)' is invalid (\(why)); the file is not a well-formed wallet export")
+    }
+
+    func optionalText(_ name: String) throws -> String? {
+        switch record[name] {
+        case nil, .json(.null): return nil
+        case .csv(let cell): return cell.isEmpty ? nil : CSVCell.untext(cell)
+        case .json(.string(let text)): return text
+        case .json: throw invalid(name, "not a string")
+        }
+    }
+
+    func text(_ name: String) throws -> String {
+        guard let text = try optionalText(name) else { throw invalid(name, "missing") }
+        return text
+    }
+
+    func optionalNumber(_ name: String) throws -> Int64? {
+        switch record[name] {
+        case nil, .json(.null): return nil
+        case .csv(let cell):
+            if cell.isEmpty { return nil }
+            guard let number = Int64(cell) else { throw invalid(name, "not an integer") }
+            return number
+        case .json(.integer(let number)): return number
+        case .json: throw invalid(name, "not an integer")
+        }
+    }
+
+    func number(_ name: String) throws -> Int64 {
+        guard let number = try optionalNumber(name) else { throw invalid(name, "missing") }
+        return number
+    }
+
+    func metadata() throws -> Metadata? {
+        switch record["metadata"] {
+        case nil, .json(.null): return nil
+        case .csv(let cell): return cell.isEmpty ? nil : Metadata(canonicalText: CSVCell.untext(cell))
+        case .json(let value): return Metadata(canonicalText: value.canonicalText())
+        }
+    }
+
+    func openingBalances() throws -> [(account: String, currency: String, balance: Int64)] {
+        guard case .json(.array(let items)) = record["opening_balances"] else { return [] }
+        return try items.map { item in
+            guard case .object(let object) = item, case .string(let account)? = object["account"], case .string(let currency)? = object["currency"],
+                case .integer(let balance)? = object["balance"]
+            else { throw invalid("opening_balances", "each needs account, currency and balance") }
+            return (account, currency, balance)
+        }
+    }
+}
+
+/// Reads an export file's records one at a time: CSV (RFC 4180, quoted newlines included)
+/// or JSON Lines, told apart by the first byte.
+struct RecordReader {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var finished = false
+    private var columns: [String]?
+    private(set) var format: ExportFormat = .csv
+    private var started = false
+
+    init(handle: FileHandle) {
+        self.handle = handle
+    }
+
+    mutating func next() throws -> [String: FieldValue]? {
+        if !started {
+            started = true
+            guard let byte = try peek() else { return nil }
+            format = byte == UInt8(ascii: "{") ? .jsonl : .csv
+            if format == .csv {
+                guard let header = try nextCSVRecord(), header == ExportColumns.all else {
+                    throw WalletError.invalidRequest("the CSV header is not that of a wallet export")
+                }
+                columns = header
+            }
+        }
+        switch format {
+        case .jsonl:
+            while let line = try nextLine() {
+                if line.isEmpty { continue }
+                guard case .object(let object) = try? JSONDecoder().decode(JSONValue.self, from: Data(line)) else {
+                    throw WalletError.invalidRequest("a line of the JSON Lines export is not a JSON object")
+                }
+                return object.mapValues(FieldValue.json)
+            }
+            return nil
+        case .csv:
+            guard let cells = try nextCSVRecord(), let columns else { return nil }
+            guard cells.count == columns.count else {
+                throw WalletError.invalidRequest("a CSV row has \(cells.count) cells, not \(columns.count)")
+            }
+            return Dictionary(uniqueKeysWithValues: zip(columns, cells.map(FieldValue.csv)))
+        }
+    }
+
+    private mutating func fill() throws -> Bool {
+        if finished { return false }
+        if position > 0 {
+            buffer.removeFirst(position)
+            position = 0
+        }
+        guard let data = try handle.read(upToCount: 1 << 20), !data.isEmpty else {
+            finished = true
+            return false
+        }
+        buffer.append(contentsOf: data)
+        return true
+    }
+
+    private mutating func peek() throws -> UInt8? {
+        while position >= buffer.count { guard try fill() else { return nil } }
+        return buffer[position]
+    }
+
+    private mutating func nextByte() throws -> UInt8? {
+        guard let byte = try peek() else { return nil }
+        position += 1
+        return byte
+    }
+
+    private mutating func nextLine() throws -> [UInt8]? {
+        var line: [UInt8] = []
+        while let byte = try nextByte() {
+            if byte == UInt8(ascii: "\n") { return line }
+            line.append(byte)
+        }
+        return line.isEmpty ? nil : line
+    }
+
+    /// One RFC 4180 record; nil at the end of the file.
+    private mutating func nextCSVRecord() throws -> [String]? {
+        guard try peek() != nil else { return nil }
+        var cells: [String] = []
+        var cell: [UInt8] = []
+        var quoted = false
+        while let byte = try nextByte() {
+            if quoted {
+                if byte == UInt8(ascii: "\"") {
+                    if try peek() == UInt8(ascii: "\"") {
+                        position += 1
+                        cell.append(byte)
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    cell.append(byte)
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard cell.isEmpty else { throw WalletError.invalidRequest("a CSV cell has a quote in the middle") }
+                quoted = true
+            case UInt8(ascii: ","):
+                cells.append(String(decoding: cell, as: UTF8.self))
+                cell.removeAll(keepingCapacity: true)
+            case UInt8(ascii: "\r") where try peek() == UInt8(ascii: "\n"):
+                continue
+            case UInt8(ascii: "\n"):
+                cells.append(String(decoding: cell, as: UTF8.self))
+                return cells
+            default:
+                cell.append(byte)
+            }
+        }
+        if quoted { throw WalletError.invalidRequest("the CSV file ends inside a quoted cell") }
+        cells.append(String(decoding: cell, as: UTF8.self))
+        return cells
+    }
+}

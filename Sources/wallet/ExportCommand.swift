@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import WalletCore
+
+extension ExportFormat: ExpressibleByArgument {}
+
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export the ledger, one line per posting, as CSV or JSON Lines.",
+        discussion: """
+            The first line after the CSV header (or the first JSON object) is a checkpoint: the seq and \
+            hash the export continues from, then the opening balance of each account it covers. Every \
+            posting line carries its transaction's fields and hashes, so `wallet verify --export FILE \
+            --head HASH` can check the file without the database. --from/--to select the contiguous run \
+            of transactions created in [from, to); --player and --currency select transactions (the file \
+            is then marked filtered). Nothing but the data goes to stdout.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: ArgumentHelp("Start of the period, RFC 3339 (inclusive).", valueName: "time"))
+    var from: String?
+
+    @Option(help: ArgumentHelp("End of the period, RFC 3339 (exclusive).", valueName: "time"))
+    var to: String?
+
+    @Option(help: "Only this player's transactions.")
+    var player: String?
+
+    @Option(help: "Only transactions in this currency.")
+    var currency: String?
+
+    @Option(help: "csv or jsonl.")
+    var format: ExportFormat = .csv
+
+    @Option(help: ArgumentHelp("Write to this file instead of stdout (replaced only once the export is complete).", valueName: "file"))
+    var output: String?
+
+    func run() async throws {
+        let store = try options.openStore()
+        let query = ExportQuery(from: from, to: to, playerID: player, currency: currency)
+        let progress = Progress("postings exported")
+        let sink = try ExportSink(path: output)
+        let summary: ExportSummary
+        do {
+            summary = try await store.export(query, format: format).write(progress: progress.report, to: sink.write)
+            try sink.finish()
+        } catch {
+            sink.abandon()
+            throw error
+        }
+        progress.finish()
+        if output != nil, options.json {
+            Output.json(summary)
+        } else if let output {
+            print("Exported \(summary.transactions) transactions (\(summary.postings) postings) to \(output); last hash \(summary.lastHash).")
+        }
+    }
+}
+
+/// Stdout, or a temporary file renamed over the destination once complete, so a failed
+/// export never leaves a half-written file that looks whole.
+final class ExportSink: @unchecked Sendable {
+    private let handle: FileHandle
+    private let destination: String?
+    private let temporaryPath: String?
+
+    init(path: String?) throws(WalletError) {
+        guard let path else {
+            handle = FileHandle.standardOutput
+            destination = nil
+            temporaryPath = nil
+            return
+        }
+        let temporary = path + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
+            throw .storage("cannot create \(path): check that the directory exists and is writable")
+        }
+        self.handle = handle
+        destination = path
+        temporaryPath = temporary
+    }
+
+    func write(_ text: String) throws {
+        try handle.write(contentsOf: Data(text.utf8))
+    }
+
+    func finish() throws {
+        guard let destination, let temporaryPath else { return }
+        try handle.synchronize()
+        try handle.close()
+        if FileManager.default.fileExists(atPath: destination) { try FileManager.default.removeItem(atPath: destination) }
+        try FileManager.default.moveItem(atPath: temporaryPath, toPath: destination)
+    }
+
+    func abandon() {
+        guard let temporaryPath else { return }
+        try? handle.close()
+        try? FileManager.default.removeItem(atPath: temporaryPath)
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import GRDB
+import Testing
+@testable import WalletCore
+
+/// Exports that prove themselves: written by the store, checked by `ExportFileVerifier` alone.
+@Suite("Exports, statements and offline verification")
+struct AuditTests {
+    /// Nine transactions over three days, with a hostile note and metadata.
+    static func ledger() async throws -> (TestLedger, TestClock) {
+        let clock = TestClock("2026-10-01T10:00:00Z")
+        let ledger = try await TestLedger.withCatalog(clock: clock)
+        try await ledger.grant("p1", "T1", quantity: 4)                                        // 1
+        try await ledger.grant("p2", "T2", product: "com.example.gems10")                      // 2
+        _ = try await ledger.store.spend(SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "k1", reason: "=HYPERLINK(\"x\")",
+                                                      metadata: Metadata(.object(["item": .string("sword, \"long\""), "n": .integer(2)])), actor: "t"))  // 3
+        clock.set("2026-10-02T10:00:00Z")
+        _ = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "line one, \"two\"\nline =three", ticket: "@SUP-1", idempotencyKey: "a1", actor: "-alice"))  // 4
+        try await ledger.spend("p2", 4, key: "k2", currency: "gems")                           // 5
+        _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", shareThousandths: 50_000, actor: "s"))  // 6
+        clock.set("2026-10-03T10:00:00Z")
+        try await ledger.grant("p3", "T3")                                                     // 7
+        try await ledger.spend("p1", 1, key: "'quoted")                                        // 8
+        try await ledger.spend("p3", 5, key: "+k3")                                            // 9
+        return (ledger, clock)
+    }
+
+    func export(_ ledger: TestLedger, _ query: ExportQuery = ExportQuery(), format: ExportFormat) async throws -> (path: String, summary: ExportSummary) {
+        let path = ledger.directory.appendingPathComponent("export-\(UUID().uuidString).\(format.rawValue)").path
+        var text = ""
+        let summary = try await ledger.store.export(query, format: format).write { text += $0 }
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return (path, summary)
+    }
+
+    @Test("a full export verifies offline and ends at the head", arguments: ExportFormat.allCases)
+    func roundTrip(_ format: ExportFormat) async throws {
+        let (ledger, _) = try await Self.ledger()
+        let (path, summary) = try await export(ledger, format: format)
+        let head = try await ledger.store.head()
+        #expect(head.seq == 9 && head.at == "2026-10-03T10:00:00.000Z")
+        #expect(summary == ExportSummary(transactions: 9, postings: 18, lastHash: head.hash))
+        let report = try ExportFileVerifier.verify(path: path, head: head.hash)
+        #expect(report.ok && report.transactions == 9 && report.headHash == head.hash && report.checkpointSeq == 0 && !report.filtered, "\(report.problem ?? "")")
+        let wrongHead = try ExportFileVerifier.verify(path: path, head: String(repeating: "a", count: 64))
+        #expect(!wrongHead.ok && wrongHead.firstBadSeq == 10)
+    }
+
+    @Test("an empty ledger exports a checkpoint at genesis that verifies")
+    func empty() async throws {
+        let ledger = try TestLedger()
+        for format in ExportFormat.allCases {
+            let (path, summary) = try await export(ledger, format: format)
+            #expect(summary.transactions == 0 && summary.lastHash == HashChain.genesis)
+            #expect(try ExportFileVerifier.verify(path: path, head: HashChain.genesis).ok)
+        }
+    }
+
+    @Test("hostile notes are quoted per RFC 4180 and formula cells are defused, then read back exactly")
+    func csvQuoting() async throws {
+        let (ledger, _) = try await Self.ledger()
+        let (path, _) = try await export(ledger, format: .csv)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains(#","'=HYPERLINK(""x"")","#))
+        #expect(text.contains("\"line one, \"\"two\"\"\nline =three\""))
+        #expect(text.contains(",'@SUP-1,") && text.contains(",'-alice,") && text.contains(",''quoted,") && text.contains(",'+k3,"))
+        #expect(text.contains(",'@spend,"))
+        #expect(!text.contains(",=") && !text.contains(",+") && !text.contains(",@"), "no cell may start with a formula character")
+        #expect(text.contains(#""{""item"":""sword, \""long\"""",""n"":2}""#))
+        #expect(try ExportFileVerifier.verify(path: path).ok)
+    }
+
+    @Test("a range export starts at a checkpoint with opening balances and verifies against the head", arguments: ExportFormat.allCases)
+    func range(_ format: ExportFormat) async throws {
+        let (ledger, _) = try await Self.ledger()
+        let (path, summary) = try await export(ledger, ExportQuery(from: "2026-10-02T00:00:00Z", to: "2026-10-03T00:00:00Z"), format: format)
+        #expect(summary.transactions == 3)
+        let report = try ExportFileVerifier.verify(path: path)
+        #expect(report.ok && report.checkpointSeq == 3 && report.transactions == 3, "\(report.problem ?? "")")
+        let third = try await ledger.store.history(HistoryQuery(playerID: "p1", kind: .spend)).transactions.last!
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains(third.hash), "the checkpoint names the hash of seq 3")
+        let (tail, _) = try await export(ledger, ExportQuery(from: "2026-10-02T00:00:00+02:00"), format: format)
+        let head = try await ledger.store.head()
+        let tailReport = try ExportFileVerifier.verify(path: tail, head: head.hash)
+        #expect(tailReport.ok && tailReport.checkpointSeq == 3 && tailReport.transactions == 6)
+        let (none, noneSummary) = try await export(ledger, ExportQuery(from: "2027-01-01T00:00:00Z"), format: format)
+        #expect(noneSummary.transactions == 0)
+        #expect(try ExportFileVerifier.verify(path: none, head: head.hash).ok)
+    }
+
+    @Test("player and currency exports are marked filtered and checked transaction by transaction", arguments: ExportFormat.allCases)
+    func filtered(_ format: ExportFormat) async throws {
+        let (ledger, _) = try await Self.ledger()
+        let (path, summary) = try await export(ledger, ExportQuery(playerID: "p1"), format: format)
+        #expect(summary.transactions == 5)
+        let report = try ExportFileVerifier.verify(path: path)
+        #expect(report.ok && report.filtered && report.transactions == 5, "\(report.problem ?? "")")
+        #expect(throws: WalletError.self) { try ExportFileVerifier.verify(path: path, head: HashChain.genesis) }
+        let (gems, gemsSummary) = try await export(ledger, ExportQuery(from: "2026-10-02T00:00:00Z", currency: "gems"), format: format)
+        #expect(try gemsSummary.transactions == 1 && ExportFileVerifier.verify(path: gems).ok)
+        let tampered = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "sorry", with: "x")
+            .replacingOccurrences(of: "line =three", with: "line =four")
+        try tampered.write(toFile: path, atomically: true, encoding: .utf8)
+        let tamperedReport = try ExportFileVerifier.verify(path: path)
+        #expect(!tamperedReport.ok && tamperedReport.firstBadSeq == 4)
+    }
+
+    /// Every tamper of an export file, by line edit, named by the seq it breaks.
+    @Test("tampered exports fail at the first bad seq", arguments: [
+        ("amount", Int64(3)), ("balance", 5), ("delete-line", 4), ("delete-transaction", 5), ("duplicate-transaction", 7),
+        ("swap-transactions", 6), ("note", 4), ("hash", 7), ("truncate", 9), ("balance-of-first-posting", 2),
+    ])
+    func tamperedFile(_ tamper: String, _ badSeq: Int64) async throws {
+        let (ledger, _) = try await Self.ledger()
+        let head = try await ledger.store.head()
+        for format in ExportFormat.allCases {
+            let (path, _) = try await export(ledger, format: format)
+            var lines = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: format == .csv ? "\r\n" : "\n")
+            // CSV: header, checkpoint, then posting lines; the note with a newline spans two physical lines.
+            func index(ofSeq seq: Int64, occurrence: Int = 0) -> Int {
+                lines.indices.filter { lines[$0].hasPrefix(format == .csv ? "posting,\(seq)," : #"{"type":"posting","seq":\#(seq),"#) }[occurrence]
+            }
+            switch tamper {
+            case "amount":
+                let line = index(ofSeq: 3)
+                lines[line] = lines[line].replacingOccurrences(
+                    of: format == .csv ? ",credits,3,3,2," : #""amount":3,"balance_after":3"#, with: format == .csv ? ",credits,4,3,2," : #""amount":4,"balance_after":3"#)
+            case "balance":
+                let line = index(ofSeq: 5, occurrence: 1)
+                lines[line] = lines[line].replacingOccurrences(of: format == .csv ? ",-4,6," : #""balance_after":6"#, with: format == .csv ? ",-4,7," : #""balance_after":7"#)
+            case "delete-line": lines.remove(at: index(ofSeq: 4, occurrence: 1))
+            case "delete-transaction":
+                lines.remove(at: index(ofSeq: 5, occurrence: 1))
+                lines.remove(at: index(ofSeq: 5))
+            case "duplicate-transaction":
+                let first = index(ofSeq: 6)
+                lines.insert(contentsOf: lines[first...(first + 1)], at: index(ofSeq: 7))
+            case "swap-transactions":
+                let six = index(ofSeq: 6)
+                let seven = Array(lines[index(ofSeq: 7)...(index(ofSeq: 7) + 1)])
+                lines.removeSubrange(index(ofSeq: 7)...(index(ofSeq: 7) + 1))
+                lines.insert(contentsOf: seven, at: six)
+            case "note":
+                for line in lines.indices { lines[line] = lines[line].replacingOccurrences(of: "line =three", with: "line =thre3") }
+            case "hash":
+                let line = index(ofSeq: 7)
+                let hash = String(lines[line].suffix(format == .csv ? 64 : 66).prefix(64))
+                lines[line] = lines[line].replacingOccurrences(of: hash, with: String(hash.reversed()))
+            case "truncate":
+                lines.removeSubrange(index(ofSeq: 9)...(index(ofSeq: 9) + 1))
+            default:
+                let line = index(ofSeq: 2, occurrence: 1)
+                lines[line] = lines[line].replacingOccurrences(
+                    of: format == .csv ? ",gems,10,10," : #""amount":10,"balance_after":10"#, with: format == .csv ? ",gems,10,11," : #""amount":10,"balance_after":11"#)
+            }
+            let edited = lines.joined(separator: format == .csv ? "\r\n" : "\n")
+            #expect(try edited != String(contentsOfFile: path, encoding: .utf8), "\(tamper) \(format): the test's edit must change the file")
+            try edited.write(toFile: path, atomically: true, encoding: .utf8)
+            let report = try ExportFileVerifier.verify(path: path, head: head.hash)
+            #expect(!report.ok, "\(tamper) \(format)")
+            #expect(report.firstBadSeq == badSeq, "\(tamper) \(format): \(report.problem ?? "")")
+        }
+    }
+
+    @Test("files that are not exports are refused with a clear error")
+    func notAnExport() async throws {
+        let ledger = try TestLedger()
+        for (name, text) in [("a.csv", "a,b\n1,2\n"), ("b.jsonl", "{\"type\":\"posting\"}\n"), ("c.jsonl", "{nope\n"), ("d.csv", "")] {
+            let path = ledger.directory.appendingPathComponent(name).path
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            #expect(throws: WalletError.self, "\(name)") { try ExportFileVerifier.verify(path: path) }
+        }
+        #expect(throws: WalletError.notFound("cannot read the export file /nonexistent.csv")) { try ExportFileVerifier.verify(path: "/nonexistent.csv") }
+    }
+
+    @Test("an export is one snapshot: writes that land while it streams are not in it")
+    func consistentWhileWriting() async throws {
+        let (ledger, _) = try await Self.ledger()
+        let head = try await ledger.store.head()
+        let stream = try await ledger.store.export(ExportQuery(), format: .jsonl)
+        try await ledger.grant("p9", "T9")
+        var text = ""
+        var iterator = stream.makeAsyncIterator()
+        text += try await iterator.next()!.text
+        for index in 0..<5 { try await ledger.spend("p9", 1, key: "during-\(index)") }
+        while let chunk = try await iterator.next() { text += chunk.text }
+        let path = ledger.directory.appendingPathComponent("during.jsonl").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let report = try ExportFileVerifier.verify(path: path, head: head.hash)
+        #expect(report.ok && report.transactions == 9, "\(report.problem ?? "")")
+        #expect(try await ledger.store.head().seq == 15)
+    }
+
+    @Test("a statement's closing balance is its opening balance plus its transactions")
+    func statement() async throws {
+        let (ledger, _) = try await Self.ledger()
+        let statement = try await ledger.store.statement(StatementQuery(playerID: "p1", from: "2026-10-02T00:00:00Z", to: "2026-10-03T00:00:00Z"))
+        #expect(statement.from == "2026-10-02T00:00:00.000Z" && statement.to == "2026-10-03T00:00:00.000Z")
+        let credits = try #require(statement.currencies.first { $0.currency == "credits" })
+        #expect(credits.openingBalance == 17)
+        #expect(credits.transactions.map(\.seq) == [4, 6])
+        #expect(credits.closingBalance == 17 + 2 - 10)
+        let whole = try await ledger.store.statement(StatementQuery(playerID: "p1"))
+        let all = try #require(whole.currencies.first)
+        #expect(all.openingBalance == 0 && all.closingBalance == 8 && all.transactions.count == 5)
+        #expect(try await ledger.balance("p1") == all.closingBalance)
+        #expect(try await ledger.store.statement(StatementQuery(playerID: "nobody")).currencies.isEmpty)
+        for query in [StatementQuery(playerID: "p1", from: "yesterday"), StatementQuery(playerID: "p1", from: "2026-10-03T00:00:00Z", to: "2026-10-02T00:00:00Z"), StatementQuery(playerID: "")] {
+            #expect(await walletError { _ = try await ledger.store.statement(query) }?.code == "invalid_request")
+        }
+    }
+}
