@@ -19,6 +19,8 @@ public enum WalletError: Error, Equatable, Sendable {
     case unsupportedDatabase(String)
     /// The storage layer failed (disk full, I/O error, locked for too long). Nothing was written.
     case storage(String)
+    /// The write queue is full; nothing was written and the caller should retry shortly.
+    case overloaded(String)
 
     /// The stable machine-readable code, identical in API problem documents and CLI errors.
     public var code: String {
@@ -31,6 +33,7 @@ public enum WalletError: Error, Equatable, Sendable {
         case .notFound: "not_found"
         case .unsupportedDatabase: "unsupported_database"
         case .storage: "storage_error"
+        case .overloaded: "overloaded"
         }
     }
 
@@ -39,7 +42,7 @@ public enum WalletError: Error, Equatable, Sendable {
         switch self {
         case .invalidRequest(let detail), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
             .unknownCurrency(let detail), .notFound(let detail), .unsupportedDatabase(let detail),
-            .storage(let detail):
+            .storage(let detail), .overloaded(let detail):
             detail
         case .insufficientFunds(let balance, let currency):
             "insufficient funds: the balance is \(balance) \(currency)"

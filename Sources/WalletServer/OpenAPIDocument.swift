@@ -1068,7 +1068,7 @@ enum OpenAPIDocument {
         }
       },
       "Problem503": {
-        "description": "The storage is busy or failing; nothing was written and the request may be retried (`storage_error`).",
+        "description": "The storage is busy or failing (`storage_error`), or the write queue is full (`overloaded`); nothing was written and the request may be retried after `Retry-After` seconds.",
         "headers": {
           "X-Request-Id": {
             "$ref": "#/components/headers/RequestId"
@@ -1164,7 +1164,7 @@ enum OpenAPIDocument {
           },
           "code": {
             "type": "string",
-            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, storage_error, internal_error."
+            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, storage_error, overloaded, internal_error."
           }
         }
       },

@@ -11,11 +11,12 @@ extension WalletError {
         case .notFound: .notFound
         // The database file is not ours or too new: the service cannot work until an operator acts.
         case .unsupportedDatabase: .internalServerError
-        // Busy, full or failing storage: nothing was written and the client may retry.
-        case .storage: .serviceUnavailable
+        // Busy, full or failing storage, or a full write queue: nothing was written and the
+        // client may retry.
+        case .storage, .overloaded: .serviceUnavailable
         }
         var headers: HTTPFields = [:]
-        if case .storage = self { headers[.retryAfter] = "1" }
+        if status == .serviceUnavailable { headers[.retryAfter] = "1" }
         return APIError(status: status, code: code, detail: detail, headers: headers)
     }
 }

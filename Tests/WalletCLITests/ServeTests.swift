@@ -5,6 +5,7 @@ import FoundationNetworking
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 import Testing
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.
@@ -85,12 +86,21 @@ struct ServeTests {
         }
         try #require(up, "the server did not start")
         let headers = ["Authorization": "Bearer \(key)", "Content-Type": "application/json"]
+        let answered = Counter()
+        let pid = server.0.processIdentifier
         let acknowledged = await withTaskGroup(of: String?.self) { group in
+            // SIGTERM once some spends were answered, while the others are still in flight.
+            group.addTask {
+                for _ in 0..<2_000 where answered.value < 5 { try? await Task.sleep(for: .milliseconds(5)) }
+                kill(pid, SIGTERM)
+                return nil
+            }
             for index in 0..<60 {
                 group.addTask {
-                    if index == 20 { kill(server.0.processIdentifier, SIGTERM) }
                     let response = await send("POST", "\(base)/v1/wallets/p1/spend", headers: headers.merging(["Idempotency-Key": "spend-\(index)"]) { $1 }, body: #"{"amount": 1}"#)
-                    return response?.status == 201 ? "spend-\(index)" : nil
+                    guard response?.status == 201 else { return nil }
+                    answered.increment()
+                    return "spend-\(index)"
                 }
             }
             return await group.reduce(into: [String]()) { if let key = $1 { $0.append(key) } }
@@ -106,4 +116,13 @@ struct ServeTests {
         }
         #expect(try cli.json("verify")["ok"] as? Bool == true)
     }
+}
+
+/// A count shared by concurrent tasks.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+
+    var value: Int { count.withLock { $0 } }
+
+    func increment() { count.withLock { $0 += 1 } }
 }

@@ -4,7 +4,7 @@ extension SQLiteLedgerStore {
     public func createAPIKey(role: KeyRole, name: String) async throws(WalletError) -> CreatedAPIKey {
         try Validate.text(name, field: "key name", bytesMax: Limits.identifierBytesMax)
         let secret = APIKeySecret.generate()
-        return try await write { db, now in
+        return try await write { db, now, _ in
             let key = APIKey(id: APIKeySecret.generateID(), name: name, role: role, createdAt: Timestamp.format(now), revokedAt: nil)
             try db.execute(
                 sql: "INSERT INTO api_keys (id, name, role, key_hash, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -21,7 +21,7 @@ extension SQLiteLedgerStore {
 
     public func revokeAPIKey(id: String) async throws(WalletError) -> APIKey {
         try Validate.visibleText(id, field: "key id", bytesMax: 64)
-        return try await write { db, now in
+        return try await write { db, now, _ in
             try db.execute(sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [Timestamp.format(now), id])
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM api_keys WHERE id = ?", arguments: [id]) else {
                 throw WalletError.notFound("no API key with id '\(id)'")

@@ -6,7 +6,7 @@ import GRDB
 /// zero, balances equal their postings, `seq` is gap-free, the hash chain is extended, and an
 /// idempotency key is recorded in the same write as its effect.
 enum LedgerWrites {
-    static func grant(_ db: Database, _ request: GrantRequest, now: Date) throws -> MutationResult {
+    static func grant(_ db: Database, _ request: GrantRequest, now: Date, context: inout BatchContext) throws -> MutationResult {
         try request.validate()
         let key = IdempotencyKey(
             scope: "purchase:\(request.store)", key: request.storeTransactionID, requestHash: request.requestHash,
@@ -20,54 +20,54 @@ enum LedgerWrites {
         }
         let (amount, overflow) = product.credits.multipliedReportingOverflow(by: request.quantity)
         guard !overflow else { throw WalletError.invalidRequest("credits × quantity is too large") }
-        let player = try Account.fetch(db, owner: Account.playerOwner(request.playerID), currency: product.currency)
-        let store = try Account.fetch(db, owner: "@store:\(request.store)", currency: product.currency)
+        let player = try Account.fetch(db, context: context, owner: Account.playerOwner(request.playerID), currency: product.currency)
+        let store = try Account.fetch(db, context: context, owner: "@store:\(request.store)", currency: product.currency)
         var draft = LedgerTransaction(draftOf: .purchase, playerID: request.playerID, currency: product.currency, amount: amount, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
         draft.store = request.store
         draft.storeTransactionID = request.storeTransactionID
         draft.productID = request.productID
         draft.quantity = request.quantity
-        return try append(db, draft, legs: [(player, amount), (store, -amount)], key: key, now: now)
+        return try append(db, draft, legs: [(player, amount), (store, -amount)], key: key, now: now, context: &context)
     }
 
-    static func spend(_ db: Database, _ request: SpendRequest, now: Date) throws -> MutationResult {
+    static func spend(_ db: Database, _ request: SpendRequest, now: Date, context: inout BatchContext) throws -> MutationResult {
         try request.validate()
         let key = IdempotencyKey.wallet(request.playerID, key: request.idempotencyKey, requestHash: request.requestHash)
         if let replay = try key.replay(db) { return replay }
         try requireKnownCurrency(db, request.currency)
-        let player = try Account.fetch(db, owner: Account.playerOwner(request.playerID), currency: request.currency)
+        let player = try Account.fetch(db, context: context, owner: Account.playerOwner(request.playerID), currency: request.currency)
         // A negative balance (a refund's debt) fails here too: spending waits until it is repaid.
         guard player.balance >= request.amount else {
             throw WalletError.insufficientFunds(balance: player.balance, currency: request.currency)
         }
-        let sink = try Account.fetch(db, owner: "@spend", currency: request.currency)
+        let sink = try Account.fetch(db, context: context, owner: "@spend", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.note = request.reason
         draft.metadata = request.metadata
-        return try append(db, draft, legs: [(player, -request.amount), (sink, request.amount)], key: key, now: now)
+        return try append(db, draft, legs: [(player, -request.amount), (sink, request.amount)], key: key, now: now, context: &context)
     }
 
-    static func adjust(_ db: Database, _ request: AdjustRequest, now: Date) throws -> MutationResult {
+    static func adjust(_ db: Database, _ request: AdjustRequest, now: Date, context: inout BatchContext) throws -> MutationResult {
         try request.validate()
         let key = IdempotencyKey.wallet(request.playerID, key: request.idempotencyKey, requestHash: request.requestHash)
         if let replay = try key.replay(db) { return replay }
         try requireKnownCurrency(db, request.currency)
-        let player = try Account.fetch(db, owner: Account.playerOwner(request.playerID), currency: request.currency)
+        let player = try Account.fetch(db, context: context, owner: Account.playerOwner(request.playerID), currency: request.currency)
         if request.amount < 0, !request.allowNegative, player.balance + request.amount < 0 {
             throw WalletError.insufficientFunds(balance: player.balance, currency: request.currency)
         }
-        let source = try Account.fetch(db, owner: "@adjustments", currency: request.currency)
+        let source = try Account.fetch(db, context: context, owner: "@adjustments", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .adjustment, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.reasonCode = request.reasonCode
         draft.note = request.note
         draft.ticket = request.ticket
-        return try append(db, draft, legs: [(player, request.amount), (source, -request.amount)], key: key, now: now)
+        return try append(db, draft, legs: [(player, request.amount), (source, -request.amount)], key: key, now: now, context: &context)
     }
 
-    static func refund(_ db: Database, _ request: RefundRequest, now: Date) throws -> MutationResult {
+    static func refund(_ db: Database, _ request: RefundRequest, now: Date, context: inout BatchContext) throws -> MutationResult {
         try request.validate()
         let key = IdempotencyKey(
             scope: "refund:\(request.store)", key: request.storeTransactionID, requestHash: request.requestHash,
@@ -78,22 +78,22 @@ enum LedgerWrites {
         }
         // Rounds down: a partial refund never takes back more than its share.
         let owed = purchase.amount * request.shareThousandths / Limits.refundShareMax
-        let player = try Account.fetch(db, owner: Account.playerOwner(purchase.playerID), currency: purchase.currency)
+        let player = try Account.fetch(db, context: context, owner: Account.playerOwner(purchase.playerID), currency: purchase.currency)
         let taken = switch request.policy {
         case .debt: owed
         case .floor: max(0, min(owed, player.balance))
         }
-        let sink = try Account.fetch(db, owner: "@refunds", currency: purchase.currency)
+        let sink = try Account.fetch(db, context: context, owner: "@refunds", currency: purchase.currency)
         var draft = LedgerTransaction(draftOf: .refund, playerID: purchase.playerID, currency: purchase.currency, amount: -taken, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
         draft.store = request.store
         draft.storeTransactionID = request.storeTransactionID
         draft.refundOfSeq = purchase.seq
         draft.uncollected = owed - taken
-        return try append(db, draft, legs: [(player, -taken), (sink, taken)], key: key, now: now)
+        return try append(db, draft, legs: [(player, -taken), (sink, taken)], key: key, now: now, context: &context)
     }
 
-    static func setProduct(_ db: Database, _ update: ProductUpdate, now: Date) throws -> Product {
+    static func setProduct(_ db: Database, _ update: ProductUpdate, now: Date, context: inout BatchContext) throws -> Product {
         try update.validate()
         // Naming a currency in the catalog is what makes it known to spends and adjustments.
         try db.execute(sql: "INSERT INTO currencies (code) VALUES (?) ON CONFLICT DO NOTHING", arguments: [update.currency])
@@ -120,11 +120,12 @@ enum LedgerWrites {
     /// balances, and records the idempotency key: one indivisible step of the ledger.
     /// The first leg is the player's; its balance after is the result's `balance`.
     private static func append(
-        _ db: Database, _ draft: LedgerTransaction, legs: [(account: Account, amount: Int64)], key: IdempotencyKey, now: Date
+        _ db: Database, _ draft: LedgerTransaction, legs: [(account: Account, amount: Int64)], key: IdempotencyKey, now: Date,
+        context: inout BatchContext
     ) throws -> MutationResult {
         precondition(legs.count >= 2 && legs.reduce(0, { $0 + $1.amount }) == 0, "postings must sum to zero")
         precondition(legs[0].account.owner == Account.playerOwner(draft.playerID), "the first leg is the player's")
-        let head = try LedgerReads.head(db)
+        let head = try context.head ?? LedgerReads.head(db)
         var transaction = draft
         transaction.seq = head.seq + 1
         transaction.id = UUID().uuidString.lowercased()
@@ -150,6 +151,12 @@ enum LedgerWrites {
                 .execute(arguments: [balanceAfter, leg.account.id])
         }
         try key.record(db, seq: transaction.seq)
+        // Only now, with every statement done, may the batch's later operations rely on this one.
+        context.head = (transaction.seq, transaction.hash)
+        for (leg, balanceAfter) in zip(legs, balancesAfter) {
+            context.accounts[BatchContext.accountKey(leg.account.owner, leg.account.currency)] =
+                Account(id: leg.account.id, owner: leg.account.owner, currency: leg.account.currency, balance: balanceAfter)
+        }
         return MutationResult(transaction: transaction, balance: balancesAfter[0], replayed: false)
     }
 
@@ -218,7 +225,9 @@ struct Account {
     static func playerOwner(_ playerID: String) -> String { "player:\(playerID)" }
 
     /// The account of `owner` in `currency`, created with a zero balance if it does not exist.
-    static func fetch(_ db: Database, owner: String, currency: String) throws -> Account {
+    /// An account an earlier operation of the batch updated is taken from `context`.
+    static func fetch(_ db: Database, context: BatchContext, owner: String, currency: String) throws -> Account {
+        if let account = context.accounts[BatchContext.accountKey(owner, currency)] { return account }
         let select = try db.cachedStatement(sql: "SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?")
         if let row = try Row.fetchOne(select, arguments: [owner, currency]) {
             return Account(id: row[0], owner: owner, currency: currency, balance: row[1])

@@ -15,6 +15,8 @@ public enum Durability: String, Sendable, CaseIterable {
 public struct SQLiteLedgerStore: LedgerStore {
     let writer: any DatabaseWriter
     let clock: @Sendable () -> Date
+    /// Nil in `.single` mode: each operation is then its own transaction.
+    private let groupCommit: GroupCommitWriter?
 
     /// How long a write waits for another process's write before it fails with `storage_error`.
     public static let busyTimeoutSeconds: TimeInterval = 30
@@ -23,7 +25,7 @@ public struct SQLiteLedgerStore: LedgerStore {
     /// - Throws: `unsupportedDatabase` for a file that is not a wallet database of a version this
     ///   build knows; `storage` when the file cannot be opened.
     public static func open(
-        path: String, durability: Durability = .full, clock: @escaping @Sendable () -> Date = { Date() }
+        path: String, durability: Durability = .full, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() }
     ) throws(WalletError) -> SQLiteLedgerStore {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
@@ -40,14 +42,20 @@ public struct SQLiteLedgerStore: LedgerStore {
         } catch {
             throw mapped(error, path: path)
         }
-        return try SQLiteLedgerStore(writer: pool, clock: clock)
+        return try SQLiteLedgerStore(writer: pool, writeMode: writeMode, clock: clock)
     }
 
     /// A store on an existing GRDB writer (tests use an in-memory queue). Applies the schema to
     /// an empty database.
-    init(writer: any DatabaseWriter, clock: @escaping @Sendable () -> Date = { Date() }) throws(WalletError) {
+    init(writer: any DatabaseWriter, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() }) throws(WalletError) {
         self.writer = writer
         self.clock = clock
+        switch writeMode {
+        case .grouped(let batchMax, let queueMax):
+            groupCommit = GroupCommitWriter(writer: writer, clock: clock, batchMax: batchMax, queueMax: queueMax)
+        case .single:
+            groupCommit = nil
+        }
         do {
             try writer.write { db in try Self.applySchema(db) }
         } catch {
@@ -71,11 +79,16 @@ public struct SQLiteLedgerStore: LedgerStore {
         try db.execute(sql: Schema.sql)
     }
 
-    /// Runs one business operation as one IMMEDIATE write transaction.
-    func write<Result: Sendable>(_ operation: @escaping @Sendable (Database, Date) throws -> Result) async throws(WalletError) -> Result {
-        let now = clock()
+    /// Runs one business operation: in the next group commit, or as its own IMMEDIATE write
+    /// transaction in `.single` mode. Returns once the operation is committed.
+    func write<Result: Sendable>(_ operation: @escaping @Sendable (Database, Date, inout BatchContext) throws -> Result) async throws(WalletError) -> Result {
         do {
-            return try await writer.write { db in try operation(db, now) }
+            if let groupCommit { return try await groupCommit.submit(operation) }
+            let clock = self.clock
+            return try await writer.write { db in
+                var context = BatchContext()
+                return try operation(db, clock(), &context)
+            }
         } catch {
             throw Self.mapped(error, path: writer.path)
         }
@@ -118,7 +131,7 @@ public struct SQLiteLedgerStore: LedgerStore {
 
 extension SQLiteLedgerStore {
     public func setProduct(_ update: ProductUpdate) async throws(WalletError) -> Product {
-        try await write { db, now in try LedgerWrites.setProduct(db, update, now: now) }
+        try await write { db, now, context in try LedgerWrites.setProduct(db, update, now: now, context: &context) }
     }
 
     public func products() async throws(WalletError) -> [Product] {
@@ -126,19 +139,19 @@ extension SQLiteLedgerStore {
     }
 
     public func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult {
-        try await write { db, now in try LedgerWrites.grant(db, request, now: now) }
+        try await write { db, now, context in try LedgerWrites.grant(db, request, now: now, context: &context) }
     }
 
     public func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
-        try await write { db, now in try LedgerWrites.spend(db, request, now: now) }
+        try await write { db, now, context in try LedgerWrites.spend(db, request, now: now, context: &context) }
     }
 
     public func adjust(_ request: AdjustRequest) async throws(WalletError) -> MutationResult {
-        try await write { db, now in try LedgerWrites.adjust(db, request, now: now) }
+        try await write { db, now, context in try LedgerWrites.adjust(db, request, now: now, context: &context) }
     }
 
     public func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult {
-        try await write { db, now in try LedgerWrites.refund(db, request, now: now) }
+        try await write { db, now, context in try LedgerWrites.refund(db, request, now: now, context: &context) }
     }
 
     public func balances(playerID: String) async throws(WalletError) -> WalletBalances {

@@ -1,0 +1,155 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// How the store turns operations into SQL transactions.
+public enum WriteMode: Sendable, Equatable {
+    /// One writer per process applies the operations that queued while the previous commit was
+    /// in flight together: each in its own savepoint, then one commit — one fsync — answers
+    /// them all. `batchMax` bounds a batch, `queueMax` the operations waiting; beyond it callers
+    /// get `overloaded` at once.
+    case grouped(batchMax: Int = 512, queueMax: Int = 16_384)
+    /// One SQL transaction, and one commit, per operation: the naive path, kept to measure
+    /// against.
+    case single
+
+    public static let `default` = WriteMode.grouped()
+}
+
+/// The single writer of DESIGN.md, "Storage and performance". Every ledger write of the process
+/// goes through `submit`; an operation's answer is given only once the transaction holding it
+/// has committed, so an answered write is on disk (with `synchronous=FULL`). A failing
+/// operation rolls back to its savepoint alone and its caller gets its own error; if the
+/// commit itself fails, every caller of the batch gets that error and nothing was written.
+final class GroupCommitWriter: Sendable {
+    private let writer: any DatabaseWriter
+    private let clock: @Sendable () -> Date
+    private let batchMax: Int
+    private let queueMax: Int
+    private let state = Mutex(State())
+
+    private struct State {
+        var queue: [any PendingWrite] = []
+        var draining = false
+    }
+
+    init(writer: any DatabaseWriter, clock: @escaping @Sendable () -> Date, batchMax: Int, queueMax: Int) {
+        precondition(batchMax >= 1 && queueMax >= 1, "a batch and the queue hold at least one operation")
+        self.writer = writer
+        self.clock = clock
+        self.batchMax = batchMax
+        self.queueMax = queueMax
+    }
+
+    /// Runs `operation` in the next batch and returns its result once the batch committed.
+    func submit<Result: Sendable>(_ operation: @escaping @Sendable (Database, Date, inout BatchContext) throws -> Result) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            let pending = Pending(operation: operation, continuation: continuation)
+            let startDrain: Bool? = state.withLock { state in
+                guard state.queue.count < queueMax else { return nil }
+                state.queue.append(pending)
+                defer { state.draining = true }
+                return !state.draining
+            }
+            switch startDrain {
+            case nil:
+                continuation.resume(throwing: WalletError.overloaded("the write queue is full (\(queueMax) operations waiting); retry shortly"))
+            case true?:
+                Task { await drain() }
+            case false?:
+                break
+            }
+        }
+    }
+
+    /// Commits batches until the queue is empty. Only one drain runs at a time.
+    private func drain() async {
+        while true {
+            let batch: [any PendingWrite] = state.withLock { state in
+                let count = min(batchMax, state.queue.count)
+                let batch = Array(state.queue.prefix(count))
+                state.queue.removeFirst(count)
+                if batch.isEmpty { state.draining = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            await commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [any PendingWrite]) async {
+        let clock = self.clock
+        do {
+            try await writer.write { db in
+                var context = BatchContext()
+                for pending in batch {
+                    let now = clock()
+                    let savedContext = context
+                    do {
+                        try db.inSavepoint {
+                            try pending.execute(db, now, &context)
+                            return .commit
+                        }
+                    } catch {
+                        // The savepoint rolled back this operation's writes; forget what it cached.
+                        context = savedContext
+                        pending.fail(error)
+                    }
+                }
+            }
+            for pending in batch { pending.complete(commitError: nil) }
+        } catch {
+            for pending in batch { pending.complete(commitError: error) }
+        }
+    }
+}
+
+/// What the operations of one batch share inside its SQL transaction, where no other writer
+/// can interleave: the chain's head as the previous operation left it, and the accounts it
+/// touched. It spares each operation re-reading what the one before just wrote.
+struct BatchContext {
+    var head: (seq: Int64, hash: String)?
+    var accounts: [String: Account] = [:]
+
+    static func accountKey(_ owner: String, _ currency: String) -> String { owner + "\u{1F}" + currency }
+}
+
+/// An operation waiting in the queue, its result type erased.
+private protocol PendingWrite: Sendable {
+    /// Runs the operation inside the batch's transaction and keeps its outcome.
+    func execute(_ db: Database, _ now: Date, _ context: inout BatchContext) throws
+    /// Records a failure of this operation alone (its savepoint rolled back).
+    func fail(_ error: any Error)
+    /// Answers the caller once the batch committed, or with the commit's error.
+    func complete(commitError: (any Error)?)
+}
+
+private final class Pending<Result: Sendable>: PendingWrite, @unchecked Sendable {
+    // Touched only by the drain: `execute` and `fail` in the batch's transaction, `complete` after it.
+    private let operation: @Sendable (Database, Date, inout BatchContext) throws -> Result
+    private let continuation: CheckedContinuation<Result, any Error>
+    private var outcome: Swift.Result<Result, any Error>?
+
+    init(operation: @escaping @Sendable (Database, Date, inout BatchContext) throws -> Result, continuation: CheckedContinuation<Result, any Error>) {
+        self.operation = operation
+        self.continuation = continuation
+    }
+
+    func execute(_ db: Database, _ now: Date, _ context: inout BatchContext) throws {
+        outcome = .success(try operation(db, now, &context))
+    }
+
+    func fail(_ error: any Error) {
+        outcome = .failure(error)
+    }
+
+    func complete(commitError: (any Error)?) {
+        if let commitError {
+            continuation.resume(throwing: commitError)
+        } else if let outcome {
+            continuation.resume(with: outcome)
+        } else {
+            continuation.resume(throwing: WalletError.storage("the operation did not run"))
+        }
+    }
+}
