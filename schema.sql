@@ -34,10 +34,11 @@ CREATE TABLE products (
 ) STRICT;
 
 -- One row per business event. `seq` is global and gap-free; `hash` chains every row to the one
--- before it (see DESIGN.md, "Audit"). Rows are never updated or deleted.
+-- before it (see DESIGN.md, "Audit"). Rows are never updated or deleted. `id` (a random UUID) and
+-- `hash` carry no index: nothing looks them up, and each index costs a random page per write.
 CREATE TABLE transactions (
     seq INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
-    id TEXT NOT NULL UNIQUE CHECK (length(id) = 36),
+    id TEXT NOT NULL CHECK (length(id) = 36),
     kind TEXT NOT NULL CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal')),
     player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
     currency TEXT NOT NULL REFERENCES currencies (code),
@@ -56,7 +57,7 @@ CREATE TABLE transactions (
     uncollected INTEGER NOT NULL DEFAULT 0 CHECK (uncollected >= 0),
     metadata TEXT CHECK (metadata IS NULL OR json_valid(metadata)),
     prev_hash TEXT NOT NULL CHECK (length(prev_hash) = 64),
-    hash TEXT NOT NULL UNIQUE CHECK (length(hash) = 64),
+    hash TEXT NOT NULL CHECK (length(hash) = 64),
     CHECK ((kind = 'purchase') = (store IS NOT NULL AND store_transaction_id IS NOT NULL AND product_id IS NOT NULL AND quantity IS NOT NULL)),
     CHECK ((kind IN ('refund', 'refund_reversal')) = (refund_of_seq IS NOT NULL)),
     CHECK (kind = 'adjustment' OR reason_code IS NULL),

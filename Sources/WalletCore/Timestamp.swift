@@ -8,10 +8,30 @@ public enum Timestamp {
         var seconds = time_t(milliseconds.floorDivided(by: 1_000))
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(milliseconds.floorModulo(1_000)))
+        // Written digit by digit: this runs for every transaction, and String(format:) is slow.
+        var bytes = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int, _ offset: Int, _ width: Int) {
+            var value = value
+            for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                bytes[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+        }
+        put(Int(parts.tm_year) + 1900, 0, 4)
+        bytes[4] = UInt8(ascii: "-")
+        put(Int(parts.tm_mon) + 1, 5, 2)
+        bytes[7] = UInt8(ascii: "-")
+        put(Int(parts.tm_mday), 8, 2)
+        bytes[10] = UInt8(ascii: "T")
+        put(Int(parts.tm_hour), 11, 2)
+        bytes[13] = UInt8(ascii: ":")
+        put(Int(parts.tm_min), 14, 2)
+        bytes[16] = UInt8(ascii: ":")
+        put(Int(parts.tm_sec), 17, 2)
+        bytes[19] = UInt8(ascii: ".")
+        put(Int(milliseconds.floorModulo(1_000)), 20, 3)
+        bytes[23] = UInt8(ascii: "Z")
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

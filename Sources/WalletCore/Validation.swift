@@ -43,10 +43,12 @@ enum Validate {
     /// Free text such as a note or a reason: not blank, bounded, no NUL or other control
     /// characters except newlines and tabs.
     static func text(_ value: String, field: String, bytesMax: Int) throws(WalletError) {
-        guard !value.allSatisfy(\.isWhitespace) else { throw .invalidRequest("\(field) must not be empty") }
         guard value.utf8.count <= bytesMax else {
             throw .invalidRequest("\(field) must be at most \(bytesMax) bytes")
         }
+        // Most text is printable ASCII with a letter in it: no need for Unicode properties.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), value.utf8.contains(where: { $0 != 0x20 }) { return }
+        guard !value.allSatisfy(\.isWhitespace) else { throw .invalidRequest("\(field) must not be empty") }
         let allowed: Set<Unicode.Scalar> = ["\n", "\t", "\r"]
         guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !allowed.contains($0) })
         else { throw .invalidRequest("\(field) must not contain control characters") }
@@ -58,6 +60,8 @@ enum Validate {
         guard value.utf8.count <= bytesMax else {
             throw .invalidRequest("\(field) must be at most \(bytesMax) bytes")
         }
+        // Visible ASCII needs no Unicode properties.
+        if value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) { return }
         guard !value.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control })
         else { throw .invalidRequest("\(field) must not contain spaces or control characters") }
     }

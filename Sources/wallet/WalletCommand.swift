@@ -14,7 +14,7 @@ struct WalletCommand: AsyncParsableCommand {
             """,
         subcommands: [
             ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, SpendCommand.self, AdjustCommand.self, RefundCommand.self,
-            BalanceCommand.self, HistoryCommand.self, StatementCommand.self, ExportCommand.self, VerifyCommand.self,
+            BalanceCommand.self, HistoryCommand.self, StatementCommand.self, ExportCommand.self, VerifyCommand.self, BenchCommand.self,
         ]
     )
 

@@ -35,7 +35,7 @@ enum LedgerWrites {
         try request.validate()
         let key = IdempotencyKey.wallet(request.playerID, key: request.idempotencyKey, requestHash: request.requestHash)
         if let replay = try key.replay(db) { return replay }
-        try requireKnownCurrency(db, request.currency)
+        try requireKnownCurrency(db, request.currency, context: &context)
         let player = try Account.fetch(db, context: context, owner: Account.playerOwner(request.playerID), currency: request.currency)
         // A negative balance (a refund's debt) fails here too: spending waits until it is repaid.
         guard player.balance >= request.amount else {
@@ -53,7 +53,7 @@ enum LedgerWrites {
         try request.validate()
         let key = IdempotencyKey.wallet(request.playerID, key: request.idempotencyKey, requestHash: request.requestHash)
         if let replay = try key.replay(db) { return replay }
-        try requireKnownCurrency(db, request.currency)
+        try requireKnownCurrency(db, request.currency, context: &context)
         let player = try Account.fetch(db, context: context, owner: Account.playerOwner(request.playerID), currency: request.currency)
         if request.amount < 0, !request.allowNegative, player.balance + request.amount < 0 {
             throw WalletError.insufficientFunds(balance: player.balance, currency: request.currency)
@@ -110,10 +110,12 @@ enum LedgerWrites {
         return product
     }
 
-    private static func requireKnownCurrency(_ db: Database, _ currency: String) throws {
-        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM currencies WHERE code = ?", arguments: [currency]) == true else {
+    private static func requireKnownCurrency(_ db: Database, _ currency: String, context: inout BatchContext) throws {
+        if context.knownCurrencies.contains(currency) { return }
+        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM currencies WHERE code = ?"), arguments: [currency]) == true else {
             throw WalletError.unknownCurrency("currency '\(currency)' is unknown: no product in the catalog uses it")
         }
+        context.knownCurrencies.insert(currency)
     }
 
     /// Appends `draft` with its postings as the next transaction of the chain, updates the
@@ -128,7 +130,7 @@ enum LedgerWrites {
         let head = try context.head ?? LedgerReads.head(db)
         var transaction = draft
         transaction.seq = head.seq + 1
-        transaction.id = UUID().uuidString.lowercased()
+        transaction.id = Self.randomTransactionID()
         transaction.createdAt = Timestamp.format(now)
         transaction.prevHash = head.hash
         let balancesAfter = try legs.map { leg in
@@ -158,6 +160,23 @@ enum LedgerWrites {
                 Account(id: leg.account.id, owner: leg.account.owner, currency: leg.account.currency, balance: balanceAfter)
         }
         return MutationResult(transaction: transaction, balance: balancesAfter[0], replayed: false)
+    }
+
+    /// A random version 4 UUID in lowercase, from the system's random source. (Foundation's
+    /// `UUID()` costs several microseconds per call here, on every transaction.)
+    static func randomTransactionID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var high = generator.next()
+        var low = generator.next()
+        high = (high & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000  // version 4
+        low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // RFC 4122 variant
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16)
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: high >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: low >> UInt64(shift))) }
+        var id = Array(Hex.encode(bytes).utf8)
+        for index in [20, 16, 12, 8] { id.insert(UInt8(ascii: "-"), at: index) }
+        return String(decoding: id, as: UTF8.self)
     }
 
     private static func insert(_ db: Database, _ transaction: LedgerTransaction) throws {
@@ -200,8 +219,8 @@ struct IdempotencyKey {
             db.cachedStatement(sql: "SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?"),
             arguments: [scope, key])
         guard let row else { return nil }
-        guard row["request_hash"] as String == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
-        let transaction = try LedgerReads.transaction(db, seq: row["seq"])
+        guard row[0] as String == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
+        let transaction = try LedgerReads.transaction(db, seq: row[1])
         let playerOwner = Account.playerOwner(transaction.playerID)
         guard let posting = transaction.postings.first(where: { $0.account == playerOwner }) else {
             throw WalletError.storage("transaction \(transaction.seq) has no posting for \(playerOwner)")

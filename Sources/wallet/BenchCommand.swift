@@ -1,0 +1,204 @@
+import ArgumentParser
+import Foundation
+import WalletCore
+
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure ledger write throughput: group commit against one transaction per operation.",
+        discussion: """
+            Runs the same realistic mix (75% spends with unique keys, 10% grants, 10% replayed spends, \
+            5% overdrafts) from --concurrency callers against a fresh database, first through the \
+            grouped writer and then with one transaction per operation, with synchronous=FULL unless \
+            --durability normal. Prints both rates, their ratio, latency percentiles, and whether \
+            `verify` passes on both databases afterwards.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Directory for the two benchmark databases (default: a new temporary directory, removed afterwards).", valueName: "path"))
+    var db: String?
+
+    @Option(help: ArgumentHelp("full or normal.", valueName: "level"))
+    var durability: Durability = .full
+
+    @Option(help: "Operations per run (1000 to 10000000).")
+    var operations: Int = 50_000
+
+    @Option(help: "Concurrent callers (1 to 4096).")
+    var concurrency: Int = 64
+
+    @Option(help: "Distinct players (1 to 1000000).")
+    var players: Int = 1_000
+
+    @Flag(help: "Print machine-readable JSON.")
+    var json = false
+
+    func validate() throws {
+        guard (1_000...10_000_000).contains(operations) else { throw ValidationError("--operations must be from 1000 to 10000000.") }
+        guard (1...4_096).contains(concurrency) else { throw ValidationError("--concurrency must be from 1 to 4096.") }
+        guard (1...1_000_000).contains(players) else { throw ValidationError("--players must be from 1 to 1000000.") }
+    }
+
+    struct Report: Encodable {
+        var operations: Int
+        var concurrency: Int
+        var players: Int
+        var durability: String
+        var groupedOpsPerSecond: Double
+        var singleOpsPerSecond: Double
+        var ratio: Double
+        var p50Ms: Double
+        var p99Ms: Double
+        var maxMs: Double
+        var singleP50Ms: Double
+        var singleP99Ms: Double
+        var averageBatch: Double
+        var verifyOk: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case operations, concurrency, players, durability, ratio
+            case groupedOpsPerSecond = "grouped_ops_per_second"
+            case singleOpsPerSecond = "single_ops_per_second"
+            case p50Ms = "p50_ms"
+            case p99Ms = "p99_ms"
+            case maxMs = "max_ms"
+            case singleP50Ms = "single_p50_ms"
+            case singleP99Ms = "single_p99_ms"
+            case averageBatch = "average_batch"
+            case verifyOk = "verify_ok"
+        }
+    }
+
+    func run() async throws {
+        let directory: URL
+        if let db {
+            directory = URL(fileURLWithPath: db)
+            guard !FileManager.default.fileExists(atPath: directory.appendingPathComponent("grouped.sqlite").path),
+                !FileManager.default.fileExists(atPath: directory.appendingPathComponent("single.sqlite").path)
+            else { throw ValidationError("\(db) already holds a benchmark database; give an empty directory.") }
+        } else {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-bench-\(UUID().uuidString)")
+        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { if db == nil { try? FileManager.default.removeItem(at: directory) } }
+
+        let workload = BenchWorkload(operations: operations, concurrency: concurrency, players: players)
+        let grouped = try await workload.run(path: directory.appendingPathComponent("grouped.sqlite").path, durability: durability, writeMode: .default)
+        let single = try await workload.run(path: directory.appendingPathComponent("single.sqlite").path, durability: durability, writeMode: .single)
+        let report = Report(
+            operations: operations, concurrency: concurrency, players: players, durability: durability.rawValue,
+            groupedOpsPerSecond: grouped.opsPerSecond.rounded(), singleOpsPerSecond: single.opsPerSecond.rounded(),
+            ratio: (grouped.opsPerSecond / single.opsPerSecond * 10).rounded() / 10,
+            p50Ms: grouped.percentile(0.50), p99Ms: grouped.percentile(0.99), maxMs: grouped.percentile(1),
+            singleP50Ms: single.percentile(0.50), singleP99Ms: single.percentile(0.99),
+            averageBatch: (grouped.averageBatch * 10).rounded() / 10, verifyOk: grouped.verifyOk && single.verifyOk)
+        Output.result(report, json: json) {
+            """
+            \(operations) operations, \(concurrency) concurrent callers, \(players) players, synchronous=\(durability.rawValue.uppercased())
+            grouped writer:     \(Int(report.groupedOpsPerSecond)) ops/s   p50 \(report.p50Ms) ms   p99 \(report.p99Ms) ms   max \(report.maxMs) ms   \(report.averageBatch) operations per commit
+            one commit per op:  \(Int(report.singleOpsPerSecond)) ops/s   p50 \(report.singleP50Ms) ms   p99 \(report.singleP99Ms) ms
+            ratio:              \(report.ratio)×
+            verify:             \(report.verifyOk ? "ok on both databases" : "FAILED")
+            """
+        }
+        if !report.verifyOk { throw ExitCode.failure }
+    }
+}
+
+/// A deterministic mix of operations, split between callers. Each caller replays only its own
+/// earlier spends, so a replay always follows the spend it repeats.
+struct BenchWorkload {
+    enum Operation: Sendable {
+        case grant(player: String, transactionID: String, quantity: Int64)
+        case spend(player: String, amount: Int64, key: String)
+    }
+
+    let callers: [[Operation]]
+    let players: Int
+
+    init(operations: Int, concurrency: Int, players: Int) {
+        var random = SystemRandomNumberGenerator()
+        self.players = players
+        callers = (0..<concurrency).map { caller in
+            var spends: [Operation] = []
+            var operationsOfCaller: [Operation] = []
+            let count = operations / concurrency + (caller < operations % concurrency ? 1 : 0)
+            for index in 0..<count {
+                let player = "player-\(Int.random(in: 0..<players, using: &random))"
+                let roll = Int.random(in: 0..<100, using: &random)
+                let operation: Operation
+                if roll < 10 {
+                    operation = .grant(player: player, transactionID: "bench-\(caller)-\(index)", quantity: Int64.random(in: 1...3, using: &random))
+                } else if roll < 20, let earlier = spends.randomElement(using: &random) {
+                    operation = earlier
+                } else if roll < 25 {
+                    operation = .spend(player: player, amount: 1_000_000_000, key: "overdraft-\(caller)-\(index)")
+                } else {
+                    operation = .spend(player: player, amount: Int64.random(in: 1...5, using: &random), key: "spend-\(caller)-\(index)")
+                    spends.append(operation)
+                }
+                operationsOfCaller.append(operation)
+            }
+            return operationsOfCaller
+        }
+    }
+
+    struct Result {
+        var opsPerSecond: Double
+        /// Latencies in milliseconds, sorted.
+        var latencies: [Double]
+        var verifyOk: Bool
+        /// Operations per commit during the timed run.
+        var averageBatch: Double
+
+        func percentile(_ fraction: Double) -> Double {
+            guard !latencies.isEmpty else { return 0 }
+            let index = min(latencies.count - 1, Int((Double(latencies.count) * fraction).rounded(.up)) - 1)
+            return (latencies[max(0, index)] * 1_000).rounded() / 1_000
+        }
+    }
+
+    func run(path: String, durability: Durability, writeMode: WriteMode) async throws -> Result {
+        let store = try SQLiteLedgerStore.open(path: path, durability: durability, writeMode: writeMode)
+        let seeded = store.groupCommitStatistics
+        _ = try await store.setProduct(ProductUpdate(productID: "bench.credits", credits: 5))
+        // Every player starts with credits, so most spends succeed.
+        for player in 0..<players {
+            _ = try await store.grant(GrantRequest(playerID: "player-\(player)", store: "bench", storeTransactionID: "seed-\(player)", productID: "bench.credits", quantity: 20, actor: "bench"))
+        }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for operations in callers {
+                group.addTask {
+                    var latencies: [Double] = []
+                    latencies.reserveCapacity(operations.count)
+                    for operation in operations {
+                        let begun = clock.now
+                        do {
+                            switch operation {
+                            case .grant(let player, let transactionID, let quantity):
+                                _ = try await store.grant(GrantRequest(playerID: player, store: "bench", storeTransactionID: transactionID, productID: "bench.credits", quantity: quantity, actor: "bench"))
+                            case .spend(let player, let amount, let key):
+                                _ = try await store.spend(SpendRequest(playerID: player, amount: amount, idempotencyKey: key, actor: "bench"))
+                            }
+                        } catch WalletError.insufficientFunds {
+                            // Overdrafts are part of the mix: refused, and measured all the same.
+                        }
+                        let elapsed = clock.now - begun
+                        latencies.append(Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15)
+                    }
+                    return latencies
+                }
+            }
+            return try await group.reduce(into: [Double]()) { $0 += $1 }
+        }
+        let elapsed = clock.now - started
+        let batches = store.groupCommitStatistics.map { statistics in
+            Double(statistics.operations - (seeded?.operations ?? 0) - players - 1) / Double(max(1, statistics.batches - (seeded?.batches ?? 0) - players - 1))
+        }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let verified = try await store.verify()
+        return Result(opsPerSecond: Double(latencies.count) / seconds, latencies: latencies.sorted(), verifyOk: verified.ok, averageBatch: batches ?? 1)
+    }
+}
