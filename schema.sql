@@ -82,8 +82,6 @@ CREATE TABLE postings (
     PRIMARY KEY (seq, account_id)
 ) STRICT, WITHOUT ROWID;
 
-CREATE INDEX postings_account ON postings (account_id, seq);
-
 -- Every idempotency key ever used, kept as long as the ledger. `scope` is `wallet:<player id>`
 -- for spends and adjustments, `purchase:<store>` and `refund:<store>` for store transactions.
 -- `request_hash` is the SHA-256 of the canonical request, so a replay is told from a reuse.

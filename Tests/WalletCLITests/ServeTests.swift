@@ -73,6 +73,22 @@ struct ServeTests {
 
     @Test("SIGTERM finishes in-flight requests and loses no acknowledged spend")
     func gracefulShutdown() async throws {
+        let (exit, acknowledged, cli) = try await Self.spendUnderLoad(until: SIGTERM)
+        #expect(exit.status == 0, "\(exit.stderr)")
+        try Self.expectStored(acknowledged, cli)
+    }
+
+    @Test("a crash (SIGKILL) mid-load loses no acknowledged spend")
+    func crash() async throws {
+        let (exit, acknowledged, cli) = try await Self.spendUnderLoad(until: SIGKILL)
+        #expect(exit.status == SIGKILL)
+        try Self.expectStored(acknowledged, cli)
+    }
+
+    /// Starts `wallet serve`, sends 60 concurrent spends, and sends `signal` once some were
+    /// answered while the others are in flight. Returns the server's exit and the keys of the
+    /// spends it answered 201.
+    static func spendUnderLoad(until signal: Int32) async throws -> (CommandOutput, [String], CLI) {
         let cli = try CLI.withCatalog()
         _ = try cli.grant("p1", "T1", quantity: 100)
         let key = try #require(try cli.json("keys", "create", "--role", "service", "--name", "load")["key"] as? String)
@@ -89,10 +105,9 @@ struct ServeTests {
         let answered = Counter()
         let pid = server.0.processIdentifier
         let acknowledged = await withTaskGroup(of: String?.self) { group in
-            // SIGTERM once some spends were answered, while the others are still in flight.
             group.addTask {
                 for _ in 0..<2_000 where answered.value < 5 { try? await Task.sleep(for: .milliseconds(5)) }
-                kill(pid, SIGTERM)
+                kill(pid, signal)
                 return nil
             }
             for index in 0..<60 {
@@ -105,11 +120,15 @@ struct ServeTests {
             }
             return await group.reduce(into: [String]()) { if let key = $1 { $0.append(key) } }
         }
-        let exit = CLI.finish(server)
-        #expect(exit.status == 0, "\(exit.stderr)")
-        #expect(!acknowledged.isEmpty)
+        return (CLI.finish(server), acknowledged, cli)
+    }
+
+    /// Every acknowledged spend is in the ledger, which verifies.
+    static func expectStored(_ acknowledged: [String], _ cli: CLI) throws {
+        #expect(acknowledged.count >= 5)
         let balance = try cli.json("balance", "--player", "p1")["balances"] as? [String: Int]
-        #expect(balance?["credits"] == 500 - acknowledged.count)
+        // Spends answered by nobody (the connection died) may or may not have committed.
+        #expect((balance?["credits"] ?? 0) <= 500 - acknowledged.count)
         for spendKey in acknowledged {
             let replay = try cli.json("spend", "--player", "p1", "--amount", "1", "--key", spendKey)
             #expect(replay["replayed"] as? Bool == true, "\(spendKey) was acknowledged but not stored")

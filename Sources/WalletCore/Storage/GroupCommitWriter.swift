@@ -24,6 +24,7 @@ public enum WriteMode: Sendable, Equatable {
 final class GroupCommitWriter: Sendable {
     private let writer: any DatabaseWriter
     private let clock: @Sendable () -> Date
+    private let makeTransactionID: @Sendable () -> String
     private let batchMax: Int
     private let queueMax: Int
     private let state = Mutex(State())
@@ -40,10 +41,14 @@ final class GroupCommitWriter: Sendable {
     /// Batches and operations committed so far.
     var statistics: GroupCommitStatistics { state.withLock { $0.statistics } }
 
-    init(writer: any DatabaseWriter, clock: @escaping @Sendable () -> Date, batchMax: Int, queueMax: Int) {
+    /// Operations waiting for the next batch.
+    var queuedCount: Int { state.withLock { $0.queue.count } }
+
+    init(writer: any DatabaseWriter, clock: @escaping @Sendable () -> Date, makeTransactionID: @escaping @Sendable () -> String, batchMax: Int, queueMax: Int) {
         precondition(batchMax >= 1 && queueMax >= 1, "a batch and the queue hold at least one operation")
         self.writer = writer
         self.clock = clock
+        self.makeTransactionID = makeTransactionID
         self.batchMax = batchMax
         self.queueMax = queueMax
     }
@@ -98,6 +103,7 @@ final class GroupCommitWriter: Sendable {
 
     private func commit(_ batch: [any PendingWrite]) async {
         let clock = self.clock
+        let makeTransactionID = self.makeTransactionID
         let started = ContinuousClock.now
         defer {
             let elapsed = ContinuousClock.now - started
@@ -110,7 +116,7 @@ final class GroupCommitWriter: Sendable {
         }
         do {
             try await writer.write { db in
-                var context = BatchContext()
+                var context = BatchContext(makeTransactionID: makeTransactionID)
                 for pending in batch {
                     let now = clock()
                     let savedContext = context
@@ -145,6 +151,8 @@ public struct GroupCommitStatistics: Sendable, Equatable {
 /// can interleave: the chain's head as the previous operation left it, and the accounts it
 /// touched. It spares each operation re-reading what the one before just wrote.
 struct BatchContext {
+    /// Makes the id of each new transaction: random UUIDs, or a sequence in tests.
+    let makeTransactionID: @Sendable () -> String
     var head: (seq: Int64, hash: String)?
     var accounts: [String: Account] = [:]
     /// Currency codes found in the catalog; codes are never removed, so a hit stays true.

@@ -87,15 +87,18 @@ extension SQLiteLedgerStore {
         var openings: [ExportCheckpoint.OpeningBalance] = []
         // An unfiltered export from genesis needs no list: every account starts at zero.
         if query.isFiltered || checkpointSeq > 0, !seqs.isEmpty {
-            let accounts = try Row.fetchAll(
+            // An account's balance before the period is its first posting's balance-after minus
+            // the amount (SQLite takes the bare columns from the row of min(seq)). It reads the
+            // period's postings once, and spares every write an index on (account, seq).
+            let rows = try Row.fetchAll(
                 db,
-                sql: "SELECT DISTINCT a.id, a.owner, a.currency FROM postings p JOIN accounts a ON a.id = p.account_id WHERE \(conditions.joined(separator: " AND ")) ORDER BY a.owner, a.currency",
+                sql: """
+                    SELECT a.owner, a.currency, p.balance_after - p.amount AS balance, min(p.seq)
+                    FROM postings p JOIN accounts a ON a.id = p.account_id
+                    WHERE \(conditions.joined(separator: " AND ")) GROUP BY p.account_id ORDER BY a.owner, a.currency
+                    """,
                 arguments: arguments)
-            let balanceBefore = try db.cachedStatement(sql: "SELECT balance_after FROM postings WHERE account_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1")
-            for account in accounts {
-                let balance = try Int64.fetchOne(balanceBefore, arguments: [account["id"], checkpointSeq]) ?? 0
-                openings.append(.init(account: account["owner"], currency: account["currency"], balance: balance))
-            }
+            openings = rows.map { .init(account: $0["owner"], currency: $0["currency"], balance: $0["balance"]) }
         }
         return ExportCheckpoint(seq: checkpointSeq, hash: hash, filtered: query.isFiltered, openingBalances: openings)
     }
@@ -113,12 +116,17 @@ extension SQLiteLedgerStore {
             }
             let transactions = try rows.map { try LedgerReads.transaction(from: $0, postings: LedgerReads.postings(db, seq: $0["seq"])) }
             let owner = Account.playerOwner(query.playerID)
-            let accounts = try Row.fetchAll(db, sql: "SELECT id, currency FROM accounts WHERE owner = ? ORDER BY currency", arguments: [owner])
-            let currencies = try accounts.map { account in
-                let currency: String = account["currency"]
+            let currencies = try String.fetchAll(db, sql: "SELECT currency FROM accounts WHERE owner = ? ORDER BY currency", arguments: [owner]).map { currency in
+                // The player's account moves only with the player's own transactions, so the
+                // balance before the period is the balance-after of their last one before it.
                 let opening = try Int64.fetchOne(
-                    db, sql: "SELECT balance_after FROM postings WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
-                    arguments: [account["id"], seqs.lowerBound]) ?? 0
+                    db,
+                    sql: """
+                        SELECT p.balance_after FROM transactions t
+                        JOIN postings p ON p.seq = t.seq JOIN accounts a ON a.id = p.account_id AND a.owner = ?1
+                        WHERE t.player_id = ?2 AND t.currency = ?3 AND t.seq < ?4 ORDER BY t.seq DESC LIMIT 1
+                        """,
+                    arguments: [owner, query.playerID, currency, seqs.lowerBound]) ?? 0
                 let inCurrency = transactions.filter { $0.currency == currency }
                 let closing = inCurrency.reduce(opening) { $0 + $1.amount }
                 // The arithmetic must agree with the stored balances-after; if not, the ledger was altered.

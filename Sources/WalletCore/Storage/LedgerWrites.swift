@@ -130,7 +130,7 @@ enum LedgerWrites {
         let head = try context.head ?? LedgerReads.head(db)
         var transaction = draft
         transaction.seq = head.seq + 1
-        transaction.id = Self.randomTransactionID()
+        transaction.id = context.makeTransactionID()
         transaction.createdAt = Timestamp.format(now)
         transaction.prevHash = head.hash
         let balancesAfter = try legs.map { leg in

@@ -15,6 +15,7 @@ public enum Durability: String, Sendable, CaseIterable {
 public struct SQLiteLedgerStore: LedgerStore {
     let writer: any DatabaseWriter
     let clock: @Sendable () -> Date
+    let makeTransactionID: @Sendable () -> String
     /// Nil in `.single` mode: each operation is then its own transaction.
     private let groupCommit: GroupCommitWriter?
 
@@ -57,12 +58,16 @@ public struct SQLiteLedgerStore: LedgerStore {
 
     /// A store on an existing GRDB writer (tests use an in-memory queue). Applies the schema to
     /// an empty database.
-    init(writer: any DatabaseWriter, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() }) throws(WalletError) {
+    init(
+        writer: any DatabaseWriter, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() },
+        makeTransactionID: @escaping @Sendable () -> String = LedgerWrites.randomTransactionID
+    ) throws(WalletError) {
         self.writer = writer
         self.clock = clock
+        self.makeTransactionID = makeTransactionID
         switch writeMode {
         case .grouped(let batchMax, let queueMax):
-            groupCommit = GroupCommitWriter(writer: writer, clock: clock, batchMax: batchMax, queueMax: queueMax)
+            groupCommit = GroupCommitWriter(writer: writer, clock: clock, makeTransactionID: makeTransactionID, batchMax: batchMax, queueMax: queueMax)
         case .single:
             groupCommit = nil
         }
@@ -95,8 +100,9 @@ public struct SQLiteLedgerStore: LedgerStore {
         do {
             if let groupCommit { return try await groupCommit.submit(operation) }
             let clock = self.clock
+            let makeTransactionID = self.makeTransactionID
             return try await writer.write { db in
-                var context = BatchContext()
+                var context = BatchContext(makeTransactionID: makeTransactionID)
                 return try operation(db, clock(), &context)
             }
         } catch {
@@ -132,6 +138,9 @@ public struct SQLiteLedgerStore: LedgerStore {
             return .storage("database error: \(error.message ?? "\(error.resultCode)")")
         }
     }
+
+    /// Operations waiting for the next group commit (0 in `.single` mode).
+    var queuedWriteCount: Int { groupCommit?.queuedCount ?? 0 }
 
     /// What the group commit did so far; nil in `.single` mode.
     public var groupCommitStatistics: GroupCommitStatistics? { groupCommit?.statistics }

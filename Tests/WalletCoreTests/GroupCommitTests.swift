@@ -1,0 +1,181 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+@testable import WalletCore
+
+/// The group commit keeps every ledger rule, whatever lands in one batch.
+@Suite("Group commit")
+struct GroupCommitTests {
+    /// Transaction ids `txn-1`, `txn-2`, ... and a fixed clock, so two ledgers can be compared
+    /// hash for hash.
+    final class Sequence: Sendable {
+        private let next = Mutex(0)
+        func id() -> String {
+            let value = next.withLock { value in
+                value += 1
+                return value
+            }
+            return String(format: "00000000-0000-4000-8000-%012d", value)
+        }
+    }
+
+    static func store(_ mode: WriteMode, deterministic: Bool = false) throws -> SQLiteLedgerStore {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-group-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let pool = try DatabasePool(path: directory.appendingPathComponent("wallet.sqlite").path)
+        guard deterministic else { return try SQLiteLedgerStore(writer: pool, writeMode: mode) }
+        let sequence = Sequence()
+        let fixed = Date(timeIntervalSince1970: 1_790_000_000)
+        return try SQLiteLedgerStore(writer: pool, writeMode: mode, clock: { fixed }, makeTransactionID: { sequence.id() })
+    }
+
+    /// Holds the writer inside a transaction until `release` is called, so that operations
+    /// submitted meanwhile queue up, in order, for one batch.
+    final class Gate: Sendable {
+        private let state = Mutex((entered: false, open: false))
+        var entered: Bool { state.withLock { $0.entered } }
+        func release() { state.withLock { $0.open = true } }
+        func hold() {
+            state.withLock { $0.entered = true }
+            while !state.withLock({ $0.open }) { Thread.sleep(forTimeInterval: 0.001) }
+        }
+
+        /// Starts an operation that holds the writer, and returns once it does.
+        static func holding(_ store: SQLiteLedgerStore) async throws -> (Gate, Task<Void, any Error>) {
+            let gate = Gate()
+            let holder = Task { try await store.write { _, _, _ in gate.hold() } }
+            while !gate.entered { try await Task.sleep(for: .milliseconds(1)) }
+            return (gate, holder)
+        }
+    }
+
+    typealias Operation = @Sendable () async throws -> MutationResult
+
+    /// Submits `operations` one after the other while the writer is held, each queued before
+    /// the next starts, then lets them all commit as one batch.
+    static func inOneBatch(_ store: SQLiteLedgerStore, _ operations: [Operation]) async throws -> [Result<MutationResult, WalletError>] {
+        let (gate, holder) = try await Gate.holding(store)
+        var tasks: [Task<Result<MutationResult, WalletError>, Never>] = []
+        for (index, operation) in operations.enumerated() {
+            tasks.append(Task { await Self.outcome(operation) })
+            while store.queuedWriteCount < index + 1 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        gate.release()
+        try await holder.value
+        var results: [Result<MutationResult, WalletError>] = []
+        for task in tasks { results.append(await task.value) }
+        return results
+    }
+
+    static func outcome(_ operation: Operation) async -> Result<MutationResult, WalletError> {
+        do {
+            return .success(try await operation())
+        } catch let error as WalletError {
+            return .failure(error)
+        } catch {
+            return .failure(.storage("\(error)"))
+        }
+    }
+
+    static func seed(_ store: SQLiteLedgerStore) async throws {
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        for player in ["p1", "p2"] {
+            _ = try await store.grant(GrantRequest(playerID: player, store: "apple", storeTransactionID: "seed-\(player)", productID: "pack", quantity: 2, actor: "t"))
+        }
+    }
+
+    static func spend(_ store: SQLiteLedgerStore, _ player: String, _ amount: Int64, _ key: String) -> Operation {
+        { try await store.spend(SpendRequest(playerID: player, amount: amount, idempotencyKey: key, actor: "t")) }
+    }
+
+    @Test("grouped and single writers build the same ledger, hash for hash")
+    func identicalLedgers() async throws {
+        var heads: [String] = []
+        var balances: [[String: Int64]] = []
+        for mode in [WriteMode.grouped(), .single] {
+            let store = try Self.store(mode, deterministic: true)
+            try await Self.seed(store)
+            let operations: [Operation] = (0..<12).map { index in
+                Self.spend(store, index % 2 == 0 ? "p1" : "p2", Int64(index % 3 + 1), "k\(index % 9)")
+            }
+            if mode == .single {
+                for operation in operations { _ = try? await operation() }
+            } else {
+                _ = try await Self.inOneBatch(store, operations)
+                #expect((store.groupCommitStatistics?.largestBatch ?? 0) >= 12, "the operations shared one batch")
+            }
+            let report = try await store.verify()
+            #expect(report.ok)
+            heads.append(report.headHash)
+            balances.append(try await store.balances(playerID: "p1").balances.merging(store.balances(playerID: "p2").balances.mapKeys { "p2 " + $0 }) { $1 })
+        }
+        #expect(heads[0] == heads[1])
+        #expect(balances[0] == balances[1] && balances[0]["credits"] != 10, "\(balances)")
+    }
+
+    @Test("a failing operation rolls back alone; its neighbours in the batch commit")
+    func failureIsolation() async throws {
+        let store = try Self.store(.grouped())
+        try await Self.seed(store)
+        let results = try await Self.inOneBatch(store, [
+            Self.spend(store, "p1", 4, "a"), Self.spend(store, "p1", 100, "b"), Self.spend(store, "p1", 5, "a"),
+            Self.spend(store, "p1", 0, "c"), Self.spend(store, "p2", 3, "a"), Self.spend(store, "p1", 6, "d"),
+        ])
+        #expect(try results[0].get().balance == 6)
+        #expect(results[1].failureCode == "insufficient_funds")
+        #expect(results[2].failureCode == "idempotency_key_reused")
+        #expect(results[3].failureCode == "invalid_request")
+        #expect(try results[4].get().balance == 7)
+        #expect(try results[5].get().balance == 0)
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 0)
+        let report = try await store.verify()
+        #expect(report.ok && report.transactions == 5)
+        // The overdraft's key was not recorded: it applies once there are funds.
+        _ = try await store.adjust(AdjustRequest(playerID: "p1", amount: 100, reasonCode: "test", note: "n", idempotencyKey: "top-up", actor: "t"))
+        #expect(try await store.spend(SpendRequest(playerID: "p1", amount: 100, idempotencyKey: "b", actor: "t")).replayed == false)
+    }
+
+    @Test("concurrent replays of one key inside one batch apply once")
+    func replaysInOneBatch() async throws {
+        let store = try Self.store(.grouped())
+        try await Self.seed(store)
+        let results = try await Self.inOneBatch(store, (0..<10).map { _ in Self.spend(store, "p1", 3, "same") })
+        let answers = try results.map { try $0.get() }
+        #expect(answers.filter { !$0.replayed }.count == 1)
+        #expect(Set(answers.map(\.transaction.id)).count == 1 && answers.allSatisfy { $0.balance == 7 })
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 7)
+    }
+
+    @Test("a full queue answers overloaded at once and writes nothing for it")
+    func overloaded() async throws {
+        let store = try Self.store(.grouped(batchMax: 8, queueMax: 3))
+        try await Self.seed(store)
+        let (gate, holder) = try await Gate.holding(store)
+        var queued: [Task<MutationResult, any Error>] = []
+        for index in 0..<3 {
+            queued.append(Task { try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "q\(index)", actor: "t")) })
+            while store.queuedWriteCount < index + 1 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        let refused = await walletError { _ = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "q3", actor: "t")) }
+        #expect(refused?.code == "overloaded")
+        gate.release()
+        try await holder.value
+        for task in queued { _ = try await task.value }
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 7)
+        #expect(try await store.verify().transactions == 5)
+    }
+}
+
+extension Result where Failure == WalletError {
+    var failureCode: String? {
+        if case .failure(let error) = self { return error.code }
+        return nil
+    }
+}
+
+extension Dictionary where Key == String {
+    func mapKeys(_ transform: (String) -> String) -> [String: Value] {
+        Dictionary(uniqueKeysWithValues: map { (transform($0.key), $0.value) })
+    }
+}
