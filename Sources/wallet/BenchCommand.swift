@@ -30,6 +30,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Distinct players (1 to 1000000).")
     var players: Int = 1_000
 
+    @Flag(inversion: .prefixedNo, help: "Also run the one-commit-per-operation path, to compare (--no-single skips it).")
+    var single = true
+
     @Flag(help: "Print machine-readable JSON.")
     var json = false
 
@@ -45,13 +48,13 @@ struct BenchCommand: AsyncParsableCommand {
         var players: Int
         var durability: String
         var groupedOpsPerSecond: Double
-        var singleOpsPerSecond: Double
-        var ratio: Double
+        var singleOpsPerSecond: Double?
+        var ratio: Double?
         var p50Ms: Double
         var p99Ms: Double
         var maxMs: Double
-        var singleP50Ms: Double
-        var singleP99Ms: Double
+        var singleP50Ms: Double?
+        var singleP99Ms: Double?
         var averageBatch: Double
         var verifyOk: Bool
 
@@ -84,20 +87,22 @@ struct BenchCommand: AsyncParsableCommand {
 
         let workload = BenchWorkload(operations: operations, concurrency: concurrency, players: players)
         let grouped = try await workload.run(path: directory.appendingPathComponent("grouped.sqlite").path, durability: durability, writeMode: .default)
-        let single = try await workload.run(path: directory.appendingPathComponent("single.sqlite").path, durability: durability, writeMode: .single)
+        let single = self.single
+            ? try await workload.run(path: directory.appendingPathComponent("single.sqlite").path, durability: durability, writeMode: .single)
+            : nil
         let report = Report(
             operations: operations, concurrency: concurrency, players: players, durability: durability.rawValue,
-            groupedOpsPerSecond: grouped.opsPerSecond.rounded(), singleOpsPerSecond: single.opsPerSecond.rounded(),
-            ratio: (grouped.opsPerSecond / single.opsPerSecond * 10).rounded() / 10,
+            groupedOpsPerSecond: grouped.opsPerSecond.rounded(), singleOpsPerSecond: single.map { $0.opsPerSecond.rounded() },
+            ratio: single.map { (grouped.opsPerSecond / $0.opsPerSecond * 10).rounded() / 10 },
             p50Ms: grouped.percentile(0.50), p99Ms: grouped.percentile(0.99), maxMs: grouped.percentile(1),
-            singleP50Ms: single.percentile(0.50), singleP99Ms: single.percentile(0.99),
-            averageBatch: (grouped.averageBatch * 10).rounded() / 10, verifyOk: grouped.verifyOk && single.verifyOk)
+            singleP50Ms: single?.percentile(0.50), singleP99Ms: single?.percentile(0.99),
+            averageBatch: (grouped.averageBatch * 10).rounded() / 10, verifyOk: grouped.verifyOk && (single?.verifyOk ?? true))
         Output.result(report, json: json) {
             """
             \(operations) operations, \(concurrency) concurrent callers, \(players) players, synchronous=\(durability.rawValue.uppercased())
             grouped writer:     \(Int(report.groupedOpsPerSecond)) ops/s   p50 \(report.p50Ms) ms   p99 \(report.p99Ms) ms   max \(report.maxMs) ms   \(report.averageBatch) operations per commit
-            one commit per op:  \(Int(report.singleOpsPerSecond)) ops/s   p50 \(report.singleP50Ms) ms   p99 \(report.singleP99Ms) ms
-            ratio:              \(report.ratio)×
+            one commit per op:  \(report.singleOpsPerSecond.map { "\(Int($0)) ops/s   p50 \(report.singleP50Ms ?? 0) ms   p99 \(report.singleP99Ms ?? 0) ms" } ?? "not run")
+            ratio:              \(report.ratio.map { "\($0)×" } ?? "-")
             verify:             \(report.verifyOk ? "ok on both databases" : "FAILED")
             """
         }

@@ -84,7 +84,8 @@ final class ExportSink: @unchecked Sendable {
     }
 
     func write(_ text: String) throws {
-        try handle.write(contentsOf: Data(text.utf8))
+        var text = text
+        try text.withUTF8 { bytes in try handle.write(contentsOf: UnsafeRawBufferPointer(bytes)) }
     }
 
     func finish() throws {

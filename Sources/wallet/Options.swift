@@ -22,8 +22,8 @@ struct GlobalOptions: ParsableArguments {
         if resolvedDatabasePath.isEmpty { throw ValidationError("--db (or WALLET_DB) must not be empty.") }
     }
 
-    func openStore() throws(WalletError) -> SQLiteLedgerStore {
-        try SQLiteLedgerStore.open(path: resolvedDatabasePath, durability: durability)
+    func openStore(writeMode: WriteMode = .default) throws(WalletError) -> SQLiteLedgerStore {
+        try SQLiteLedgerStore.open(path: resolvedDatabasePath, durability: durability, writeMode: writeMode)
     }
 }
 

@@ -30,6 +30,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (env WALLET_LOG_LEVEL; default info).", valueName: "level"))
     var logLevel: String?
 
+    @Option(help: ArgumentHelp("grouped (group commit, the default) or single (one commit per write: only to measure against).", valueName: "mode"))
+    var writeMode: WriteModeArgument = .grouped
+
+    enum WriteModeArgument: String, ExpressibleByArgument, CaseIterable {
+        case grouped, single
+    }
+
     private var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     func validate() throws {
@@ -67,14 +74,15 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "wallet")
         logger.logLevel = try resolvedLogLevel()
-        let store = try options.openStore()
+        let store = try options.openStore(writeMode: writeMode == .grouped ? .default : .single)
         let playerTokens = try resolvedSecret.map { secret throws(APIError) in try PlayerTokenVerifier(secret: secret) }
         let configuration = ServerConfiguration(host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens)
         logger.info(
             "starting",
             metadata: [
                 "database": .string(options.resolvedDatabasePath), "address": .string("\(configuration.host):\(configuration.port)"),
-                "durability": .string(options.durability.rawValue), "player_tokens": .stringConvertible(playerTokens != nil),
+                "durability": .string(options.durability.rawValue), "write_mode": .string(writeMode.rawValue),
+                "player_tokens": .stringConvertible(playerTokens != nil),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)
         try await app.runService()

@@ -5,11 +5,17 @@
 /// more, so the reader removes exactly one `'` from any text cell that starts with it and gets
 /// the original back. Numbers are never prefixed.
 enum CSVCell {
-    private static let formulaStarts: Set<Character> = ["=", "+", "-", "@", "\t", "\r", "'"]
+    /// Whether `byte` starts a formula (or is the escape itself): `=`, `+`, `-`, `@`, tab, CR, `'`.
+    private static func startsFormula(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D, UInt8(ascii: "'"): true
+        default: false
+        }
+    }
 
     static func text(_ value: String) -> String {
         var value = value
-        if let first = value.first, formulaStarts.contains(first) { value = "'" + value }
+        if let first = value.utf8.first, startsFormula(first) { value = "'" + value }
         return quoted(value)
     }
 
@@ -19,7 +25,7 @@ enum CSVCell {
     }
 
     private static func quoted(_ value: String) -> String {
-        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
+        guard value.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
@@ -27,6 +33,10 @@ enum CSVCell {
 /// JSON string literals without a JSONEncoder per value: exports write millions of them.
 enum JSONText {
     static func string(_ value: String) -> String {
+        // Most values need no escaping at all.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + value + "\""
+        }
         var result = "\""
         result.reserveCapacity(value.utf8.count + 2)
         for scalar in value.unicodeScalars {

@@ -132,62 +132,99 @@ struct ExportEncoder {
         }
     }
 
-    /// One line per posting of `transaction`.
+    /// One line per posting of `transaction`, its fields in `ExportColumns.all` order. Written
+    /// field by field into one string: an export writes millions of these lines.
     func transaction(_ transaction: LedgerTransaction) -> String {
         var lines = ""
+        lines.reserveCapacity(transaction.postings.count * 400)
         for posting in transaction.postings {
-            switch format {
-            case .csv: lines += csvRow(cells(transaction, posting).mapValues(\.csv))
-            case .jsonl: lines += jsonLine(cells(transaction, posting))
-            }
+            var line = Line(format: format)
+            line.text("type", "posting")
+            line.number("seq", transaction.seq)
+            line.text("transaction_id", transaction.id)
+            line.text("created_at", transaction.createdAt)
+            line.text("kind", transaction.kind.rawValue)
+            line.text("player_id", transaction.playerID)
+            line.text("transaction_currency", transaction.currency)
+            line.number("transaction_amount", transaction.amount)
+            line.text("account", posting.account)
+            line.text("currency", posting.currency)
+            line.number("amount", posting.amount)
+            line.number("balance_after", posting.balanceAfter)
+            line.number("posting_count", Int64(transaction.postings.count))
+            line.text("idempotency_key", transaction.idempotencyKey)
+            line.text("store", transaction.store)
+            line.text("store_transaction_id", transaction.storeTransactionID)
+            line.text("product_id", transaction.productID)
+            line.number("quantity", transaction.quantity)
+            line.text("actor", transaction.actor)
+            line.text("reason_code", transaction.reasonCode)
+            line.text("note", transaction.note)
+            line.text("ticket", transaction.ticket)
+            line.number("refund_of_seq", transaction.refundOfSeq)
+            line.number("uncollected", transaction.uncollected)
+            line.json("metadata", transaction.metadata?.canonicalText)
+            line.text("prev_hash", transaction.prevHash)
+            line.text("hash", transaction.hash)
+            lines += line.finish()
         }
         return lines
     }
 
-    private enum Cell {
-        case text(String?)
-        case number(Int64?)
-        case json(String?)
+    /// One line being written: CSV cells in column order, or JSON members (absent when nil).
+    private struct Line {
+        let format: ExportFormat
+        var text = ""
+        var fields = 0
 
-        var csv: String {
-            switch self {
-            case .text(let value): value.map(CSVCell.text) ?? ""
-            case .number(let value): value.map(String.init) ?? ""
-            case .json(let value): value.map(CSVCell.text) ?? ""
+        init(format: ExportFormat) {
+            self.format = format
+            text.reserveCapacity(400)
+            if format == .jsonl { text = "{" }
+        }
+
+        private mutating func separate(_ name: String) {
+            if fields > 0 { text += "," }
+            fields += 1
+            if format == .jsonl {
+                text += "\""
+                text += name
+                text += "\":"
             }
         }
 
-        var json: String? {
-            switch self {
-            case .text(let value): value.map(JSONText.string)
-            case .number(let value): value.map(String.init)
-            case .json(let value): value
-            }
+        mutating func text(_ name: String, _ value: String?) {
+            guard let value else { return skip() }
+            separate(name)
+            text += format == .csv ? CSVCell.text(value) : JSONText.string(value)
         }
-    }
 
-    private func cells(_ transaction: LedgerTransaction, _ posting: Posting) -> [String: Cell] {
-        [
-            "type": .text("posting"), "seq": .number(transaction.seq), "transaction_id": .text(transaction.id),
-            "created_at": .text(transaction.createdAt), "kind": .text(transaction.kind.rawValue), "player_id": .text(transaction.playerID),
-            "transaction_currency": .text(transaction.currency), "transaction_amount": .number(transaction.amount),
-            "account": .text(posting.account), "currency": .text(posting.currency), "amount": .number(posting.amount),
-            "balance_after": .number(posting.balanceAfter), "posting_count": .number(Int64(transaction.postings.count)),
-            "idempotency_key": .text(transaction.idempotencyKey), "store": .text(transaction.store),
-            "store_transaction_id": .text(transaction.storeTransactionID), "product_id": .text(transaction.productID),
-            "quantity": .number(transaction.quantity), "actor": .text(transaction.actor), "reason_code": .text(transaction.reasonCode),
-            "note": .text(transaction.note), "ticket": .text(transaction.ticket), "refund_of_seq": .number(transaction.refundOfSeq),
-            "uncollected": .number(transaction.uncollected), "metadata": .json(transaction.metadata?.canonicalText),
-            "prev_hash": .text(transaction.prevHash), "hash": .text(transaction.hash),
-        ]
+        mutating func number(_ name: String, _ value: Int64?) {
+            guard let value else { return skip() }
+            separate(name)
+            text += String(value)
+        }
+
+        mutating func json(_ name: String, _ value: String?) {
+            guard let value else { return skip() }
+            separate(name)
+            text += format == .csv ? CSVCell.text(value) : value
+        }
+
+        /// An absent value: an empty CSV cell, no JSON member (the separator still counts).
+        private mutating func skip() {
+            guard format == .csv else { return }
+            if fields > 0 { text += "," }
+            fields += 1
+        }
+
+        mutating func finish() -> String {
+            precondition(format == .jsonl || fields == ExportColumns.all.count, "every CSV column is written")
+            return text + (format == .csv ? "\r\n" : "}\n")
+        }
     }
 
     private func csvRow(_ values: [String: String]) -> String {
         ExportColumns.all.map { values[$0] ?? "" }.joined(separator: ",") + "\r\n"
-    }
-
-    private func jsonLine(_ cells: [String: Cell]) -> String {
-        let fields = ExportColumns.all.compactMap { name in cells[name]?.json.map { "\"\(name)\":\($0)" } }
-        return "{" + fields.joined(separator: ",") + "}\n"
     }
 }

@@ -48,31 +48,51 @@ enum LedgerVerifier {
 
 /// Streams transactions with their postings in `seq` order from one read, in constant memory.
 enum TransactionStream {
+    /// The columns read, in the order `transaction(from:postings:)` decodes them by index:
+    /// looking columns up by name costs more than the rest of the decoding.
+    private static let columns = """
+        t.seq, t.id, t.kind, t.player_id, t.currency, t.amount, t.actor, t.created_at, t.idempotency_key, t.store,
+        t.store_transaction_id, t.product_id, t.quantity, t.reason_code, t.note, t.ticket, t.refund_of_seq, t.uncollected,
+        t.metadata, t.prev_hash, t.hash, a.owner, a.currency, p.amount, p.balance_after
+        """
+
     static func forEach(_ db: Database, seqs: ClosedRange<Int64>? = nil, body: (LedgerTransaction) throws -> Void) throws {
         // Postings in the order the hash covers them; transactions without postings still appear.
         let range = seqs ?? 1...Int64.max
         let rows = try Row.fetchCursor(
             db,
             sql: """
-                SELECT t.*, a.owner AS posting_account, a.currency AS posting_currency,
-                    p.amount AS posting_amount, p.balance_after AS posting_balance_after
+                SELECT \(columns)
                 FROM transactions t LEFT JOIN postings p ON p.seq = t.seq LEFT JOIN accounts a ON a.id = p.account_id
                 WHERE t.seq BETWEEN ? AND ?
                 ORDER BY t.seq, a.owner, a.currency
                 """,
             arguments: [range.lowerBound, range.upperBound])
-        var pending: (row: Row, postings: [Posting])?
+        var pending: LedgerTransaction?
         while let row = try rows.next() {
-            if let current = pending, current.row["seq"] as Int64 != row["seq"] as Int64 {
-                try body(LedgerReads.transaction(from: current.row, postings: current.postings))
+            let seq: Int64 = row[0]
+            if let current = pending, current.seq != seq {
+                try body(current)
                 pending = nil
             }
-            if pending == nil { pending = (row.copy(), []) }
-            if let account: String = row["posting_account"] {
-                pending!.postings.append(
-                    Posting(account: account, currency: row["posting_currency"], amount: row["posting_amount"], balanceAfter: row["posting_balance_after"]))
+            if pending == nil { pending = try transaction(from: row) }
+            if let account: String = row[21] {
+                pending!.postings.append(Posting(account: account, currency: row[22], amount: row[23], balanceAfter: row[24]))
             }
         }
-        if let current = pending { try body(LedgerReads.transaction(from: current.row, postings: current.postings)) }
+        if let current = pending { try body(current) }
+    }
+
+    private static func transaction(from row: Row) throws -> LedgerTransaction {
+        let kindText: String = row[2]
+        guard let kind = TransactionKind(rawValue: kindText) else {
+            throw WalletError.storage("unknown transaction kind '\(kindText)' at seq \(row[0] as Int64)")
+        }
+        let metadataText: String? = row[18]
+        return LedgerTransaction(
+            seq: row[0], id: row[1], kind: kind, playerID: row[3], currency: row[4], amount: row[5], actor: row[6], createdAt: row[7],
+            idempotencyKey: row[8], store: row[9], storeTransactionID: row[10], productID: row[11], quantity: row[12],
+            reasonCode: row[13], note: row[14], ticket: row[15], refundOfSeq: row[16], uncollected: row[17],
+            metadata: metadataText.map(Metadata.init(canonicalText:)), prevHash: row[19], hash: row[20], postings: [])
     }
 }

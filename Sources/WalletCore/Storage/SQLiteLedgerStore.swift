@@ -36,8 +36,9 @@ public struct SQLiteLedgerStore: LedgerStore {
             // Savepoint and statement journals in memory: a group commit opens a savepoint per
             // operation, and their journals are only for rolling back inside the transaction.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
-            // A 64 MiB page cache: the hot pages of the ledger's indexes stay in memory.
-            try db.execute(sql: "PRAGMA cache_size = -65536")
+            // The writer keeps a 64 MiB page cache, so the hot pages of the ledger's indexes stay
+            // in memory; readers keep SQLite's 2 MiB, so a long export stays small.
+            if !db.configuration.readonly { try db.execute(sql: "PRAGMA cache_size = -65536") }
             // Checkpoint the WAL every 64 MiB instead of every 4 MiB: a page rewritten by many
             // commits is then copied into the database once, not once per 4 MiB.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 16384")
