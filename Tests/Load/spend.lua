@@ -1,7 +1,8 @@
 -- wrk script: durable spends with a unique Idempotency-Key per request, spread over players.
 -- Environment: WALLET_KEY (a service key), WALLET_PLAYERS (how many players exist, default 100).
+-- thread_id is a global, so that setup() can give each thread its own (thread:set sets globals).
 local counter = 0
-local thread_id = 0
+thread_id = 0
 local players = tonumber(os.getenv("WALLET_PLAYERS") or "100")
 local key = os.getenv("WALLET_KEY")
 

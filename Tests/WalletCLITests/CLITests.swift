@@ -258,3 +258,21 @@ struct AuditCLITests {
         #expect(try cli.run("export", "--output", "/nonexistent-dir/x.csv", "--json").errorCode() == "storage_error")
     }
 }
+
+@Suite("wallet bench")
+struct BenchCLITests {
+    @Test("bench runs both paths on fresh databases and reports rates, latencies and verify")
+    func bench() throws {
+        let cli = try CLI()
+        let report = try cli.json("bench", "--operations", "1000", "--concurrency", "8", "--players", "20")
+        for key in ["grouped_ops_per_second", "single_ops_per_second", "ratio", "p50_ms", "p99_ms", "max_ms", "average_batch"] {
+            #expect((report[key] as? Double ?? 0) > 0, "\(key)")
+        }
+        #expect(report["verify_ok"] as? Bool == true && report["operations"] as? Int == 1000)
+        #expect(try cli.run("bench", "--operations", "10", "--json").status == 64)
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().path
+        _ = try cli.json("bench", "--operations", "1000", "--no-single", "--db", directory)
+        #expect(FileManager.default.fileExists(atPath: directory + "/grouped.sqlite"))
+        #expect(try cli.run("bench", "--operations", "1000", "--db", directory, "--json").status == 64, "a used directory is refused")
+    }
+}
