@@ -13,6 +13,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -25,6 +27,8 @@ let package = Package(
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -52,20 +56,33 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "WalletTestSupport",
+            dependencies: [
+                "WalletCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/WalletTestSupport"
+        ),
         .testTarget(
             name: "WalletCoreTests",
-            dependencies: ["WalletCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "WalletCore", "WalletTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
         ),
         .testTarget(
             name: "WalletServerTests",
             dependencies: [
-                "WalletServer", "WalletCore",
+                "WalletServer", "WalletCore", "WalletTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(
             name: "WalletCLITests",
-            dependencies: ["wallet", "WalletCore"]
+            dependencies: ["wallet", "WalletCore", "WalletTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -21,6 +21,10 @@ public enum WalletError: Error, Equatable, Sendable {
     case storage(String)
     /// The write queue is full; nothing was written and the caller should retry shortly.
     case overloaded(String)
+    /// A store's signed purchase failed verification; the detail names the reason.
+    case purchaseInvalid(String)
+    /// The feature needs configuration the service does not have (an Apple bundle id, ...).
+    case notConfigured(String)
 
     /// The stable machine-readable code, identical in API problem documents and CLI errors.
     public var code: String {
@@ -34,6 +38,8 @@ public enum WalletError: Error, Equatable, Sendable {
         case .unsupportedDatabase: "unsupported_database"
         case .storage: "storage_error"
         case .overloaded: "overloaded"
+        case .purchaseInvalid: "purchase_invalid"
+        case .notConfigured: "not_configured"
         }
     }
 
@@ -42,7 +48,7 @@ public enum WalletError: Error, Equatable, Sendable {
         switch self {
         case .invalidRequest(let detail), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
             .unknownCurrency(let detail), .notFound(let detail), .unsupportedDatabase(let detail),
-            .storage(let detail), .overloaded(let detail):
+            .storage(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .notConfigured(let detail):
             detail
         case .insufficientFunds(let balance, let currency):
             "insufficient funds: the balance is \(balance) \(currency)"

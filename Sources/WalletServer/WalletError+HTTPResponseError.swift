@@ -7,7 +7,8 @@ extension WalletError {
         let status: HTTPResponse.Status = switch self {
         case .invalidRequest: .badRequest
         case .insufficientFunds, .idempotencyKeyReused: .conflict
-        case .unknownProduct, .unknownCurrency: .unprocessableContent
+        case .unknownProduct, .unknownCurrency, .purchaseInvalid: .unprocessableContent
+        case .notConfigured: .notImplemented
         case .notFound: .notFound
         // The database file is not ours or too new: the service cannot work until an operator acts.
         case .unsupportedDatabase: .internalServerError

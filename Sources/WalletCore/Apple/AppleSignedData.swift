@@ -1,0 +1,155 @@
+import Crypto
+import Foundation
+@_spi(FixedExpiryValidationTime) import X509
+import SwiftASN1
+
+/// Which App Store signatures the wallet accepts: the app's bundle id, the environments it
+/// takes purchases from, and the roots a signing chain must end at.
+public struct AppleConfiguration: Sendable {
+    public enum Environment: String, Sendable, CaseIterable {
+        case production = "Production"
+        case sandbox = "Sandbox"
+    }
+
+    public var bundleID: String
+    public var environments: Set<Environment>
+    /// Apple Root CA - G3, plus any roots added by configuration (tests use their own CA).
+    public var trustedRoots: [Certificate]
+
+    /// - Parameter extraRootsPEM: PEM texts of further trusted roots.
+    public init(bundleID: String, environments: Set<Environment> = [.production], extraRootsPEM: [String] = []) throws(WalletError) {
+        guard !bundleID.isEmpty, bundleID.utf8.count <= Limits.identifierBytesMax else {
+            throw .invalidRequest("the Apple bundle id must be 1 to \(Limits.identifierBytesMax) characters")
+        }
+        guard !environments.isEmpty else { throw .invalidRequest("at least one Apple environment must be allowed") }
+        self.bundleID = bundleID
+        self.environments = environments
+        var roots = [try Self.certificate(pem: AppleRootCertificate.pem, name: "Apple Root CA - G3")]
+        for (index, pem) in extraRootsPEM.enumerated() { roots.append(try Self.certificate(pem: pem, name: "extra root \(index + 1)")) }
+        trustedRoots = roots
+    }
+
+    /// Apple Root CA - G3 as bundled.
+    public static func appleRootCertificate() throws(WalletError) -> Certificate {
+        try certificate(pem: AppleRootCertificate.pem, name: "Apple Root CA - G3")
+    }
+
+    static func certificate(pem: String, name: String) throws(WalletError) -> Certificate {
+        do {
+            return try Certificate(pemEncoded: pem)
+        } catch {
+            throw .invalidRequest("\(name) is not a PEM certificate")
+        }
+    }
+}
+
+/// A StoreKit 2 transaction as Apple signs it (`JWSTransactionDecodedPayload`), the fields the
+/// wallet uses.
+public struct AppleTransaction: Decodable, Sendable, Equatable {
+    public var transactionId: String
+    public var originalTransactionId: String?
+    public var bundleId: String
+    public var productId: String
+    public var type: String
+    public var quantity: Int64
+    public var environment: String
+    /// Milliseconds since 1970, like every Apple date.
+    public var signedDate: Int64
+    public var revocationDate: Int64?
+    /// Thousandths of a percent refunded, e.g. 50000 for half.
+    public var revocationPercentage: Int64?
+    public var appAccountToken: String?
+}
+
+/// Verifies App Store JWS offline, as Apple's own libraries do when they do not check
+/// revocation online: ES256 over `header.payload` by the leaf of an `x5c` chain of exactly three
+/// certificates, the chain valid at the payload's `signedDate` up to a trusted root, with Apple's
+/// marker extensions on the leaf and the intermediate. Every refusal is `purchase_invalid` with
+/// the reason.
+public struct AppleSignedDataVerifier: Sendable {
+    /// Apple's marker extension on the certificate that signs App Store data.
+    static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    /// Apple's marker extension on the Worldwide Developer Relations intermediate.
+    static let intermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+    /// The longest JWS accepted, to bound the work done on hostile input.
+    static let jwsBytesMax = 16 * 1024
+
+    public let configuration: AppleConfiguration
+
+    public init(configuration: AppleConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// The verified payload of a JWS, decoded as `Payload`; `signedDate` (ms) is read from it
+    /// to validate the chain at the time Apple signed.
+    func verify<Payload: Decodable>(_ jws: String, as type: Payload.Type, signedDate: (Payload) -> Int64) async throws(WalletError) -> Payload {
+        guard jws.utf8.count <= Self.jwsBytesMax else { throw Self.invalid("the signed data is too long") }
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
+            let signatureData = Base64URL.decode(parts[2])
+        else { throw Self.invalid("the signed data is not a compact JWS") }
+        guard let header = try? JSONDecoder().decode(Header.self, from: headerData) else { throw Self.invalid("the JWS header is malformed") }
+        guard header.alg == "ES256" else { throw Self.invalid("the JWS algorithm must be ES256, not \(header.alg)") }
+        guard let chain = header.x5c, chain.count == 3 else {
+            throw Self.invalid("the x5c chain must hold exactly three certificates, not \(header.x5c?.count ?? 0)")
+        }
+        let certificates = try chain.map { encoded throws(WalletError) in
+            guard let der = Data(base64Encoded: encoded), let certificate = try? Certificate(derEncoded: Array(der)) else {
+                throw Self.invalid("an x5c certificate is not valid DER")
+            }
+            return certificate
+        }
+        guard let leafKey = P256.Signing.PublicKey(certificates[0].publicKey) else { throw Self.invalid("the signing certificate has no P-256 key") }
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
+            leafKey.isValidSignature(signature, for: Data(jws.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)))
+        else { throw Self.invalid("the JWS signature does not verify") }
+        let payload: Payload
+        do {
+            payload = try JSONDecoder().decode(Payload.self, from: payloadData)
+        } catch {
+            throw Self.invalid("the signed payload is malformed")
+        }
+        try await verifyChain(certificates, at: Date(timeIntervalSince1970: Double(signedDate(payload)) / 1_000))
+        return payload
+    }
+
+    private func verifyChain(_ certificates: [Certificate], at signedDate: Date) async throws(WalletError) {
+        // The chain's own root must be one of ours, byte for byte.
+        guard configuration.trustedRoots.contains(certificates[2]) else { throw Self.invalid("the certificate chain does not end at a trusted root") }
+        guard certificates[0].extensions[oid: Self.leafOID] != nil else { throw Self.invalid("the signing certificate lacks Apple's App Store marker") }
+        guard certificates[1].extensions[oid: Self.intermediateOID] != nil else {
+            throw Self.invalid("the intermediate certificate lacks Apple's WWDR marker")
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore(configuration.trustedRoots)) {
+            RFC5280Policy(fixedExpiryValidationTime: signedDate)
+        }
+        let result = await verifier.validate(leaf: certificates[0], intermediates: CertificateStore([certificates[1]]))
+        guard case .validCertificate(let chain) = result, Array(chain) == certificates else {
+            throw Self.invalid("the certificate chain is not valid at the signing date \(Timestamp.format(signedDate))")
+        }
+    }
+
+    static func invalid(_ reason: String) -> WalletError {
+        .purchaseInvalid(reason)
+    }
+
+    private struct Header: Decodable {
+        var alg: String
+        var x5c: [String]?
+    }
+}
+
+/// Base64url without padding, as JWS uses.
+public enum Base64URL {
+    public static func decode(_ text: Substring) -> Data? {
+        guard !text.contains("=") else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+
+    public static func encode(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
