@@ -8,11 +8,14 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Verifies player tokens; nil when the server accepts API keys only.
     public var playerTokens: PlayerTokenVerifier?
+    /// Redeems StoreKit 2 transactions; nil when no Apple bundle id is configured.
+    public var applePurchases: ApplePurchases?
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, playerTokens: PlayerTokenVerifier? = nil) {
+    public init(host: String = "127.0.0.1", port: Int = 8080, playerTokens: PlayerTokenVerifier? = nil, applePurchases: ApplePurchases? = nil) {
         self.host = host
         self.port = port
         self.playerTokens = playerTokens
+        self.applePurchases = applePurchases
     }
 }
 
@@ -27,7 +30,7 @@ public func buildRouter(store: any LedgerStore, configuration: ServerConfigurati
     let routes = RouteRegistrar(router: router, authenticator: Authenticator(store: store, playerTokens: configuration.playerTokens), table: table)
     OperationsController(store: store).addRoutes(to: routes)
     ProductController(store: store).addRoutes(to: routes)
-    PurchaseController(store: store).addRoutes(to: routes)
+    PurchaseController(store: store, applePurchases: configuration.applePurchases).addRoutes(to: routes)
     WalletController(store: store).addRoutes(to: routes)
     LedgerController(store: store).addRoutes(to: routes)
     return (router, table)

@@ -301,6 +301,78 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/v1/purchases/apple": {
+      "post": {
+        "operationId": "redeemApplePurchase",
+        "summary": "Verify a StoreKit 2 signed transaction offline and credit it, once per Apple transaction id. Service keys, or the player's own token (player_id must be theirs).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ApplePurchaseBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The purchase was verified and credited. A replay answers the same body with `Idempotent-Replayed: true`.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Idempotent-Replayed": {
+                "description": "`true` when this answer is the original result of an earlier request with the same key.",
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "true"
+                  ]
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/MutationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          },
+          "501": {
+            "$ref": "#/components/responses/Problem501"
+          }
+        }
+      }
+    },
     "/v1/refunds": {
       "post": {
         "operationId": "refundPurchase",
@@ -1038,7 +1110,22 @@ enum OpenAPIDocument {
         }
       },
       "Problem422": {
-        "description": "The product is unknown or inactive (`unknown_product`), or the currency unknown (`unknown_currency`).",
+        "description": "The product is unknown or inactive (`unknown_product`), the currency unknown (`unknown_currency`), or a signed purchase failed verification (`purchase_invalid`, the detail says why).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem501": {
+        "description": "Apple purchases are not configured on this server (`not_configured`).",
         "headers": {
           "X-Request-Id": {
             "$ref": "#/components/headers/RequestId"
@@ -1164,7 +1251,7 @@ enum OpenAPIDocument {
           },
           "code": {
             "type": "string",
-            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, storage_error, overloaded, internal_error."
+            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, storage_error, overloaded, internal_error."
           }
         }
       },
@@ -1583,6 +1670,25 @@ enum OpenAPIDocument {
             "minimum": 1,
             "maximum": 100,
             "default": 1
+          }
+        }
+      },
+      "ApplePurchaseBody": {
+        "type": "object",
+        "required": [
+          "player_id",
+          "signed_transaction"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "player_id": {
+            "$ref": "#/components/schemas/PlayerId"
+          },
+          "signed_transaction": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 16384,
+            "description": "StoreKit 2 `Transaction.jwsRepresentation` (the `signedTransactionInfo` JWS)."
           }
         }
       },

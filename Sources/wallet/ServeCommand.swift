@@ -17,6 +17,7 @@ struct ServeCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: GlobalOptions
+    @OptionGroup var apple: AppleOptions
 
     @Option(help: ArgumentHelp("Address to listen on (env WALLET_HOST; default 127.0.0.1).", valueName: "address"))
     var host: String?
@@ -76,13 +77,15 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = try resolvedLogLevel()
         let store = try options.openStore(writeMode: writeMode == .grouped ? .default : .single)
         let playerTokens = try resolvedSecret.map { secret throws(APIError) in try PlayerTokenVerifier(secret: secret) }
-        let configuration = ServerConfiguration(host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens)
+        let apple = try self.apple.configuration().map { ApplePurchases(configuration: $0, ledger: store) }
+        let configuration = ServerConfiguration(host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens, applePurchases: apple)
         logger.info(
             "starting",
             metadata: [
                 "database": .string(options.resolvedDatabasePath), "address": .string("\(configuration.host):\(configuration.port)"),
                 "durability": .string(options.durability.rawValue), "write_mode": .string(writeMode.rawValue),
                 "player_tokens": .stringConvertible(playerTokens != nil),
+                "apple_bundle_id": .string(apple?.verifier.configuration.bundleID ?? "not configured"),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)
         try await app.runService()

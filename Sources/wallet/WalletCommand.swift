@@ -13,7 +13,7 @@ struct WalletCommand: AsyncParsableCommand {
             errors then go to stderr as {"code", "detail"} with a non-zero exit status.
             """,
         subcommands: [
-            ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, SpendCommand.self, AdjustCommand.self, RefundCommand.self,
+            ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, RedeemAppleCommand.self, SpendCommand.self, AdjustCommand.self, RefundCommand.self,
             BalanceCommand.self, HistoryCommand.self, StatementCommand.self, ExportCommand.self, VerifyCommand.self, BenchCommand.self,
         ]
     )

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import wallet
 import WalletCore
+import WalletTestSupport
 
 @Suite("The wallet CLI, run as a process")
 struct CLITests {
@@ -274,5 +275,43 @@ struct BenchCLITests {
         _ = try cli.json("bench", "--operations", "1000", "--no-single", "--db", directory)
         #expect(FileManager.default.fileExists(atPath: directory + "/grouped.sqlite"))
         #expect(try cli.run("bench", "--operations", "1000", "--db", directory, "--json").status == 64, "a used directory is refused")
+    }
+}
+
+@Suite("wallet redeem-apple")
+struct RedeemAppleCLITests {
+    @Test("verifies and credits once from a file or stdin, with the root and bundle from flags or environment")
+    func redeem() throws {
+        let authority = try AppleTestAuthority()
+        let cli = try CLI()
+        _ = try cli.json("products", "set", "com.example.game.consume5credits", "--credits", "5")
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent()
+        let root = directory.appendingPathComponent("root.pem").path
+        try authority.rootPEM.write(toFile: root, atomically: true, encoding: .utf8)
+        let jwsFile = directory.appendingPathComponent("transaction.jws").path
+        try (try authority.transaction("2000000000000077", quantity: 2) + "\n").write(toFile: jwsFile, atomically: true, encoding: .utf8)
+        let flags = ["--apple-bundle-id", "com.example.game", "--apple-root-certs", root]
+        let first = try cli.json(["redeem-apple", "--player", "p1", "--jws", jwsFile] + flags)
+        #expect(first["balance"] as? Int == 10 && first["replayed"] as? Bool == false)
+        let environment = ["WALLET_APPLE_BUNDLE_ID": "com.example.game", "WALLET_APPLE_ROOT_CERTS": root]
+        let again = CLI.finish(try cli.start(["redeem-apple", "--player", "p1", "--jws", jwsFile, "--json"], environment: environment))
+        #expect(try again.status == 0 && (again.json()["replayed"] as? Bool) == true)
+        let otherPlayer = CLI.finish(try cli.start(["redeem-apple", "--player", "p2", "--jws", jwsFile, "--json"] + flags))
+        #expect(otherPlayer.errorCode() == "idempotency_key_reused")
+        let untrusted = CLI.finish(try cli.start(["redeem-apple", "--player", "p1", "--jws", jwsFile, "--json", "--apple-bundle-id", "com.example.game"]))
+        #expect(untrusted.status == 1 && untrusted.errorCode() == "purchase_invalid")
+        let unconfigured = CLI.finish(try cli.start(["redeem-apple", "--player", "p1", "--jws", jwsFile, "--json"]))
+        #expect(unconfigured.errorCode() == "not_configured")
+        let badEnvironment = CLI.finish(try cli.start(["redeem-apple", "--player", "p1", "--jws", jwsFile, "--json", "--apple-environments", "staging"] + flags))
+        #expect(badEnvironment.status == 64)
+        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 10])
+    }
+}
+
+extension CLI {
+    func json(_ arguments: [String]) throws -> [String: Any] {
+        let output = Self.finish(try start(arguments + ["--json"]))
+        #expect(output.status == 0, "wallet \(arguments.joined(separator: " ")) failed: \(output.stderr)")
+        return try output.json()
     }
 }

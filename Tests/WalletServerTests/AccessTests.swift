@@ -19,6 +19,7 @@ struct AccessTests {
         (.get, "/v1/products", "", [.admin, .service, .support, .auditor]),
         (.put, "/v1/products/new.product", #"{"credits": 3}"#, [.admin]),
         (.post, "/v1/purchases", #"{"player_id": "p1", "store": "apple", "transaction_id": "T-access", "product_id": "com.example.consume5credits"}"#, [.service]),
+        (.post, "/v1/purchases/apple", #"{"player_id": "p1", "signed_transaction": "\#(try! TestServer.apple.transaction("T-apple"))"}"#, [.service, .playerOwn]),
         (.post, "/v1/refunds", #"{"store": "apple", "transaction_id": "T-none"}"#, [.service, .support, .admin]),
         (.get, "/v1/wallets/p1", "", [.service, .support, .auditor, .playerOwn]),
         (.get, "/v1/wallets/p1/transactions", "", [.service, .support, .auditor, .playerOwn]),

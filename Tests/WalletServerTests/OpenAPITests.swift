@@ -54,6 +54,7 @@ struct OpenAPITests {
         let expected: [String: Set<String>] = [
             "SpendBody": WalletController.SpendBody.fieldNames, "AdjustmentBody": WalletController.AdjustmentBody.fieldNames,
             "PurchaseBody": PurchaseController.PurchaseBody.fieldNames, "RefundBody": PurchaseController.RefundBody.fieldNames,
+            "ApplePurchaseBody": PurchaseController.ApplePurchaseBody.fieldNames,
             "ProductBody": ProductController.ProductBody.fieldNames,
         ]
         for (name, fields) in expected {

@@ -208,7 +208,7 @@ struct LedgerRouteTests {
             #expect(try set.status == .ok && (set.object()["credits"] as? Int) == 50)
             let list = try await client.execute(uri: "/v1/products", method: .get, headers: server.bearer(.auditor))
             let products = try list.object()["products"] as? [[String: Any]]
-            #expect(products?.map { $0["product_id"] as? String } == ["com.example.consume5credits", "com.example.gems10", "com.example.pack"])
+            #expect(products?.map { $0["product_id"] as? String } == ["com.example.consume5credits", "com.example.game.consume5credits", "com.example.gems10", "com.example.pack"])
             for body in [#"{"credits": 0}"#, #"{"credits": 5, "currency": "Gems"}"#, #"{"credits": 5, "store": "App Store"}"#, #"{"credits": 5, "price": 1}"#] {
                 let bad = try await client.execute(uri: "/v1/products/x", method: .put, headers: server.bearer(.admin) + .jsonContent, body: json(body))
                 #expect(bad.status == .badRequest, "\(body)")
@@ -381,6 +381,46 @@ struct AuditRouteTests {
             }
             let bad = try await client.execute(uri: "/v1/wallets/p1/statement?to=soon", method: .get, headers: server.bearer(.support))
             #expect(bad.status == .badRequest)
+        }
+    }
+}
+
+@Suite("Apple purchases over HTTP")
+struct ApplePurchaseRouteTests {
+    @Test("a StoreKit 2 transaction is verified and credited once; replays, other players and bad tokens are refused")
+    func redeem() async throws {
+        let server = try await TestServer()
+        let jws = try TestServer.apple.transaction("2000000000000042", quantity: 2)
+        try await server.test { client in
+            let body = json(#"{"player_id": "p1", "signed_transaction": "\#(jws)"}"#)
+            let first = try await client.execute(uri: "/v1/purchases/apple", method: .post, headers: .jsonContent + [.authorization: "Bearer \(playerToken("p1"))"], body: body)
+            #expect(try first.status == .created && (first.object()["balance"] as? Int) == 10)
+            let again = try await client.execute(uri: "/v1/purchases/apple", method: .post, headers: server.bearer(.service) + .jsonContent, body: body)
+            #expect(again.status == .created && again.headers[.idempotentReplayed] == "true" && again.body == first.body)
+            let other = try await client.execute(
+                uri: "/v1/purchases/apple", method: .post, headers: server.bearer(.service) + .jsonContent,
+                body: json(#"{"player_id": "p2", "signed_transaction": "\#(jws)"}"#))
+            #expect(try other.status == .conflict && (other.problemCode()) == "idempotency_key_reused")
+            let forged = try await client.execute(
+                uri: "/v1/purchases/apple", method: .post, headers: server.bearer(.service) + .jsonContent,
+                body: json(#"{"player_id": "p1", "signed_transaction": "\#(try TestServer.apple.transaction("T9", changes: ["bundleId": "com.evil"]))"}"#))
+            #expect(try forged.status == .unprocessableContent && (forged.problemCode()) == "purchase_invalid")
+            #expect(try (forged.object()["detail"] as? String)?.contains("bundle id mismatch") == true)
+            let notJWS = try await client.execute(
+                uri: "/v1/purchases/apple", method: .post, headers: server.bearer(.service) + .jsonContent, body: json(#"{"player_id": "p1", "signed_transaction": "x"}"#))
+            #expect(notJWS.status == .unprocessableContent)
+        }
+        #expect(try await server.store.balances(playerID: "p2").balances["credits"] == 0)
+    }
+
+    @Test("without a bundle id the route answers not_configured")
+    func notConfigured() async throws {
+        let server = try await TestServer(apple: false)
+        try await server.test { client in
+            let response = try await client.execute(
+                uri: "/v1/purchases/apple", method: .post, headers: server.bearer(.service) + .jsonContent,
+                body: json(#"{"player_id": "p1", "signed_transaction": "\#(try TestServer.apple.transaction("T1"))"}"#))
+            #expect(try response.status == .notImplemented && (response.problemCode()) == "not_configured")
         }
     }
 }

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import WalletCore
+import WalletTestSupport
 @testable import WalletServer
 
 let playerSecret = "test-secret-that-is-at-least-32-bytes-long"
@@ -16,7 +17,9 @@ struct TestServer: @unchecked Sendable {
     let routes: RouteTable
     let keys: [KeyRole: String]
 
-    init(playerTokens: Bool = true) async throws {
+    static let apple = try! AppleTestAuthority()
+
+    init(playerTokens: Bool = true, apple: Bool = true) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-server-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         store = try SQLiteLedgerStore.open(path: directory.appendingPathComponent("wallet.sqlite").path)
@@ -25,7 +28,9 @@ struct TestServer: @unchecked Sendable {
         self.keys = keys
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.gems10", credits: 10, currency: "gems"))
-        let configuration = ServerConfiguration(playerTokens: playerTokens ? try PlayerTokenVerifier(secret: playerSecret) : nil)
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
+        let applePurchases = apple ? ApplePurchases(configuration: try Self.apple.configuration(), ledger: store) : nil
+        let configuration = ServerConfiguration(playerTokens: playerTokens ? try PlayerTokenVerifier(secret: playerSecret) : nil, applePurchases: applePurchases)
         (router, routes) = buildRouter(store: store, configuration: configuration)
     }
 

@@ -20,13 +20,21 @@ public enum Caller: Sendable, Equatable {
 public struct Access: Sendable, Equatable {
     public var roles: Set<KeyRole>
     public var playerOwnWallet: Bool
+    /// The wallet is named in the request body, not the path: the handler checks a player's
+    /// token against it with `requireOwnWallet` once the body is read.
+    public var playerWalletInBody: Bool
     /// Open routes take no credentials at all.
     public var isOpen: Bool
 
-    public static let open = Access(roles: [], playerOwnWallet: false, isOpen: true)
+    public static let open = Access(roles: [], playerOwnWallet: false, playerWalletInBody: false, isOpen: true)
 
-    public static func roles(_ roles: Set<KeyRole>, playerOwnWallet: Bool = false) -> Access {
-        Access(roles: roles, playerOwnWallet: playerOwnWallet, isOpen: false)
+    public static func roles(_ roles: Set<KeyRole>, playerOwnWallet: Bool = false, playerWalletInBody: Bool = false) -> Access {
+        Access(roles: roles, playerOwnWallet: playerOwnWallet || playerWalletInBody, playerWalletInBody: playerWalletInBody, isOpen: false)
+    }
+
+    /// Refuses a player token that names another wallet than `playerID`; keys pass.
+    static func requireOwnWallet(_ caller: Caller, playerID: String) throws(APIError) {
+        if case .player(let id) = caller, id != playerID { throw .forbidden("a player token may only act on its own wallet") }
     }
 
     /// Refuses `caller` unless this access admits it; `walletPlayerID` is the wallet the
@@ -39,6 +47,7 @@ public struct Access: Sendable, Equatable {
             }
         case .player(let id):
             guard playerOwnWallet else { throw .forbidden("player tokens may not call this route") }
+            if playerWalletInBody { return }
             guard let walletPlayerID, walletPlayerID == id else {
                 throw .forbidden("a player token may only act on its own wallet")
             }

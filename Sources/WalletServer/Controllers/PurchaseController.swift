@@ -4,9 +4,11 @@ import WalletCore
 /// Store purchases verified by a trusted backend, and refunds.
 struct PurchaseController {
     let store: any LedgerStore
+    let applePurchases: ApplePurchases?
 
     func addRoutes(to routes: RouteRegistrar) {
         routes.add(.post, "/v1/purchases", access: .roles([.service]), handler: grant)
+        routes.add(.post, "/v1/purchases/apple", access: .roles([.service], playerWalletInBody: true), handler: redeemApple)
         routes.add(.post, "/v1/refunds", access: .roles([.service, .support, .admin]), handler: refund)
     }
 
@@ -32,6 +34,29 @@ struct PurchaseController {
             GrantRequest(
                 playerID: body.playerID, store: body.store, storeTransactionID: body.transactionID, productID: body.productID,
                 quantity: body.quantity ?? 1, actor: try context.requireCaller().actor))
+        return MutationResponse.response(for: result)
+    }
+
+    struct ApplePurchaseBody: StrictBody {
+        var playerID: String
+        var signedTransaction: String
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case playerID = "player_id"
+            case signedTransaction = "signed_transaction"
+        }
+    }
+
+    /// Verifies a StoreKit 2 signed transaction and credits it; a player token may redeem only
+    /// into its own wallet. Apple's transaction id is the key: a re-delivery answers the original.
+    @Sendable func redeemApple(request: Request, context: WalletRequestContext) async throws -> Response {
+        let body = try await RequestBodyReader.decode(ApplePurchaseBody.self, from: request)
+        let caller = try context.requireCaller()
+        try Access.requireOwnWallet(caller, playerID: body.playerID)
+        guard let applePurchases else {
+            throw WalletError.notConfigured("Apple purchases are not configured on this server: start it with --apple-bundle-id")
+        }
+        let result = try await applePurchases.redeem(playerID: body.playerID, signedTransaction: body.signedTransaction, actor: caller.actor)
         return MutationResponse.response(for: result)
     }
 
