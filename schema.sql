@@ -67,8 +67,9 @@ CREATE TABLE transactions (
 -- A store transaction credits at most once, whoever redeems it.
 CREATE UNIQUE INDEX transactions_purchase_store_transaction
     ON transactions (store, store_transaction_id) WHERE kind = 'purchase';
--- A purchase is refunded at most once.
+-- A purchase is refunded at most once, and that refund reversed at most once.
 CREATE UNIQUE INDEX transactions_refund_of ON transactions (refund_of_seq) WHERE kind = 'refund';
+CREATE UNIQUE INDEX transactions_refund_reversal_of ON transactions (refund_of_seq) WHERE kind = 'refund_reversal';
 CREATE INDEX transactions_player ON transactions (player_id, seq);
 CREATE INDEX transactions_created_at ON transactions (created_at);
 
@@ -101,6 +102,20 @@ CREATE TABLE api_keys (
     key_hash TEXT NOT NULL UNIQUE CHECK (length(key_hash) = 64),
     created_at TEXT NOT NULL,
     revoked_at TEXT
+) STRICT;
+
+-- Store notifications (App Store Server Notifications V2), once each by their UUID, with what the
+-- wallet did about them. `ledger_seq` is the transaction a notification caused, if any.
+CREATE TABLE store_notifications (
+    notification_uuid TEXT PRIMARY KEY NOT NULL CHECK (length(notification_uuid) BETWEEN 1 AND 64),
+    store TEXT NOT NULL,
+    notification_type TEXT NOT NULL CHECK (length(notification_type) BETWEEN 1 AND 64),
+    subtype TEXT,
+    store_transaction_id TEXT,
+    outcome TEXT NOT NULL,
+    ledger_seq INTEGER REFERENCES transactions (seq),
+    spent_share_thousandths INTEGER CHECK (spent_share_thousandths IS NULL OR spent_share_thousandths BETWEEN 0 AND 100000),
+    received_at TEXT NOT NULL
 ) STRICT;
 
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.

@@ -30,6 +30,10 @@ public protocol LedgerStore: Sendable {
     /// Opening balance, transactions and closing balance per currency for a period.
     func statement(_ query: StatementQuery) async throws(WalletError) -> Statement
 
+    /// Applies a verified store notification once (by its UUID): its ledger effect and its record
+    /// are one write. A notification about a purchase the wallet never credited is recorded.
+    func recordNotification(_ notification: StoreNotification) async throws(WalletError) -> NotificationOutcome
+
     /// Creates an API key; only the SHA-256 of its secret is stored.
     func createAPIKey(role: KeyRole, name: String) async throws(WalletError) -> CreatedAPIKey
     /// Every key, revoked ones included, oldest first.

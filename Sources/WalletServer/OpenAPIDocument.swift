@@ -373,6 +373,61 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/v1/notifications/apple": {
+      "post": {
+        "operationId": "appleNotification",
+        "summary": "App Store Server Notifications V2: verified by Apple's signature, applied once by notificationUUID. Open.",
+        "security": [],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AppleNotificationBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Applied and recorded (or already were); Apple stops retrying.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/NotificationOutcome"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "501": {
+            "$ref": "#/components/responses/Problem501"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
     "/v1/refunds": {
       "post": {
         "operationId": "refundPurchase",
@@ -1689,6 +1744,62 @@ enum OpenAPIDocument {
             "minLength": 1,
             "maxLength": 16384,
             "description": "StoreKit 2 `Transaction.jwsRepresentation` (the `signedTransactionInfo` JWS)."
+          }
+        }
+      },
+      "AppleNotificationBody": {
+        "type": "object",
+        "required": [
+          "signedPayload"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "signedPayload": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 16384
+          }
+        }
+      },
+      "NotificationOutcome": {
+        "type": "object",
+        "required": [
+          "notification_uuid",
+          "notification_type",
+          "outcome",
+          "replayed"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "notification_uuid": {
+            "type": "string"
+          },
+          "notification_type": {
+            "type": "string"
+          },
+          "outcome": {
+            "type": "string",
+            "enum": [
+              "refunded",
+              "refund_reversed",
+              "consumption_recorded",
+              "no_purchase",
+              "no_refund",
+              "already_applied",
+              "recorded"
+            ]
+          },
+          "ledger_seq": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "spent_share_thousandths": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 100000
+          },
+          "replayed": {
+            "type": "boolean"
           }
         }
       },

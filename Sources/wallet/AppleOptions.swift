@@ -13,6 +13,9 @@ struct AppleOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Extra trusted root certificates, PEM files, comma-separated (env WALLET_APPLE_ROOT_CERTS). Apple Root CA - G3 is built in.", valueName: "files"))
     var appleRootCerts: String?
 
+    @Option(help: ArgumentHelp("How REFUND notifications treat spent credits: debt or floor (env WALLET_APPLE_REFUND_POLICY; default debt).", valueName: "policy"))
+    var appleRefundPolicy: RefundPolicy?
+
     private var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     func validate() throws {
@@ -36,8 +39,12 @@ struct AppleOptions: ParsableArguments {
             guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else { throw ValidationError("cannot read the root certificate \(path).") }
             return pem
         }
+        let policyText = environment["WALLET_APPLE_REFUND_POLICY"] ?? RefundPolicy.debt.rawValue
+        guard let policy = appleRefundPolicy ?? RefundPolicy(rawValue: policyText) else {
+            throw ValidationError("WALLET_APPLE_REFUND_POLICY must be debt or floor, not '\(policyText)'.")
+        }
         do {
-            return try AppleConfiguration(bundleID: bundleID, environments: Set(environments), extraRootsPEM: roots)
+            return try AppleConfiguration(bundleID: bundleID, environments: Set(environments), extraRootsPEM: roots, refundPolicy: policy)
         } catch {
             throw ValidationError(error.detail)
         }

@@ -55,6 +55,7 @@ struct OpenAPITests {
             "SpendBody": WalletController.SpendBody.fieldNames, "AdjustmentBody": WalletController.AdjustmentBody.fieldNames,
             "PurchaseBody": PurchaseController.PurchaseBody.fieldNames, "RefundBody": PurchaseController.RefundBody.fieldNames,
             "ApplePurchaseBody": PurchaseController.ApplePurchaseBody.fieldNames,
+            "AppleNotificationBody": PurchaseController.AppleNotificationBody.fieldNames,
             "ProductBody": ProductController.ProductBody.fieldNames,
         ]
         for (name, fields) in expected {

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 @testable import WalletServer
 
 @Suite("Ledger routes")
@@ -422,5 +423,37 @@ struct ApplePurchaseRouteTests {
                 body: json(#"{"player_id": "p1", "signed_transaction": "\#(try TestServer.apple.transaction("T1"))"}"#))
             #expect(try response.status == .notImplemented && (response.problemCode()) == "not_configured")
         }
+    }
+}
+
+@Suite("Apple notifications over HTTP")
+struct AppleNotificationRouteTests {
+    @Test("a signed REFUND is applied once without credentials; a forged one is a 4xx that records nothing")
+    func notification() async throws {
+        let server = try await TestServer()
+        let transaction = try TestServer.apple.transaction("2000000000000099")
+        _ = try await server.store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "2000000000000099", productID: "com.example.game.consume5credits", actor: "t"))
+        let revoked = try TestServer.apple.transaction("2000000000000099", changes: ["revocationDate": AppleTestAuthority.milliseconds(Date())])
+        let refund = try TestServer.apple.notification("REFUND", uuid: "n-http-1", signedTransaction: revoked)
+        try await server.test { client in
+            let forged = try await client.execute(
+                uri: "/v1/notifications/apple", method: .post, headers: .jsonContent,
+                body: json(#"{"signedPayload": "\#(String(refund.dropLast(4)) + "AAAA")"}"#))
+            #expect(try forged.status == .unprocessableContent && forged.problemCode() == "purchase_invalid")
+            let applied = try await client.execute(uri: "/v1/notifications/apple", method: .post, headers: .jsonContent, body: json(#"{"signedPayload": "\#(refund)"}"#))
+            #expect(applied.status == .ok)
+            #expect(try applied.object()["outcome"] as? String == "refunded" && applied.object()["replayed"] as? Bool == false)
+            let again = try await client.execute(uri: "/v1/notifications/apple", method: .post, headers: .jsonContent, body: json(#"{"signedPayload": "\#(refund)"}"#))
+            #expect(try again.status == .ok && again.object()["replayed"] as? Bool == true)
+            let test = try await client.execute(
+                uri: "/v1/notifications/apple", method: .post, headers: .jsonContent,
+                body: json(#"{"signedPayload": "\#(try TestServer.apple.notification("TEST", signedTransaction: nil))"}"#))
+            #expect(try test.object()["outcome"] as? String == "recorded")
+            let consumption = try await client.execute(
+                uri: "/v1/notifications/apple", method: .post, headers: .jsonContent,
+                body: json(#"{"signedPayload": "\#(try TestServer.apple.notification("CONSUMPTION_REQUEST", signedTransaction: transaction))"}"#))
+            #expect(try consumption.object()["outcome"] as? String == "consumption_recorded")
+        }
+        #expect(try await server.store.balances(playerID: "p1").balances["credits"] == 0)
     }
 }

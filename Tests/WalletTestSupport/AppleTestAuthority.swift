@@ -88,6 +88,15 @@ public struct AppleTestAuthority: Sendable {
         return try sign(payload)
     }
 
+    /// An App Store Server Notification V2 `signedPayload` about `signedTransaction`.
+    public func notification(_ type: String, subtype: String? = nil, uuid: String = UUID().uuidString.lowercased(), signedTransaction: String?, bundleID: String = "com.example.game") throws -> String {
+        var data: [String: Any] = ["bundleId": bundleID, "environment": "Production", "appAppleId": 1234, "bundleVersion": "1.0"]
+        if let signedTransaction { data["signedTransactionInfo"] = signedTransaction }
+        var payload: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": Self.milliseconds(Date()), "data": data]
+        if let subtype { payload["subtype"] = subtype }
+        return try sign(payload)
+    }
+
     public static func milliseconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1_000) }
 
     /// The wallet's configuration for `com.example.game`, trusting this authority.

@@ -38,4 +38,55 @@ public struct ApplePurchases: Sendable {
         guard transaction.quantity >= 1 else { throw .purchaseInvalid("the quantity must be at least 1") }
         return transaction
     }
+
+    /// Applies an App Store Server Notification V2 once: verifies `signedPayload` and its
+    /// `signedTransactionInfo`, then refunds (`REFUND`, `revocationPercentage` when present),
+    /// re-credits (`REFUND_REVERSED`), records the share already spent (`CONSUMPTION_REQUEST`),
+    /// or only records it (`TEST` and every other type).
+    public func handleNotification(signedPayload: String) async throws(WalletError) -> NotificationOutcome {
+        let configuration = verifier.configuration
+        let notification = try await verifier.verify(signedPayload, as: AppleNotification.self) { $0.signedDate }
+        if let bundleID = notification.data?.bundleId, bundleID != configuration.bundleID {
+            throw .purchaseInvalid("bundle id mismatch: \(bundleID.prefix(100))")
+        }
+        if let name = notification.data?.environment {
+            guard let environment = AppleConfiguration.Environment(rawValue: name), configuration.environments.contains(environment) else {
+                throw .purchaseInvalid("the \(name.prefix(40)) environment is not accepted by this wallet")
+            }
+        }
+        var transaction: AppleTransaction?
+        if let signedTransaction = notification.data?.signedTransactionInfo {
+            let verified = try await verifier.verify(signedTransaction, as: AppleTransaction.self) { $0.signedDate }
+            guard verified.bundleId == configuration.bundleID else { throw .purchaseInvalid("bundle id mismatch: \(verified.bundleId.prefix(100))") }
+            transaction = verified
+        }
+        let effect: StoreNotification.Effect = switch notification.notificationType {
+        case "REFUND": .refund(shareThousandths: transaction?.revocationPercentage ?? Limits.refundShareMax, policy: configuration.refundPolicy)
+        case "REFUND_REVERSED": .refundReversal
+        case "CONSUMPTION_REQUEST": .consumptionRequest
+        default: .none
+        }
+        guard effect == .none || transaction != nil else {
+            throw .purchaseInvalid("a \(notification.notificationType) notification must carry signedTransactionInfo")
+        }
+        return try await ledger.recordNotification(
+            StoreNotification(
+                notificationUUID: notification.notificationUUID, store: "apple", type: notification.notificationType, subtype: notification.subtype,
+                storeTransactionID: transaction?.transactionId, effect: effect, actor: "apple:notifications"))
+    }
+}
+
+/// An App Store Server Notification V2 as Apple signs it (`ResponseBodyV2DecodedPayload`).
+struct AppleNotification: Decodable {
+    var notificationType: String
+    var subtype: String?
+    var notificationUUID: String
+    var signedDate: Int64
+    var data: Data?
+
+    struct Data: Decodable {
+        var bundleId: String?
+        var environment: String?
+        var signedTransactionInfo: String?
+    }
 }

@@ -15,15 +15,20 @@ public struct AppleConfiguration: Sendable {
     public var environments: Set<Environment>
     /// Apple Root CA - G3, plus any roots added by configuration (tests use their own CA).
     public var trustedRoots: [Certificate]
+    /// How `REFUND` notifications take back credits the player already spent.
+    public var refundPolicy: RefundPolicy
 
     /// - Parameter extraRootsPEM: PEM texts of further trusted roots.
-    public init(bundleID: String, environments: Set<Environment> = [.production], extraRootsPEM: [String] = []) throws(WalletError) {
+    public init(
+        bundleID: String, environments: Set<Environment> = [.production], extraRootsPEM: [String] = [], refundPolicy: RefundPolicy = .debt
+    ) throws(WalletError) {
         guard !bundleID.isEmpty, bundleID.utf8.count <= Limits.identifierBytesMax else {
             throw .invalidRequest("the Apple bundle id must be 1 to \(Limits.identifierBytesMax) characters")
         }
         guard !environments.isEmpty else { throw .invalidRequest("at least one Apple environment must be allowed") }
         self.bundleID = bundleID
         self.environments = environments
+        self.refundPolicy = refundPolicy
         var roots = [try Self.certificate(pem: AppleRootCertificate.pem, name: "Apple Root CA - G3")]
         for (index, pem) in extraRootsPEM.enumerated() { roots.append(try Self.certificate(pem: pem, name: "extra root \(index + 1)")) }
         trustedRoots = roots

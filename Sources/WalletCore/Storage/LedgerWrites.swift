@@ -93,6 +93,34 @@ enum LedgerWrites {
         return try append(db, draft, legs: [(player, -taken), (sink, taken)], key: key, now: now, context: &context)
     }
 
+    /// Re-credits what the purchase's refund took back, keyed by the store transaction.
+    static func reverseRefund(_ db: Database, store: String, storeTransactionID: String, actor: String, now: Date, context: inout BatchContext) throws -> MutationResult {
+        var canonical = CanonicalBytes()
+        canonical.append("refund_reversal")
+        canonical.append(store)
+        canonical.append(storeTransactionID)
+        let key = IdempotencyKey(
+            scope: "refund_reversal:\(store)", key: storeTransactionID, requestHash: canonical.sha256Hex(),
+            reusedDetail: "store transaction \(store)/\(storeTransactionID) had its refund reversed already")
+        if let replay = try key.replay(db) { return replay }
+        guard let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: storeTransactionID) else {
+            throw WalletError.notFound("no purchase for store transaction \(store)/\(storeTransactionID)")
+        }
+        guard let refundSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM transactions WHERE kind = 'refund' AND refund_of_seq = ?", arguments: [purchase.seq]) else {
+            throw WalletError.notFound("store transaction \(store)/\(storeTransactionID) was never refunded")
+        }
+        let refund = try LedgerReads.transaction(db, seq: refundSeq)
+        let taken = -refund.amount
+        let player = try Account.fetch(db, context: context, owner: Account.playerOwner(purchase.playerID), currency: purchase.currency)
+        let source = try Account.fetch(db, context: context, owner: "@refunds", currency: purchase.currency)
+        var draft = LedgerTransaction(draftOf: .refundReversal, playerID: purchase.playerID, currency: purchase.currency, amount: taken, actor: actor)
+        draft.idempotencyKey = storeTransactionID
+        draft.store = store
+        draft.storeTransactionID = storeTransactionID
+        draft.refundOfSeq = purchase.seq
+        return try append(db, draft, legs: [(player, taken), (source, -taken)], key: key, now: now, context: &context)
+    }
+
     static func setProduct(_ db: Database, _ update: ProductUpdate, now: Date, context: inout BatchContext) throws -> Product {
         try update.validate()
         // Naming a currency in the catalog is what makes it known to spends and adjustments.

@@ -9,6 +9,8 @@ struct PurchaseController {
     func addRoutes(to routes: RouteRegistrar) {
         routes.add(.post, "/v1/purchases", access: .roles([.service]), handler: grant)
         routes.add(.post, "/v1/purchases/apple", access: .roles([.service], playerWalletInBody: true), handler: redeemApple)
+        // Open: the payload must carry Apple's signature, which the handler verifies.
+        routes.add(.post, "/v1/notifications/apple", access: .open, handler: appleNotification)
         routes.add(.post, "/v1/refunds", access: .roles([.service, .support, .admin]), handler: refund)
     }
 
@@ -58,6 +60,27 @@ struct PurchaseController {
         }
         let result = try await applePurchases.redeem(playerID: body.playerID, signedTransaction: body.signedTransaction, actor: caller.actor)
         return MutationResponse.response(for: result)
+    }
+
+    struct AppleNotificationBody: StrictBody {
+        var signedPayload: String
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case signedPayload
+        }
+    }
+
+    /// App Store Server Notifications V2. Answers 200 once the notification is applied and
+    /// recorded (or was already); a bad signature is a 4xx and records nothing; a storage
+    /// failure is a 503, so that Apple retries.
+    @Sendable func appleNotification(request: Request, context: WalletRequestContext) async throws -> Response {
+        let body = try await RequestBodyReader.decode(AppleNotificationBody.self, from: request)
+        guard let applePurchases else {
+            throw WalletError.notConfigured("Apple notifications are not configured on this server: start it with --apple-bundle-id")
+        }
+        let outcome = try await applePurchases.handleNotification(signedPayload: body.signedPayload)
+        context.logger.info("apple notification", metadata: ["type": .string(outcome.notificationType), "outcome": .string(outcome.outcome)])
+        return JSONBody.response(outcome)
     }
 
     struct RefundBody: StrictBody {

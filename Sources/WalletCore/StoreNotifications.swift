@@ -1,0 +1,66 @@
+/// A store's notification about a transaction, already verified, and what the ledger should do.
+public struct StoreNotification: Sendable, Equatable {
+    public enum Effect: Sendable, Equatable {
+        /// Take back the purchase's credits (the share in thousandths of a percent).
+        case refund(shareThousandths: Int64, policy: RefundPolicy)
+        /// Re-credit what the purchase's refund took back.
+        case refundReversal
+        /// Record how much of the purchase the player already spent (Apple asks before deciding a refund).
+        case consumptionRequest
+        /// Record only.
+        case none
+    }
+
+    /// The store's own id of the notification: each is applied once.
+    public var notificationUUID: String
+    public var store: String
+    public var type: String
+    public var subtype: String?
+    public var storeTransactionID: String?
+    public var effect: Effect
+    public var actor: String
+
+    public init(notificationUUID: String, store: String, type: String, subtype: String?, storeTransactionID: String?, effect: Effect, actor: String) {
+        self.notificationUUID = notificationUUID
+        self.store = store
+        self.type = type
+        self.subtype = subtype
+        self.storeTransactionID = storeTransactionID
+        self.effect = effect
+        self.actor = actor
+    }
+
+    func validate() throws(WalletError) {
+        try Validate.visibleText(notificationUUID, field: "notification uuid", bytesMax: 64)
+        try Validate.store(store)
+        try Validate.visibleText(type, field: "notification type", bytesMax: 64)
+        if let subtype { try Validate.visibleText(subtype, field: "notification subtype", bytesMax: 64) }
+        if let storeTransactionID { try Validate.key(storeTransactionID, field: "store transaction id") }
+        if effect != .none, storeTransactionID == nil { throw .invalidRequest("a \(type) notification needs a store transaction id") }
+        if case .refund(let share, _) = effect, !(1...Limits.refundShareMax).contains(share) {
+            throw .invalidRequest("the refunded share must be between 1 and \(Limits.refundShareMax) thousandths of a percent")
+        }
+    }
+}
+
+/// What the wallet did about a notification. A notification delivered again answers the same.
+public struct NotificationOutcome: Codable, Sendable, Equatable {
+    public var notificationUUID: String
+    public var notificationType: String
+    /// `refunded`, `refund_reversed`, `consumption_recorded`, `no_purchase` (the wallet never
+    /// credited that transaction), `no_refund` (nothing to reverse), `already_applied`, `recorded`.
+    public var outcome: String
+    /// The ledger transaction the notification caused, if any.
+    public var ledgerSeq: Int64?
+    /// For a consumption request: the share of the purchase already spent, in thousandths of a percent.
+    public var spentShareThousandths: Int64?
+    public var replayed: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case outcome, replayed
+        case notificationUUID = "notification_uuid"
+        case notificationType = "notification_type"
+        case ledgerSeq = "ledger_seq"
+        case spentShareThousandths = "spent_share_thousandths"
+    }
+}
