@@ -6,6 +6,7 @@
 #
 # Usage: Tests/Fuzz/schemathesis.sh [path-to-wallet-binary]   (needs `pip install schemathesis==4.32.5`)
 set -euo pipefail
+cd "$(dirname "$0")/../.."
 
 wallet=${1:-$(swift build --show-bin-path)/wallet}
 examples=${SCHEMATHESIS_EXAMPLES:-25}
@@ -24,7 +25,9 @@ admin_key=$("$wallet" keys create --role admin --name fuzz-admin --json | python
 "$wallet" grant --player p1 --store apple --transaction-id fuzz-seed --product com.example.consume5credits --quantity 100 >/dev/null
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-WALLET_LOG_LEVEL=warning "$wallet" serve --host 127.0.0.1 --port "$port" &
+# Apple routes configured, so that fuzzed signed data meets the real verifier (and Apple's real
+# root): every forged transaction or notification must be a 4xx.
+WALLET_LOG_LEVEL=warning WALLET_APPLE_BUNDLE_ID=com.example.game "$wallet" serve --host 127.0.0.1 --port "$port" &
 server_pid=$!
 for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
@@ -33,7 +36,7 @@ done
 
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection
 for key in "$service_key" "$admin_key"; do
-  schemathesis run "http://127.0.0.1:$port/openapi.json" \
+  schemathesis --config-file Tests/Fuzz/schemathesis.toml run "http://127.0.0.1:$port/openapi.json" \
     --header "Authorization: Bearer $key" \
     --checks "$checks" \
     --max-examples "$examples" \
