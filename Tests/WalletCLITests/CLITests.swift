@@ -170,7 +170,10 @@ struct CLITests {
     @Test("every command has help text")
     func help() throws {
         let cli = try CLI()
-        for command in [["products", "set"], ["products", "list"], ["grant"], ["spend"], ["adjust"], ["refund"], ["balance"], ["history"], ["verify"]] {
+        for command in [
+            ["products", "set"], ["products", "list"], ["grant"], ["spend"], ["adjust"], ["refund"], ["balance"], ["history"], ["verify"],
+            ["statement"], ["export"], ["redeem-apple"], ["serve"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"], ["bench"],
+        ] {
             let output = CLI.finish(try cli.start(command + ["--help"]))
             #expect(output.status == 0 && output.stdout.contains("USAGE: wallet \(command.joined(separator: " "))"), "\(command)")
             #expect(output.stdout.contains("--db <path>") && output.stdout.contains("--json"))
