@@ -231,19 +231,29 @@ public struct HistoryQuery: Sendable, Equatable {
     /// Continue after this `seq` (exclusive): the `next` of the previous page.
     public var after: Int64?
     public var kind: TransactionKind?
+    /// RFC 3339: only transactions created at or after it.
+    public var from: String?
+    /// RFC 3339, exclusive: only transactions created before it.
+    public var to: String?
 
-    public init(playerID: String, limit: Int = Limits.pageSizeDefault, after: Int64? = nil, kind: TransactionKind? = nil) {
+    public init(
+        playerID: String, limit: Int = Limits.pageSizeDefault, after: Int64? = nil, kind: TransactionKind? = nil, from: String? = nil, to: String? = nil
+    ) {
         self.playerID = playerID
         self.limit = limit
         self.after = after
         self.kind = kind
+        self.from = from
+        self.to = to
     }
 
-    func validate() throws(WalletError) {
+    /// The period bounds in the ledger's timestamp format, once the query is valid.
+    func validated() throws(WalletError) -> (from: String?, to: String?) {
         try Validate.playerID(playerID)
         guard (1...Limits.pageSizeMax).contains(limit) else {
             throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)")
         }
         if let after, after < 1 { throw .invalidRequest("after must be a positive seq") }
+        return try ExportQuery(from: from, to: to).bounds()
     }
 }

@@ -591,6 +591,26 @@ enum OpenAPIDocument {
             "schema": {
               "$ref": "#/components/schemas/TransactionKind"
             }
+          },
+          {
+            "name": "from",
+            "in": "query",
+            "required": false,
+            "description": "Start of the period, RFC 3339, inclusive.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "to",
+            "in": "query",
+            "required": false,
+            "description": "End of the period, RFC 3339, exclusive.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
           }
         ],
         "responses": {

@@ -22,8 +22,14 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(help: "Only this kind: purchase, spend, adjustment, refund, refund_reversal.")
     var kind: TransactionKind?
 
+    @Option(help: ArgumentHelp("Only transactions created at or after this RFC 3339 time.", valueName: "time"))
+    var from: String?
+
+    @Option(help: ArgumentHelp("Only transactions created before this RFC 3339 time.", valueName: "time"))
+    var to: String?
+
     func run() async throws {
-        let page = try await options.openStore().history(HistoryQuery(playerID: player, limit: limit, after: after, kind: kind))
+        let page = try await options.openStore().history(HistoryQuery(playerID: player, limit: limit, after: after, kind: kind, from: from, to: to))
         Output.result(page, json: options.json) {
             var lines = page.transactions.map { transaction in
                 var line = "\(transaction.seq)\t\(transaction.createdAt)\t\(transaction.kind.rawValue)\t\(Output.signed(transaction.amount, transaction.currency))"

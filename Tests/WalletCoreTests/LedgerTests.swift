@@ -55,6 +55,24 @@ struct HistoryTests {
         #expect(try await ledger.store.history(HistoryQuery(playerID: "nobody")).transactions.isEmpty)
     }
 
+    @Test("history filters by time, [from, to)")
+    func timeFilter() async throws {
+        let clock = TestClock("2026-10-01T10:00:00Z")
+        let ledger = try await TestLedger.withCatalog(clock: clock)
+        try await ledger.grant("p1", "T1", quantity: 4)
+        clock.set("2026-10-02T10:00:00Z")
+        try await ledger.spend("p1", 1, key: "k1")
+        clock.set("2026-10-03T10:00:00Z")
+        try await ledger.spend("p1", 1, key: "k2")
+        let middle = try await ledger.store.history(HistoryQuery(playerID: "p1", from: "2026-10-02T00:00:00Z", to: "2026-10-03T00:00:00Z"))
+        #expect(middle.transactions.map(\.seq) == [2])
+        let since = try await ledger.store.history(HistoryQuery(playerID: "p1", from: "2026-10-02T10:00:00+00:00"))
+        #expect(since.transactions.map(\.seq) == [3, 2])
+        for query in [HistoryQuery(playerID: "p1", from: "tomorrow"), HistoryQuery(playerID: "p1", from: "2026-10-03T00:00:00Z", to: "2026-10-02T00:00:00Z")] {
+            #expect(await walletError { _ = try await ledger.store.history(query) }?.code == "invalid_request")
+        }
+    }
+
     @Test("page limits are enforced")
     func limits() async throws {
         let ledger = try TestLedger()

@@ -194,7 +194,9 @@ struct LedgerRouteTests {
             #expect(seqs == [5, 4, 3, 2, 1])
             let purchases = try await client.execute(uri: "/v1/wallets/p1/transactions?kind=purchase", method: .get, headers: server.bearer(.support))
             #expect(try (purchases.object()["transactions"] as? [Any])?.count == 1)
-            for query in ["limit=0", "limit=501", "limit=abc", "after=0", "after=x", "kind=gift"] {
+            let recent = try await client.execute(uri: "/v1/wallets/p1/transactions?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z", method: .get, headers: server.bearer(.support))
+            #expect((try recent.object()["transactions"] as? [Any])?.count == 5)
+            for query in ["limit=0", "limit=501", "limit=abc", "after=0", "after=x", "kind=gift", "from=yesterday", "to=2000-13-01T00:00:00Z"] {
                 let bad = try await client.execute(uri: "/v1/wallets/p1/transactions?\(query)", method: .get, headers: server.bearer(.support))
                 #expect(bad.status == .badRequest, "\(query)")
             }

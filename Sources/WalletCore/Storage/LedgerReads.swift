@@ -77,15 +77,17 @@ enum LedgerReads {
         return WalletBalances(playerID: playerID, balances: balances)
     }
 
-    static func history(_ db: Database, _ query: HistoryQuery) throws -> HistoryPage {
+    /// `from` and `to` are in the ledger's timestamp format (see `Timestamp.parse`).
+    static func history(_ db: Database, _ query: HistoryQuery, from: String?, to: String?) throws -> HistoryPage {
         // One row more than the page tells whether another page follows.
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT * FROM transactions WHERE player_id = ?1 AND (?2 IS NULL OR seq < ?2) AND (?3 IS NULL OR kind = ?3)
+                        AND (?5 IS NULL OR created_at >= ?5) AND (?6 IS NULL OR created_at < ?6)
                     ORDER BY seq DESC LIMIT ?4
                     """),
-            arguments: [query.playerID, query.after, query.kind?.rawValue, query.limit + 1])
+            arguments: [query.playerID, query.after, query.kind?.rawValue, query.limit + 1, from, to])
         let page = try rows.prefix(query.limit).map { row in
             try transaction(from: row, postings: postings(db, seq: row["seq"]))
         }

@@ -183,8 +183,8 @@ extension SQLiteLedgerStore {
     }
 
     public func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage {
-        try query.validate()
-        return try await read { db in try LedgerReads.history(db, query) }
+        let bounds = try query.validated()
+        return try await read { db in try LedgerReads.history(db, query, from: bounds.from, to: bounds.to) }
     }
 
     public func verify(progress: (@Sendable (Int64) -> Void)? = nil) async throws(WalletError) -> VerifyReport {

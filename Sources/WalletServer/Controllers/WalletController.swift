@@ -27,7 +27,10 @@ struct WalletController {
             }
             return kind
         }
-        let page = try await store.history(HistoryQuery(playerID: try context.pathPlayerID(), limit: limit, after: after, kind: kind))
+        let query = HistoryQuery(
+            playerID: try context.pathPlayerID(), limit: limit, after: after, kind: kind,
+            from: request.uri.queryParameters.get("from"), to: request.uri.queryParameters.get("to"))
+        let page = try await store.history(query)
         return JSONBody.response(page)
     }
 
