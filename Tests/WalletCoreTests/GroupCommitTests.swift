@@ -179,3 +179,24 @@ extension Dictionary where Key == String {
         Dictionary(uniqueKeysWithValues: map { (transform($0.key), $0.value) })
     }
 }
+
+extension GroupCommitTests {
+    @Test("if SQLite rolls the batch's transaction back, every operation of the batch fails and nothing is written")
+    func transactionLost() async throws {
+        let store = try Self.store(.grouped())
+        try await Self.seed(store)
+        let rollback: Operation = {
+            try await store.write { db, _, _ in
+                // What SQLite does on a full disk or an I/O error: the whole transaction is gone.
+                try db.execute(sql: "ROLLBACK")
+                throw WalletError.storage("simulated I/O error")
+            }
+        }
+        let results = try await Self.inOneBatch(store, [Self.spend(store, "p1", 1, "before"), rollback, Self.spend(store, "p1", 2, "after")])
+        for result in results { #expect(result.failureCode == "storage_error", "\(result)") }
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 10)
+        #expect(try await store.verify().transactions == 2)
+        // The writer goes on working afterwards.
+        #expect(try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "before", actor: "t")).balance == 9)
+    }
+}

@@ -118,6 +118,13 @@ final class GroupCommitWriter: Sendable {
             try await writer.write { db in
                 var context = BatchContext(makeTransactionID: makeTransactionID)
                 for pending in batch {
+                    // SQLite rolls a whole transaction back on some errors (disk full, I/O). The
+                    // operations before would then be lost while their callers are told they
+                    // committed, and the next SAVEPOINT would silently open a new transaction:
+                    // abort the batch instead, and every caller of it gets the error.
+                    guard db.isInsideTransaction else {
+                        throw WalletError.storage("SQLite rolled the batch's transaction back; nothing of it was written")
+                    }
                     let now = clock()
                     let savedContext = context
                     do {
