@@ -61,3 +61,13 @@ extension Timestamp {
         return format(date)
     }
 }
+
+extension Duration {
+    /// The duration in seconds, for rates and statistics (not for money or ledger times).
+    public var inSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+
+    /// The duration in milliseconds, for latencies.
+    public var inMilliseconds: Double { inSeconds * 1_000 }
+}

@@ -41,17 +41,7 @@ struct MetricsMiddleware: RouterMiddleware {
         ]
         Counter(label: "wallet_http_requests_total", dimensions: dimensions).increment()
         CoreMetrics.Timer(label: "wallet_http_request_duration_seconds", dimensions: dimensions, preferredDisplayUnit: .seconds)
-            .recordNanoseconds((ContinuousClock.now - started).nanoseconds)
+            .recordNanoseconds(Int64((ContinuousClock.now - started).inSeconds * 1e9))
         return response
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
-    }
-
-    var milliseconds: Double {
-        Double(nanoseconds) / 1_000_000
     }
 }

@@ -191,7 +191,7 @@ struct BenchWorkload {
                             // Overdrafts are part of the mix: refused, and measured all the same.
                         }
                         let elapsed = clock.now - begun
-                        latencies.append(Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15)
+                        latencies.append(elapsed.inMilliseconds)
                     }
                     return latencies
                 }
@@ -202,7 +202,7 @@ struct BenchWorkload {
         let batches = store.groupCommitStatistics.map { statistics in
             Double(statistics.operations - (seeded?.operations ?? 0) - players - 1) / Double(max(1, statistics.batches - (seeded?.batches ?? 0) - players - 1))
         }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         let verified = try await store.verify()
         return Result(opsPerSecond: Double(latencies.count) / seconds, latencies: latencies.sorted(), verifyOk: verified.ok, averageBatch: batches ?? 1)
     }

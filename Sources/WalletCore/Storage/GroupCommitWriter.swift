@@ -111,7 +111,7 @@ final class GroupCommitWriter: Sendable {
                 state.statistics.batches += 1
                 state.statistics.operations += batch.count
                 state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
-                state.statistics.commitSeconds += Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                state.statistics.commitSeconds += elapsed.inSeconds
             }
         }
         do {

@@ -26,7 +26,7 @@ struct ProblemMiddleware: RouterMiddleware {
             metadata: [
                 "method": .string(request.method.rawValue), "route": .string(context.endpointPath ?? "unmatched"),
                 "status": .stringConvertible(response.status.code),
-                "duration_ms": .stringConvertible(elapsed.milliseconds),
+                "duration_ms": .stringConvertible(elapsed.inMilliseconds),
             ])
         return response
     }
