@@ -109,12 +109,12 @@ extension SQLiteLedgerStore {
         return try await read { db in
             let seqs = try Self.seqRange(db, from: bounds.from, to: bounds.to)
             let rows = try Row.fetchAll(
-                db, sql: "SELECT * FROM transactions WHERE player_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT ?",
+                db, sql: "SELECT \(LedgerReads.transactionColumnList) FROM transactions WHERE player_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT ?",
                 arguments: [query.playerID, seqs.lowerBound, seqs.upperBound - 1, StatementQuery.transactionsMax + 1])
             guard rows.count <= StatementQuery.transactionsMax else {
                 throw WalletError.invalidRequest("the period holds more than \(StatementQuery.transactionsMax) transactions; ask for a shorter one")
             }
-            let transactions = try rows.map { try LedgerReads.transaction(from: $0, postings: LedgerReads.postings(db, seq: $0["seq"])) }
+            let transactions = try rows.map { try LedgerReads.transaction(from: $0, postings: LedgerReads.postings(db, seq: $0[0])) }
             let owner = Account.playerOwner(query.playerID)
             let currencies = try String.fetchAll(db, sql: "SELECT currency FROM accounts WHERE owner = ? ORDER BY currency", arguments: [owner]).map { currency in
                 // The player's account moves only with the player's own transactions, so the

@@ -34,7 +34,7 @@ enum LedgerReads {
 
     /// The transaction at `seq` with its postings.
     static func transaction(_ db: Database, seq: Int64) throws -> LedgerTransaction {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM transactions WHERE seq = ?"), arguments: [seq]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(transactionColumnList) FROM transactions WHERE seq = ?"), arguments: [seq]) else {
             throw WalletError.notFound("no transaction at seq \(seq)")
         }
         return try transaction(from: row, postings: postings(db, seq: seq))
@@ -51,21 +51,31 @@ enum LedgerReads {
         }
     }
 
-    /// Builds a transaction from a `transactions` row (selected with `*`) and its postings.
+    /// The `transactions` columns every read selects, in the order `transaction(from:postings:)`
+    /// decodes them by index (looking columns up by name costs more than the rest of the decoding).
+    static let transactionColumnNames = [
+        "seq", "id", "kind", "player_id", "currency", "amount", "actor", "created_at", "idempotency_key", "store",
+        "store_transaction_id", "product_id", "quantity", "reason_code", "note", "ticket", "refund_of_seq", "uncollected",
+        "metadata", "prev_hash", "hash",
+    ]
+    /// `transactionColumnNames` as a select list, optionally qualified by a table alias.
+    static func transactionColumns(alias: String? = nil) -> String {
+        transactionColumnNames.map { name in alias.map { "\($0).\(name)" } ?? name }.joined(separator: ", ")
+    }
+    static let transactionColumnList = transactionColumns()
+
+    /// Builds a transaction from a row that starts with `transactionColumns`, and its postings.
     static func transaction(from row: Row, postings: [Posting]) throws -> LedgerTransaction {
-        let kindText: String = row["kind"]
+        let kindText: String = row[2]
         guard let kind = TransactionKind(rawValue: kindText) else {
-            throw WalletError.storage("unknown transaction kind '\(kindText)' at seq \(row["seq"] as Int64)")
+            throw WalletError.storage("unknown transaction kind '\(kindText)' at seq \(row[0] as Int64)")
         }
-        let metadataText: String? = row["metadata"]
+        let metadataText: String? = row[18]
         return LedgerTransaction(
-            seq: row["seq"], id: row["id"], kind: kind, playerID: row["player_id"], currency: row["currency"],
-            amount: row["amount"], actor: row["actor"], createdAt: row["created_at"],
-            idempotencyKey: row["idempotency_key"], store: row["store"], storeTransactionID: row["store_transaction_id"],
-            productID: row["product_id"], quantity: row["quantity"], reasonCode: row["reason_code"], note: row["note"],
-            ticket: row["ticket"], refundOfSeq: row["refund_of_seq"], uncollected: row["uncollected"],
-            metadata: metadataText.map(Metadata.init(canonicalText:)), prevHash: row["prev_hash"], hash: row["hash"],
-            postings: postings)
+            seq: row[0], id: row[1], kind: kind, playerID: row[3], currency: row[4], amount: row[5], actor: row[6], createdAt: row[7],
+            idempotencyKey: row[8], store: row[9], storeTransactionID: row[10], productID: row[11], quantity: row[12],
+            reasonCode: row[13], note: row[14], ticket: row[15], refundOfSeq: row[16], uncollected: row[17],
+            metadata: metadataText.map(Metadata.init(canonicalText:)), prevHash: row[19], hash: row[20], postings: postings)
     }
 
     static func balances(_ db: Database, playerID: String) throws -> WalletBalances {
@@ -83,13 +93,13 @@ enum LedgerReads {
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT * FROM transactions WHERE player_id = ?1 AND (?2 IS NULL OR seq < ?2) AND (?3 IS NULL OR kind = ?3)
+                    SELECT \(transactionColumnList) FROM transactions WHERE player_id = ?1 AND (?2 IS NULL OR seq < ?2) AND (?3 IS NULL OR kind = ?3)
                         AND (?5 IS NULL OR created_at >= ?5) AND (?6 IS NULL OR created_at < ?6)
                     ORDER BY seq DESC LIMIT ?4
                     """),
             arguments: [query.playerID, query.after, query.kind?.rawValue, query.limit + 1, from, to])
         let page = try rows.prefix(query.limit).map { row in
-            try transaction(from: row, postings: postings(db, seq: row["seq"]))
+            try transaction(from: row, postings: postings(db, seq: row[0]))
         }
         return HistoryPage(transactions: page, next: rows.count > query.limit ? page.last?.seq : nil)
     }

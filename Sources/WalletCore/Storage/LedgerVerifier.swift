@@ -48,13 +48,10 @@ enum LedgerVerifier {
 
 /// Streams transactions with their postings in `seq` order from one read, in constant memory.
 enum TransactionStream {
-    /// The columns read, in the order `transaction(from:postings:)` decodes them by index:
-    /// looking columns up by name costs more than the rest of the decoding.
-    private static let columns = """
-        t.seq, t.id, t.kind, t.player_id, t.currency, t.amount, t.actor, t.created_at, t.idempotency_key, t.store,
-        t.store_transaction_id, t.product_id, t.quantity, t.reason_code, t.note, t.ticket, t.refund_of_seq, t.uncollected,
-        t.metadata, t.prev_hash, t.hash, a.owner, a.currency, p.amount, p.balance_after
-        """
+    /// The transaction's columns (decoded by `LedgerReads.transaction(from:postings:)`), then
+    /// one posting's, at `postingColumn` onwards.
+    private static let columns = LedgerReads.transactionColumns(alias: "t") + ", a.owner, a.currency, p.amount, p.balance_after"
+    private static let postingColumn = LedgerReads.transactionColumnNames.count
 
     static func forEach(_ db: Database, seqs: ClosedRange<Int64>? = nil, body: (LedgerTransaction) throws -> Void) throws {
         // Postings in the order the hash covers them; transactions without postings still appear.
@@ -75,24 +72,12 @@ enum TransactionStream {
                 try body(current)
                 pending = nil
             }
-            if pending == nil { pending = try transaction(from: row) }
-            if let account: String = row[21] {
-                pending!.postings.append(Posting(account: account, currency: row[22], amount: row[23], balanceAfter: row[24]))
+            if pending == nil { pending = try LedgerReads.transaction(from: row, postings: []) }
+            let column = postingColumn
+            if let account: String = row[column] {
+                pending!.postings.append(Posting(account: account, currency: row[column + 1], amount: row[column + 2], balanceAfter: row[column + 3]))
             }
         }
         if let current = pending { try body(current) }
-    }
-
-    private static func transaction(from row: Row) throws -> LedgerTransaction {
-        let kindText: String = row[2]
-        guard let kind = TransactionKind(rawValue: kindText) else {
-            throw WalletError.storage("unknown transaction kind '\(kindText)' at seq \(row[0] as Int64)")
-        }
-        let metadataText: String? = row[18]
-        return LedgerTransaction(
-            seq: row[0], id: row[1], kind: kind, playerID: row[3], currency: row[4], amount: row[5], actor: row[6], createdAt: row[7],
-            idempotencyKey: row[8], store: row[9], storeTransactionID: row[10], productID: row[11], quantity: row[12],
-            reasonCode: row[13], note: row[14], ticket: row[15], refundOfSeq: row[16], uncollected: row[17],
-            metadata: metadataText.map(Metadata.init(canonicalText:)), prevHash: row[19], hash: row[20], postings: [])
     }
 }
