@@ -181,6 +181,9 @@ extension Dictionary where Key == String {
 }
 
 extension GroupCommitTests {
+    /// GRDB turns every statement after an aborted transaction, and the commit, into
+    /// SQLITE_ABORT; this holds the batch writer to that: a write that precedes the abort in
+    /// the batch must not be answered as committed.
     @Test("if SQLite rolls the batch's transaction back, every operation of the batch fails and nothing is written")
     func transactionLost() async throws {
         let store = try Self.store(.grouped())

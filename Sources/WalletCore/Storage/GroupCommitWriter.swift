@@ -20,7 +20,10 @@ public enum WriteMode: Sendable, Equatable {
 /// goes through `submit`; an operation's answer is given only once the transaction holding it
 /// has committed, so an answered write is on disk (with `synchronous=FULL`). A failing
 /// operation rolls back to its savepoint alone and its caller gets its own error; if the
-/// commit itself fails, every caller of the batch gets that error and nothing was written.
+/// commit itself fails, every caller of the batch gets that error and nothing was written. If
+/// SQLite rolls the whole transaction back (disk full, I/O error), GRDB answers every later
+/// statement and the commit with `SQLITE_ABORT`, so the batch fails as a whole — no caller is
+/// told that a lost write committed (`GroupCommitTests.transactionLost` holds that in place).
 final class GroupCommitWriter: Sendable {
     private let writer: any DatabaseWriter
     private let clock: @Sendable () -> Date
@@ -118,13 +121,6 @@ final class GroupCommitWriter: Sendable {
             try await writer.write { db in
                 var context = BatchContext(makeTransactionID: makeTransactionID)
                 for pending in batch {
-                    // SQLite rolls a whole transaction back on some errors (disk full, I/O). The
-                    // operations before would then be lost while their callers are told they
-                    // committed, and the next SAVEPOINT would silently open a new transaction:
-                    // abort the batch instead, and every caller of it gets the error.
-                    guard db.isInsideTransaction else {
-                        throw WalletError.storage("SQLite rolled the batch's transaction back; nothing of it was written")
-                    }
                     let now = clock()
                     let savedContext = context
                     do {
