@@ -46,12 +46,7 @@ public enum JSONValue: Codable, Sendable, Equatable {
     /// The canonical text of this value: sorted keys, no insignificant whitespace. Two requests
     /// with the same metadata in another key order have the same canonical text.
     public func canonicalText() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a JSONValue cannot fail: every case maps to a JSON value (non-finite doubles
-        // cannot be decoded from JSON in the first place).
-        let data = try! encoder.encode(self)
-        return String(decoding: data, as: UTF8.self)
+        WalletJSON.text(self)
     }
 
     /// Parses JSON text such as a CLI argument.
@@ -91,5 +86,22 @@ public struct Metadata: Codable, Sendable, Equatable {
 
     public func encode(to encoder: any Encoder) throws {
         try JSONValue.parse(canonicalText).encode(to: encoder)
+    }
+}
+
+/// The one JSON encoding of the wallet's output (API bodies, CLI output, canonical metadata):
+/// sorted keys, unescaped slashes, no insignificant whitespace.
+public enum WalletJSON {
+    /// The JSON bytes of `value`. The values encoded here — the wallet's own result types and
+    /// JSON values — hold only strings, integers, booleans, finite numbers and containers, so
+    /// encoding cannot fail.
+    public static func data<Value: Encodable>(_ value: Value) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try! encoder.encode(value)
+    }
+
+    public static func text<Value: Encodable>(_ value: Value) -> String {
+        String(decoding: data(value), as: UTF8.self)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import WalletCore
 
 /// An error as the API answers it: an RFC 9457 problem document with a stable `code`.
 public struct APIError: Error, Equatable, HTTPResponseError {
@@ -51,11 +52,7 @@ struct Problem: Codable, Equatable {
 /// JSON encoding for response bodies.
 enum JSONBody {
     static func encode<Value: Encodable>(_ value: Value) -> ByteBuffer {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // The API's response types hold only strings, integers, booleans and JSON values.
-        let data = try! encoder.encode(value)
-        return ByteBuffer(bytes: data)
+        ByteBuffer(bytes: WalletJSON.data(value))
     }
 
     static func response<Value: Encodable>(_ value: Value, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {

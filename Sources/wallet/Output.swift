@@ -4,11 +4,7 @@ import WalletCore
 /// Printing results and errors: JSON for scripts, short sentences for people.
 enum Output {
     static func json<Value: Encodable>(_ value: Value) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding the wallet's own result types cannot fail: they hold only strings and integers.
-        let data = try! encoder.encode(value)
-        print(String(decoding: data, as: UTF8.self))
+        print(WalletJSON.text(value))
     }
 
     /// Prints `value` as JSON when asked to, else the sentence `text()` makes.
@@ -23,10 +19,7 @@ enum Output {
     static func report(code: String, detail: String, json: Bool) {
         let line: String
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            let data = try! encoder.encode(["code": code, "detail": detail])
-            line = String(decoding: data, as: UTF8.self)
+            line = WalletJSON.text(["code": code, "detail": detail])
         } else {
             line = "error: \(detail) [\(code)]"
         }
