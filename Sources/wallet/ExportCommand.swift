@@ -74,6 +74,10 @@ final class ExportSink: @unchecked Sendable {
             temporaryPath = nil
             return
         }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .invalidRequest("--output \(path) is a directory; give a file path")
+        }
         let temporary = path + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
         guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
             throw .storage("cannot create \(path): check that the directory exists and is writable")
@@ -92,8 +96,11 @@ final class ExportSink: @unchecked Sendable {
         guard let destination, let temporaryPath else { return }
         try handle.synchronize()
         try handle.close()
-        if FileManager.default.fileExists(atPath: destination) { try FileManager.default.removeItem(atPath: destination) }
-        try FileManager.default.moveItem(atPath: temporaryPath, toPath: destination)
+        // rename(2) replaces an existing file atomically: the destination is the old file or the
+        // whole new one, never neither.
+        guard rename(temporaryPath, destination) == 0 else {
+            throw WalletError.storage("cannot move the export into \(destination): \(String(cString: strerror(errno)))")
+        }
     }
 
     func abandon() {

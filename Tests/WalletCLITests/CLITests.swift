@@ -260,6 +260,18 @@ struct AuditCLITests {
         #expect(try cli.run("verify", "--export", "/nonexistent.csv", "--json").errorCode() == "not_found")
         #expect(try cli.run("verify", "--export", cli.databasePath, "--head", "xyz").status == 64)
         #expect(try cli.run("export", "--output", "/nonexistent-dir/x.csv", "--json").errorCode() == "storage_error")
+        // A directory is refused and left alone; an existing file is replaced whole.
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent()
+        let folder = directory.appendingPathComponent("exports")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try "keep".write(to: folder.appendingPathComponent("inside.txt"), atomically: true, encoding: .utf8)
+        #expect(try cli.run("export", "--output", folder.path, "--json").errorCode() == "invalid_request")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("inside.txt").path))
+        let file = directory.appendingPathComponent("old.csv").path
+        try "an older, longer file that must not survive in any part".write(toFile: file, atomically: true, encoding: .utf8)
+        _ = try cli.json("export", "--output", file)
+        #expect(try String(contentsOfFile: file, encoding: .utf8).hasPrefix("type,seq,"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { !$0.contains(".partial-") })
     }
 }
 
@@ -307,6 +319,8 @@ struct RedeemAppleCLITests {
         #expect(unconfigured.errorCode() == "not_configured")
         let badEnvironment = CLI.finish(try cli.start(["redeem-apple", "--player", "p1", "--jws", jwsFile, "--json", "--apple-environments", "staging"] + flags))
         #expect(badEnvironment.status == 64)
+        let badPolicy = CLI.finish(try cli.start(["redeem-apple", "--player", "p1", "--jws", jwsFile, "--json"] + flags, environment: ["WALLET_APPLE_REFUND_POLICY": "forgive"]))
+        #expect(badPolicy.status == 64 && badPolicy.stderr.contains("WALLET_APPLE_REFUND_POLICY"))
         #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 10])
     }
 }

@@ -51,6 +51,8 @@ struct ServeTests {
         #expect(keys?.count == 1 && keys?.first?["id"] as? String == id && keys?.first?["revoked_at"] == nil)
         let revoked = try cli.json("keys", "revoke", id)
         #expect(revoked["revoked_at"] as? String != nil)
+        let again = try cli.json("keys", "revoke", id)
+        #expect(again["revoked_at"] as? String == revoked["revoked_at"] as? String, "revoking twice answers the first revocation")
         #expect(try cli.run("keys", "revoke", "key_missing", "--json").errorCode() == "not_found")
         #expect(try cli.run("keys", "create", "--role", "owner", "--name", "x", "--json").status == 64)
         #expect(try cli.run("keys", "create", "--role", "admin", "--name", " ", "--json").errorCode() == "invalid_request")

@@ -101,7 +101,16 @@ struct AppleNotificationTests {
         #expect(try await ledger.transactionCount() == 1)
     }
 
-    @Test("invalid notifications are refused and record nothing", arguments: ["signature", "bundle", "inner", "untrusted"])
+    @Test("REFUND_REVERSED for a purchase never refunded is recorded as no_refund and changes nothing")
+    func reversalWithoutRefund() async throws {
+        let (purchases, ledger, transaction) = try await Self.setUp()
+        let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND_REVERSED", signedTransaction: transaction))
+        #expect(outcome.outcome == "no_refund" && outcome.ledgerSeq == nil)
+        #expect(try await ledger.balance("p1") == 10)
+        #expect(try await ledger.transactionCount() == 1)
+    }
+
+    @Test("invalid notifications are refused and record nothing", arguments: ["signature", "bundle", "inner", "untrusted", "no-transaction", "sandbox"])
     func invalid(_ kind: String) async throws {
         let (purchases, ledger, transaction) = try await Self.setUp()
         let payload: String
@@ -111,6 +120,15 @@ struct AppleNotificationTests {
             payload = String(good.dropLast(4)) + "AAAA"
         case "bundle": payload = try Self.authority.notification("REFUND", uuid: "bad-1", signedTransaction: Self.revoked(), bundleID: "com.other")
         case "inner": payload = try Self.authority.notification("REFUND", uuid: "bad-1", signedTransaction: String(transaction.dropLast(4)) + "AAAA")
+        case "no-transaction": payload = try Self.authority.notification("REFUND", uuid: "bad-1", signedTransaction: nil)
+        case "sandbox":
+            let production = try Self.authority.notification("REFUND", uuid: "bad-1", signedTransaction: Self.revoked())
+            let parts = production.split(separator: ".")
+            var claims = try JSONSerialization.jsonObject(with: Base64URL.decode(parts[1])!) as! [String: Any]
+            var data = claims["data"] as! [String: Any]
+            data["environment"] = "Sandbox"
+            claims["data"] = data
+            payload = try Self.authority.sign(claims)
         default: payload = try AppleTestAuthority(name: "Other").notification("REFUND", uuid: "bad-1", signedTransaction: Self.revoked())
         }
         let error = await walletError { _ = try await purchases.handleNotification(signedPayload: payload) }
