@@ -202,4 +202,21 @@ extension GroupCommitTests {
         // The writer goes on working afterwards.
         #expect(try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "before", actor: "t")).balance == 9)
     }
+
+    @Test("the write path's raw statements refuse to run outside a transaction, so no write can autocommit alone")
+    func rawStatementNeedsTransaction() async throws {
+        let store = try Self.store(.grouped())
+        try await store.writer.writeWithoutTransaction { db in
+            #expect(throws: DatabaseError.self) {
+                try RawStatement(db, sql: "INSERT INTO currencies (code) VALUES (?)").bind([.text("gems")]).execute()
+            }
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM currencies WHERE code = 'gems'")
+            #expect(count == 0)
+        }
+        // Inside a write transaction the same statement runs.
+        try await store.writer.write { db in
+            try RawStatement(db, sql: "INSERT INTO currencies (code) VALUES (?)").bind([.text("gems")]).execute()
+        }
+        #expect(try await store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM currencies WHERE code = 'gems'") } == 1)
+    }
 }

@@ -131,6 +131,7 @@ final class GroupCommitWriter: Sendable {
                         pending.fail(error)
                     }
                 }
+                try context.writeBalances(db)
             }
             for pending in batch { pending.complete(commitError: nil) }
         } catch {
@@ -157,11 +158,33 @@ struct BatchContext {
     /// Makes the id of each new transaction: random UUIDs, or a sequence in tests.
     let makeTransactionID: @Sendable () -> String
     var head: (seq: Int64, hash: String)?
-    var accounts: [String: Account] = [:]
+    /// Accounts read or changed in this batch, as they stand now.
+    private(set) var accounts: [String: Account] = [:]
+    /// The new balances of the accounts changed in this batch, by account id: written once per
+    /// account by `writeBalances` when the batch ends, not once per operation.
+    private var changedBalances: [Int64: Int64] = [:]
     /// Currency codes found in the catalog; codes are never removed, so a hit stays true.
     var knownCurrencies: Set<String> = []
 
+    init(makeTransactionID: @escaping @Sendable () -> String) {
+        self.makeTransactionID = makeTransactionID
+    }
+
     static func accountKey(_ owner: String, _ currency: String) -> String { owner + "\u{1F}" + currency }
+
+    /// Records an account's new balance for the rest of the batch.
+    mutating func update(_ account: Account) {
+        accounts[Self.accountKey(account.owner, account.currency)] = account
+        changedBalances[account.id] = account.balance
+    }
+
+    /// Writes the balances the batch changed into `accounts`, in the batch's SQL transaction,
+    /// so that every balance equals the sum of its postings when the transaction commits.
+    func writeBalances(_ db: Database) throws {
+        for (id, balance) in changedBalances {
+            try RawStatement(db, sql: "UPDATE accounts SET balance = ? WHERE id = ?").bind([.integer(balance), .integer(id)]).execute()
+        }
+    }
 }
 
 /// An operation waiting in the queue, its result type erased.

@@ -140,7 +140,7 @@ enum LedgerWrites {
 
     private static func requireKnownCurrency(_ db: Database, _ currency: String, context: inout BatchContext) throws {
         if context.knownCurrencies.contains(currency) { return }
-        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM currencies WHERE code = ?"), arguments: [currency]) == true else {
+        guard try RawStatement(db, sql: "SELECT 1 FROM currencies WHERE code = ?").bind([.text(currency)]).first({ _ in true }) == true else {
             throw WalletError.unknownCurrency("currency '\(currency)' is unknown: no product in the catalog uses it")
         }
         context.knownCurrencies.insert(currency)
@@ -175,17 +175,17 @@ enum LedgerWrites {
 
         try insert(db, transaction)
         for (leg, balanceAfter) in zip(legs, balancesAfter) {
-            try db.cachedStatement(sql: "INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?)")
-                .execute(arguments: [transaction.seq, leg.account.id, leg.amount, balanceAfter])
-            try db.cachedStatement(sql: "UPDATE accounts SET balance = ? WHERE id = ?")
-                .execute(arguments: [balanceAfter, leg.account.id])
+            try RawStatement(db, sql: "INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?)")
+                .bind([.integer(transaction.seq), .integer(leg.account.id), .integer(leg.amount), .integer(balanceAfter)])
+                .execute()
         }
         try key.record(db, seq: transaction.seq)
         // Only now, with every statement done, may the batch's later operations rely on this one.
+        // The balances themselves are written once per account when the batch ends
+        // (`BatchContext.writeBalances`), in the same SQL transaction.
         context.head = (transaction.seq, transaction.hash)
         for (leg, balanceAfter) in zip(legs, balancesAfter) {
-            context.accounts[BatchContext.accountKey(leg.account.owner, leg.account.currency)] =
-                Account(id: leg.account.id, owner: leg.account.owner, currency: leg.account.currency, balance: balanceAfter)
+            context.update(Account(id: leg.account.id, owner: leg.account.owner, currency: leg.account.currency, balance: balanceAfter))
         }
         return MutationResult(transaction: transaction, balance: balancesAfter[0], replayed: false)
     }
@@ -208,20 +208,22 @@ enum LedgerWrites {
     }
 
     private static func insert(_ db: Database, _ transaction: LedgerTransaction) throws {
-        let statement = try db.cachedStatement(
+        let statement = try RawStatement(
+            db,
             sql: """
                 INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, idempotency_key,
                     store, store_transaction_id, product_id, quantity, reason_code, note, ticket, refund_of_seq,
                     uncollected, metadata, prev_hash, hash)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-        try statement.execute(arguments: [
-            transaction.seq, transaction.id, transaction.kind.rawValue, transaction.playerID, transaction.currency,
-            transaction.amount, transaction.actor, transaction.createdAt, transaction.idempotencyKey,
-            transaction.store, transaction.storeTransactionID, transaction.productID, transaction.quantity,
-            transaction.reasonCode, transaction.note, transaction.ticket, transaction.refundOfSeq,
-            transaction.uncollected, transaction.metadata?.canonicalText, transaction.prevHash, transaction.hash,
-        ])
+        try statement.bind([
+            .integer(transaction.seq), .text(transaction.id), .text(transaction.kind.rawValue), .text(transaction.playerID),
+            .text(transaction.currency), .integer(transaction.amount), .text(transaction.actor), .text(transaction.createdAt),
+            .text(transaction.idempotencyKey), .text(transaction.store), .text(transaction.storeTransactionID),
+            .text(transaction.productID), .integer(transaction.quantity), .text(transaction.reasonCode), .text(transaction.note),
+            .text(transaction.ticket), .integer(transaction.refundOfSeq), .integer(transaction.uncollected),
+            .text(transaction.metadata?.canonicalText), .text(transaction.prevHash), .text(transaction.hash),
+        ]).execute()
     }
 }
 
@@ -243,12 +245,12 @@ struct IdempotencyKey {
     /// The original result if this key was used for this same request; throws
     /// `idempotencyKeyReused` if it was used for another; nil if unused.
     func replay(_ db: Database) throws -> MutationResult? {
-        let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?"),
-            arguments: [scope, key])
-        guard let row else { return nil }
-        guard row[0] as String == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
-        let transaction = try LedgerReads.transaction(db, seq: row[1])
+        let used = try RawStatement(db, sql: "SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?")
+            .bind([.text(scope), .text(key)])
+            .first { row in (requestHash: row.text(0), seq: row.integer(1)) }
+        guard let used else { return nil }
+        guard used.requestHash == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
+        let transaction = try LedgerReads.transaction(db, seq: used.seq)
         let playerOwner = Account.playerOwner(transaction.playerID)
         guard let posting = transaction.postings.first(where: { $0.account == playerOwner }) else {
             throw WalletError.storage("transaction \(transaction.seq) has no posting for \(playerOwner)")
@@ -257,8 +259,9 @@ struct IdempotencyKey {
     }
 
     func record(_ db: Database, seq: Int64) throws {
-        try db.cachedStatement(sql: "INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [scope, key, requestHash, seq])
+        try RawStatement(db, sql: "INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES (?, ?, ?, ?)")
+            .bind([.text(scope), .text(key), .text(requestHash), .integer(seq)])
+            .execute()
     }
 }
 
@@ -272,16 +275,22 @@ struct Account {
     static func playerOwner(_ playerID: String) -> String { "player:\(playerID)" }
 
     /// The account of `owner` in `currency`, created with a zero balance if it does not exist.
-    /// An account an earlier operation of the batch updated is taken from `context`.
     static func fetch(_ db: Database, context: BatchContext, owner: String, currency: String) throws -> Account {
-        if let account = context.accounts[BatchContext.accountKey(owner, currency)] { return account }
-        let select = try db.cachedStatement(sql: "SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?")
-        if let row = try Row.fetchOne(select, arguments: [owner, currency]) {
-            return Account(id: row[0], owner: owner, currency: currency, balance: row[1])
-        }
-        try db.cachedStatement(sql: "INSERT INTO accounts (owner, currency, balance) VALUES (?, ?, 0)")
-            .execute(arguments: [owner, currency])
+        if let account = try find(db, context: context, owner: owner, currency: currency) { return account }
+        try RawStatement(db, sql: "INSERT INTO accounts (owner, currency, balance) VALUES (?, ?, 0)")
+            .bind([.text(owner), .text(currency)])
+            .execute()
         return Account(id: db.lastInsertedRowID, owner: owner, currency: currency, balance: 0)
+    }
+
+    /// The account of `owner` in `currency`, nil if it does not exist. An account an earlier
+    /// operation of the batch changed is taken from `context`: its row is written only when
+    /// the batch ends.
+    static func find(_ db: Database, context: BatchContext, owner: String, currency: String) throws -> Account? {
+        if let account = context.accounts[BatchContext.accountKey(owner, currency)] { return account }
+        return try RawStatement(db, sql: "SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?")
+            .bind([.text(owner), .text(currency)])
+            .first { row in Account(id: row.integer(0), owner: owner, currency: currency, balance: row.integer(1)) }
     }
 }
 

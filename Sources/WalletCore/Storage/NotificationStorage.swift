@@ -34,7 +34,7 @@ extension SQLiteLedgerStore {
             case .consumptionRequest:
                 guard let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: transactionID) else { throw WalletError.notFound("") }
                 outcome.outcome = "consumption_recorded"
-                outcome.spentShareThousandths = try spentShare(db, of: purchase)
+                outcome.spentShareThousandths = try spentShare(db, of: purchase, context: context)
             }
         } catch let error as WalletError {
             // A notification about a purchase the wallet never credited, or a refund already
@@ -59,9 +59,8 @@ extension SQLiteLedgerStore {
 
     /// The share of a purchase no longer in the player's wallet: what the purchase credited, less
     /// what remains of the balance (at most the purchase), in thousandths of a percent.
-    private static func spentShare(_ db: Database, of purchase: LedgerTransaction) throws -> Int64 {
-        let balance = try Int64.fetchOne(
-            db, sql: "SELECT balance FROM accounts WHERE owner = ? AND currency = ?", arguments: [Account.playerOwner(purchase.playerID), purchase.currency]) ?? 0
+    private static func spentShare(_ db: Database, of purchase: LedgerTransaction, context: BatchContext) throws -> Int64 {
+        let balance = try Account.find(db, context: context, owner: Account.playerOwner(purchase.playerID), currency: purchase.currency)?.balance ?? 0
         guard purchase.amount > 0 else { return 0 }
         let remaining = min(max(balance, 0), purchase.amount)
         return (purchase.amount - remaining) * Limits.refundShareMax / purchase.amount

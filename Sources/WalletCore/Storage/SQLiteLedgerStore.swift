@@ -104,7 +104,9 @@ public struct SQLiteLedgerStore: LedgerStore {
             let makeTransactionID = self.makeTransactionID
             return try await writer.write { db in
                 var context = BatchContext(makeTransactionID: makeTransactionID)
-                return try operation(db, clock(), &context)
+                let result = try operation(db, clock(), &context)
+                try context.writeBalances(db)
+                return result
             }
         } catch {
             throw Self.mapped(error, path: writer.path)
