@@ -87,9 +87,8 @@ final class ExportSink: @unchecked Sendable {
         temporaryPath = temporary
     }
 
-    func write(_ text: String) throws {
-        var text = text
-        try text.withUTF8 { bytes in try handle.write(contentsOf: UnsafeRawBufferPointer(bytes)) }
+    func write(_ bytes: [UInt8]) throws {
+        try handle.write(contentsOf: bytes)
     }
 
     func finish() throws {

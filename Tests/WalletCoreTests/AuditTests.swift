@@ -28,7 +28,7 @@ struct AuditTests {
     func export(_ ledger: TestLedger, _ query: ExportQuery = ExportQuery(), format: ExportFormat) async throws -> (path: String, summary: ExportSummary) {
         let path = ledger.directory.appendingPathComponent("export-\(UUID().uuidString).\(format.rawValue)").path
         var text = ""
-        let summary = try await ledger.store.export(query, format: format).write { text += $0 }
+        let summary = try await ledger.store.export(query, format: format).write { text += String(decoding: $0, as: UTF8.self) }
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return (path, summary)
     }
@@ -54,6 +54,15 @@ struct AuditTests {
             #expect(summary.transactions == 0 && summary.lastHash == HashChain.genesis)
             #expect(try ExportFileVerifier.verify(path: path, head: HashChain.genesis).ok)
         }
+    }
+
+    @Test("JSON string literals escape quotes, backslashes and control characters, and keep other UTF-8 bytes", arguments: [
+        "plain", "quote \" and \\ backslash", "line\nbreak\r\ttab", "bell \u{07} and \u{1F}", "é ü 日本 🎮", "",
+    ])
+    func jsonText(_ value: String) throws {
+        let literal = JSONText.string(value)
+        #expect(try JSONDecoder().decode(String.self, from: Data(literal.utf8)) == value)
+        #expect(!literal.utf8.dropFirst().dropLast().contains { $0 < 0x20 }, "no raw control byte inside \(literal)")
     }
 
     @Test("hostile notes are quoted per RFC 4180 and formula cells are defused, then read back exactly")
@@ -182,9 +191,9 @@ struct AuditTests {
         try await ledger.grant("p9", "T9")
         var text = ""
         var iterator = stream.makeAsyncIterator()
-        text += try await iterator.next()!.text
+        text += String(decoding: try await iterator.next()!.bytes, as: UTF8.self)
         for index in 0..<5 { try await ledger.spend("p9", 1, key: "during-\(index)") }
-        while let chunk = try await iterator.next() { text += chunk.text }
+        while let chunk = try await iterator.next() { text += String(decoding: chunk.bytes, as: UTF8.self) }
         let path = ledger.directory.appendingPathComponent("during.jsonl").path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         let report = try ExportFileVerifier.verify(path: path, head: head.hash)

@@ -14,44 +14,73 @@ enum CSVCell {
     }
 
     static func text(_ value: String) -> String {
+        var bytes: [UInt8] = []
+        append(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `value` as a text cell: prefixed if it would start a formula, quoted (with inner
+    /// quotes doubled) if it holds a comma, a quote or a line break.
+    static func append(_ value: String, to output: inout [UInt8]) {
         var value = value
-        if let first = value.utf8.first, startsFormula(first) { value = "'" + value }
-        return quoted(value)
+        value.withUTF8 { bytes in
+            let prefixed = bytes.first.map(startsFormula) ?? false
+            let quoted = bytes.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
+            if quoted { output.append(UInt8(ascii: "\"")) }
+            if prefixed { output.append(UInt8(ascii: "'")) }
+            if quoted {
+                for byte in bytes {
+                    if byte == UInt8(ascii: "\"") { output.append(byte) }
+                    output.append(byte)
+                }
+                output.append(UInt8(ascii: "\""))
+            } else {
+                output.append(contentsOf: bytes)
+            }
+        }
     }
 
     /// The original text of a text cell read back from a file.
     static func untext(_ cell: String) -> String {
         cell.hasPrefix("'") ? String(cell.dropFirst()) : cell
     }
-
-    private static func quoted(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
 }
 
 /// JSON string literals without a JSONEncoder per value: exports write millions of them.
 enum JSONText {
     static func string(_ value: String) -> String {
-        // Most values need no escaping at all.
-        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            return "\"" + value + "\""
-        }
-        var result = "\""
-        result.reserveCapacity(value.utf8.count + 2)
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case let control where control.value < 0x20:
-                let hex = String(control.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
+        var bytes: [UInt8] = []
+        append(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `value` as a JSON string literal. Only `"`, `\\` and control characters are
+    /// escaped; every other byte of the UTF-8 text is copied as it is.
+    static func append(_ value: String, to output: inout [UInt8]) {
+        var value = value
+        output.append(UInt8(ascii: "\""))
+        value.withUTF8 { bytes in
+            // Most values need no escaping at all.
+            guard bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return output.append(contentsOf: bytes)
+            }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+                case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+                case 0x0A: output.append(contentsOf: #"\n"#.utf8)
+                case 0x0D: output.append(contentsOf: #"\r"#.utf8)
+                case 0x09: output.append(contentsOf: #"\t"#.utf8)
+                case ..<0x20:
+                    output.append(contentsOf: #"\u00"#.utf8)
+                    output.append(hexDigits[Int(byte >> 4)])
+                    output.append(hexDigits[Int(byte & 0x0F)])
+                default: output.append(byte)
+                }
             }
         }
-        return result + "\""
+        output.append(UInt8(ascii: "\""))
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }

@@ -132,13 +132,13 @@ struct ExportEncoder {
         }
     }
 
-    /// One line per posting of `transaction`, its fields in `ExportColumns.all` order. Written
-    /// field by field into one string: an export writes millions of these lines.
-    func transaction(_ transaction: LedgerTransaction) -> String {
-        var lines = ""
-        lines.reserveCapacity(transaction.postings.count * 400)
+    /// Appends one line per posting of `transaction`, its fields in `ExportColumns.all` order,
+    /// byte by byte into `output`: an export writes millions of these lines.
+    func append(_ transaction: LedgerTransaction, to output: inout [UInt8]) {
         for posting in transaction.postings {
-            var line = Line(format: format)
+            // The buffer moves into the line and back, so it is never copied.
+            var line = Line(format: format, output: output)
+            output = []
             line.text("type", "posting")
             line.number("seq", transaction.seq)
             line.text("transaction_id", transaction.id)
@@ -166,61 +166,68 @@ struct ExportEncoder {
             line.json("metadata", transaction.metadata?.canonicalText)
             line.text("prev_hash", transaction.prevHash)
             line.text("hash", transaction.hash)
-            lines += line.finish()
+            output = line.finish()
         }
-        return lines
     }
 
-    /// One line being written: CSV cells in column order, or JSON members (absent when nil).
+    /// One line being appended to the output: CSV cells in column order, or JSON members
+    /// (absent when nil).
     private struct Line {
         let format: ExportFormat
-        var text = ""
+        var output: [UInt8]
         var fields = 0
 
-        init(format: ExportFormat) {
+        init(format: ExportFormat, output: [UInt8]) {
             self.format = format
-            text.reserveCapacity(400)
-            if format == .jsonl { text = "{" }
+            self.output = output
+            if format == .jsonl { self.output.append(UInt8(ascii: "{")) }
         }
 
-        private mutating func separate(_ name: String) {
-            if fields > 0 { text += "," }
+        private mutating func separate(_ name: StaticString) {
+            if fields > 0 { output.append(UInt8(ascii: ",")) }
             fields += 1
             if format == .jsonl {
-                text += "\""
-                text += name
-                text += "\":"
+                output.append(UInt8(ascii: "\""))
+                name.withUTF8Buffer { output.append(contentsOf: $0) }
+                output.append(contentsOf: #"":"#.utf8)
             }
         }
 
-        mutating func text(_ name: String, _ value: String?) {
+        mutating func text(_ name: StaticString, _ value: String?) {
             guard let value else { return skip() }
             separate(name)
-            text += format == .csv ? CSVCell.text(value) : JSONText.string(value)
+            switch format {
+            case .csv: CSVCell.append(value, to: &output)
+            case .jsonl: JSONText.append(value, to: &output)
+            }
         }
 
-        mutating func number(_ name: String, _ value: Int64?) {
+        mutating func number(_ name: StaticString, _ value: Int64?) {
             guard let value else { return skip() }
             separate(name)
-            text += String(value)
+            output.append(contentsOf: String(value).utf8)
         }
 
-        mutating func json(_ name: String, _ value: String?) {
+        mutating func json(_ name: StaticString, _ value: String?) {
             guard let value else { return skip() }
             separate(name)
-            text += format == .csv ? CSVCell.text(value) : value
+            switch format {
+            case .csv: CSVCell.append(value, to: &output)
+            case .jsonl: output.append(contentsOf: value.utf8)
+            }
         }
 
         /// An absent value: an empty CSV cell, no JSON member (the separator still counts).
         private mutating func skip() {
             guard format == .csv else { return }
-            if fields > 0 { text += "," }
+            if fields > 0 { output.append(UInt8(ascii: ",")) }
             fields += 1
         }
 
-        mutating func finish() -> String {
+        consuming func finish() -> [UInt8] {
             precondition(format == .jsonl || fields == ExportColumns.all.count, "every CSV column is written")
-            return text + (format == .csv ? "\r\n" : "}\n")
+            output.append(contentsOf: format == .csv ? "\r\n".utf8 : "}\n".utf8)
+            return output
         }
     }
 

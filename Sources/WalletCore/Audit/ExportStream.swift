@@ -1,6 +1,7 @@
 /// An export as an async sequence of text chunks: the header and checkpoint first, then one
-/// chunk per page of transactions. Each page is fetched only when the consumer asks for it,
-/// so a slow reader holds back the database reads instead of filling memory.
+/// chunk per page of transactions. While the consumer writes one chunk, the next page is read
+/// (reading and encoding then use both cores), and no further: a slow reader holds back the
+/// database reads instead of filling memory.
 public struct ExportStream: AsyncSequence, Sendable {
     public typealias Element = ExportChunk
 
@@ -19,30 +20,43 @@ public struct ExportStream: AsyncSequence, Sendable {
         let stream: ExportStream
         var next: Int64
         var startedWriting = false
+        /// The page being read while the previous one is encoded and written.
+        var reading: Task<[LedgerTransaction], any Error>?
 
         public mutating func next() async throws -> ExportChunk? {
             let encoder = ExportEncoder(format: stream.format)
             if !startedWriting {
                 startedWriting = true
-                return ExportChunk(text: (encoder.header() ?? "") + encoder.checkpoint(stream.checkpoint), transactions: 0, postings: 0, lastHash: nil)
+                reading = readNextPage()
+                let text = (encoder.header() ?? "") + encoder.checkpoint(stream.checkpoint)
+                return ExportChunk(bytes: Array(text.utf8), transactions: 0, postings: 0, lastHash: nil)
             }
-            while next < stream.seqs.upperBound {
-                let pageSeqs = next...Swift.min(stream.seqs.upperBound - 1, next + Int64(stream.pageSize) - 1)
-                next = pageSeqs.upperBound + 1
-                let page = try await stream.fetchPage(pageSeqs)
+            while let page = try await reading?.value {
+                reading = readNextPage()
                 guard let last = page.last else { continue }
-                return ExportChunk(
-                    text: page.map(encoder.transaction).joined(), transactions: Int64(page.count),
-                    postings: Int64(page.reduce(0) { $0 + $1.postings.count }), lastHash: last.hash)
+                let postings = page.reduce(0) { $0 + $1.postings.count }
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(postings * 480)
+                for transaction in page { encoder.append(transaction, to: &bytes) }
+                return ExportChunk(bytes: bytes, transactions: Int64(page.count), postings: Int64(postings), lastHash: last.hash)
             }
             return nil
+        }
+
+        /// Starts reading the next page of seqs; nil once all were read.
+        private mutating func readNextPage() -> Task<[LedgerTransaction], any Error>? {
+            guard next < stream.seqs.upperBound else { return nil }
+            let pageSeqs = next...Swift.min(stream.seqs.upperBound - 1, next + Int64(stream.pageSize) - 1)
+            next = pageSeqs.upperBound + 1
+            let fetchPage = stream.fetchPage
+            return Task { try await fetchPage(pageSeqs) }
         }
     }
 }
 
-/// A piece of an export: its text, and what it holds.
+/// A piece of an export: its UTF-8 text, and what it holds.
 public struct ExportChunk: Sendable {
-    public var text: String
+    public var bytes: [UInt8]
     public var transactions: Int64
     public var postings: Int64
     /// The hash of the chunk's last transaction; nil for the header chunk.
@@ -54,10 +68,10 @@ extension ExportStream {
     public var checkpointHash: String { checkpoint.hash }
 
     /// Writes the whole stream through `write`, reporting postings written to `progress`.
-    public func write(progress: ((Int64) -> Void)? = nil, to write: (String) throws -> Void) async throws -> ExportSummary {
+    public func write(progress: ((Int64) -> Void)? = nil, to write: ([UInt8]) throws -> Void) async throws -> ExportSummary {
         var summary = ExportSummary(transactions: 0, postings: 0, lastHash: checkpoint.hash)
         for try await chunk in self {
-            try write(chunk.text)
+            try write(chunk.bytes)
             summary.transactions += chunk.transactions
             summary.postings += chunk.postings
             if let lastHash = chunk.lastHash { summary.lastHash = lastHash }

@@ -23,7 +23,7 @@ struct LedgerController {
         let contentType = format == .csv ? "text/csv; charset=utf-8" : "application/jsonl"
         return Response(
             status: .ok, headers: [.contentType: contentType, .contentDisposition: "attachment; filename=\"ledger.\(format.rawValue)\""],
-            body: ResponseBody(asyncSequence: stream.map { ByteBuffer(string: $0.text) }))
+            body: ResponseBody(asyncSequence: stream.map { ByteBuffer(bytes: $0.bytes) }))
     }
 
     @Sendable func verify(request: Request, context: WalletRequestContext) async throws -> Response {
