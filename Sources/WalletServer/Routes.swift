@@ -85,17 +85,40 @@ enum RequestBodyReader {
         }
         let buffer = try await request.body.collect(upTo: ServerLimits.bodyBytesMax)
         let data = Data(buffer.readableBytesView)
-        guard let fields = try? JSONDecoder().decode([String: JSONValue].self, from: data) else {
+        do {
+            return try JSONDecoder().decode(Strict<Body>.self, from: data).body
+        } catch let error as APIError {
+            throw error
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+            throw APIError.invalidRequest("the body must be a JSON object")
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
             throw APIError.invalidRequest("the body must be a JSON object")
         }
-        if let unknown = Set(fields.keys).subtracting(Body.fieldNames).sorted().first {
-            throw APIError.invalidRequest("unknown field '\(unknown.prefix(64))'; this route accepts \(Body.fieldNames.sorted().joined(separator: ", "))")
+    }
+
+    /// Checks the object's field names and values in the same pass that decodes the body.
+    private struct Strict<Wrapped: StrictBody>: Decodable {
+        let body: Wrapped
+
+        private struct Field: CodingKey {
+            let stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
         }
-        // An optional field is left out, not sent as null: the document describes no nullable field.
-        if let null = fields.filter({ $0.value == .null }).keys.sorted().first {
-            throw APIError.invalidRequest("the field '\(null)' must not be null; leave it out instead")
+
+        init(from decoder: any Decoder) throws {
+            let fields = try decoder.container(keyedBy: Field.self)
+            let names = fields.allKeys.map(\.stringValue)
+            if let unknown = Set(names).subtracting(Wrapped.fieldNames).sorted().first {
+                throw APIError.invalidRequest("unknown field '\(unknown.prefix(64))'; this route accepts \(Wrapped.fieldNames.sorted().joined(separator: ", "))")
+            }
+            // An optional field is left out, not sent as null: the document describes no nullable field.
+            if let null = try fields.allKeys.filter({ try fields.decodeNil(forKey: $0) }).map(\.stringValue).sorted().first {
+                throw APIError.invalidRequest("the field '\(null)' must not be null; leave it out instead")
+            }
+            body = try Wrapped(from: decoder)
         }
-        return try JSONDecoder().decode(Body.self, from: data)
     }
 }
 

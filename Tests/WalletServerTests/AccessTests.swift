@@ -120,6 +120,38 @@ struct AccessTests {
         }
     }
 
+    @Test("a key revoked while the server runs is refused within a second")
+    func revokedWhileRunning() async throws {
+        let server = try await TestServer()
+        let created = try await server.store.createAPIKey(role: .admin, name: "soon gone")
+        try await server.test { client in
+            let headers: HTTPFields = [.authorization: "Bearer \(created.secret)"]
+            #expect(try await client.execute(uri: "/v1/products", method: .get, headers: headers).status == .ok)
+            _ = try await server.store.revokeAPIKey(id: created.key.id)
+            try await Task.sleep(for: .milliseconds(1_100))
+            let refused = try await client.execute(uri: "/v1/products", method: .get, headers: headers)
+            #expect(refused.status == .unauthorized)
+            #expect(try refused.problemCode() == "unauthorized")
+        }
+    }
+
+    @Test("the key cache holds valid keys for its lifetime only, and no more than its capacity")
+    func keyCache() async throws {
+        let server = try await TestServer()
+        let key = try await server.store.createAPIKey(role: .service, name: "cached").key
+        let cache = APIKeyCache(lifetime: .milliseconds(50))
+        #expect(cache.key(for: "secret") == nil)
+        cache.remember(key, for: "secret")
+        #expect(cache.key(for: "secret") == key)
+        #expect(cache.key(for: "another secret") == nil)
+        try await Task.sleep(for: .milliseconds(80))
+        #expect(cache.key(for: "secret") == nil)
+        let full = APIKeyCache()
+        for index in 0..<(APIKeyCache.capacity + 10) { full.remember(key, for: "secret \(index)") }
+        #expect(full.count == APIKeyCache.capacity)
+        #expect(full.key(for: "secret \(APIKeyCache.capacity + 5)") == nil)
+    }
+
     @Test("secrets shorter than 32 bytes are refused")
     func shortSecret() {
         #expect(throws: APIError.self) { try PlayerTokenVerifier(secret: "short") }

@@ -190,23 +190,6 @@ enum LedgerWrites {
         return MutationResult(transaction: transaction, balance: balancesAfter[0], replayed: false)
     }
 
-    /// A random version 4 UUID in lowercase, from the system's random source. (Foundation's
-    /// `UUID()` costs several microseconds per call here, on every transaction.)
-    static func randomTransactionID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var high = generator.next()
-        var low = generator.next()
-        high = (high & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000  // version 4
-        low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // RFC 4122 variant
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: high >> UInt64(shift))) }
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: low >> UInt64(shift))) }
-        var id = Array(Hex.encode(bytes).utf8)
-        for index in [20, 16, 12, 8] { id.insert(UInt8(ascii: "-"), at: index) }
-        return String(decoding: id, as: UTF8.self)
-    }
-
     private static func insert(_ db: Database, _ transaction: LedgerTransaction) throws {
         let statement = try RawStatement(
             db,

@@ -61,7 +61,7 @@ public struct SQLiteLedgerStore: LedgerStore {
     /// an empty database.
     init(
         writer: any DatabaseWriter, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() },
-        makeTransactionID: @escaping @Sendable () -> String = LedgerWrites.randomTransactionID
+        makeTransactionID: @escaping @Sendable () -> String = RandomID.uuid
     ) throws(WalletError) {
         self.writer = writer
         self.clock = clock

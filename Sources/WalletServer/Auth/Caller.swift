@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Synchronization
 import WalletCore
 
 /// Who is calling: an API key with its role, or a player with a verified token.
@@ -59,6 +60,9 @@ public struct Access: Sendable, Equatable {
 struct Authenticator: Sendable {
     let store: any LedgerStore
     let playerTokens: PlayerTokenVerifier?
+    /// Valid API keys seen in the last second: a busy server reads each key from the database
+    /// about once a second instead of on every request.
+    var keys = APIKeyCache()
 
     func authenticate(_ request: Request) async throws -> Caller {
         guard let header = request.headers[.authorization] else {
@@ -74,9 +78,50 @@ struct Authenticator: Sendable {
             guard let playerTokens else { throw APIError.unauthorized("player tokens are not enabled on this server") }
             return .player(id: try playerTokens.verify(credential))
         }
+        if let key = keys.key(for: credential) { return .key(key) }
         guard let key = try await store.authenticate(secret: credential) else {
             throw APIError.unauthorized("unknown or revoked API key")
         }
+        keys.remember(key, for: credential)
         return .key(key)
+    }
+}
+
+/// API keys that authenticated recently, by secret, each for `lifetime`. Only valid keys are
+/// kept (an unknown secret is looked up every time, so guessing fills nothing), at most
+/// `capacity` of them. A key revoked with `wallet keys revoke` is refused once its entry
+/// expires: within `lifetime`.
+final class APIKeyCache: Sendable {
+    static let capacity = 1_024
+
+    let lifetime: Duration
+    private let entries = Mutex<[String: (key: APIKey, expires: ContinuousClock.Instant)]>([:])
+
+    init(lifetime: Duration = .seconds(1)) {
+        self.lifetime = lifetime
+    }
+
+    /// Keys held now, expired ones included until the next clean-up.
+    var count: Int { entries.withLock { $0.count } }
+
+    func key(for secret: String) -> APIKey? {
+        let now = ContinuousClock.now
+        return entries.withLock { entries in
+            guard let entry = entries[secret] else { return nil }
+            guard entry.expires > now else {
+                entries[secret] = nil
+                return nil
+            }
+            return entry.key
+        }
+    }
+
+    func remember(_ key: APIKey, for secret: String) {
+        let now = ContinuousClock.now
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries = entries.filter { $0.value.expires > now } }
+            guard entries.count < Self.capacity else { return }
+            entries[secret] = (key, now + lifetime)
+        }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import WalletCore
 
 /// Gives every request an id — the client's `X-Request-Id` when it is short visible ASCII, else
 /// a fresh one — puts it in the request's log metadata, and returns it on every response.
@@ -9,7 +10,7 @@ struct RequestIDMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        context.requestID = Self.usableID(request.headers[.requestID]) ?? UUID().uuidString.lowercased()
+        context.requestID = Self.usableID(request.headers[.requestID]) ?? RandomID.uuid()
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
         var response = try await next(request, context)
         response.headers[.requestID] = context.requestID
