@@ -83,7 +83,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WalletCLITests",
-            dependencies: ["wallet", "WalletCore", "WalletTestSupport"]
+            dependencies: ["wallet", "WalletCore", "WalletTestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -11,8 +11,9 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve the JSON API on the local database.",
         discussion: """
             Listens on 127.0.0.1:8080 unless told otherwise. Requests authenticate with an API key \
-            (wallet keys create) or, when a secret is configured, a player's HS256 JWT. SIGTERM or \
-            SIGINT stops accepting connections and finishes in-flight requests.
+            (wallet keys create) or, when a secret or a public key is configured, a player's JWT \
+            (HS256 or ES256). SIGTERM or SIGINT stops accepting connections and finishes in-flight \
+            requests.
             """
     )
 
@@ -27,6 +28,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("HS256 secret of player tokens, at least 32 bytes (env WALLET_PLAYER_JWT_SECRET).", valueName: "secret"))
     var playerJWTSecret: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "PEM file with the P-256 public key of ES256 player tokens (env WALLET_PLAYER_JWT_PUBLIC_KEY); instead of a secret.",
+            valueName: "path"))
+    var playerJWTPublicKey: String?
 
     @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (env WALLET_LOG_LEVEL; default info).", valueName: "level"))
     var logLevel: String?
@@ -44,13 +51,36 @@ struct ServeCommand: AsyncParsableCommand {
         _ = try resolvedPort()
         if resolvedHost.isEmpty { throw ValidationError("--host (or WALLET_HOST) must not be empty.") }
         _ = try resolvedLogLevel()
-        if let secret = resolvedSecret, secret.utf8.count < PlayerTokenVerifier.secretBytesMin {
-            throw ValidationError("--player-jwt-secret (or WALLET_PLAYER_JWT_SECRET) must be at least \(PlayerTokenVerifier.secretBytesMin) bytes.")
-        }
+        _ = try playerTokens()
     }
 
     var resolvedHost: String { host ?? environment["WALLET_HOST"] ?? "127.0.0.1" }
-    var resolvedSecret: String? { playerJWTSecret ?? environment["WALLET_PLAYER_JWT_SECRET"] }
+
+    /// The player token verifier: HS256 with a secret, ES256 with a public key, or none.
+    func playerTokens() throws -> PlayerTokenVerifier? {
+        let secret = playerJWTSecret ?? environment["WALLET_PLAYER_JWT_SECRET"]
+        let publicKeyPath = playerJWTPublicKey ?? environment["WALLET_PLAYER_JWT_PUBLIC_KEY"]
+        switch (secret, publicKeyPath) {
+        case (nil, nil):
+            return nil
+        case (_?, _?):
+            throw ValidationError("give a player JWT secret (HS256) or a public key (ES256), not both.")
+        case (let secret?, nil):
+            guard secret.utf8.count >= PlayerTokenVerifier.secretBytesMin else {
+                throw ValidationError("--player-jwt-secret (or WALLET_PLAYER_JWT_SECRET) must be at least \(PlayerTokenVerifier.secretBytesMin) bytes.")
+            }
+            return try PlayerTokenVerifier(secret: secret)
+        case (nil, let path?):
+            guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ValidationError("cannot read the player JWT public key file '\(path)'.")
+            }
+            do {
+                return try PlayerTokenVerifier(publicKeyPEM: pem)
+            } catch {
+                throw ValidationError("'\(path)' holds no PEM-encoded P-256 public key (-----BEGIN PUBLIC KEY-----).")
+            }
+        }
+    }
 
     func resolvedPort() throws -> Int {
         if let port { return try Self.checkedPort(port, source: "--port") }
@@ -76,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "wallet")
         logger.logLevel = try resolvedLogLevel()
         let store = try options.openStore(writeMode: writeMode == .grouped ? .default : .single)
-        let playerTokens = try resolvedSecret.map { secret throws(APIError) in try PlayerTokenVerifier(secret: secret) }
+        let playerTokens = try playerTokens()
         let apple = try self.apple.configuration().map { ApplePurchases(configuration: $0, ledger: store) }
         let configuration = ServerConfiguration(host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens, applePurchases: apple)
         logger.info(
@@ -84,7 +114,7 @@ struct ServeCommand: AsyncParsableCommand {
             metadata: [
                 "database": .string(options.resolvedDatabasePath), "address": .string("\(configuration.host):\(configuration.port)"),
                 "durability": .string(options.durability.rawValue), "write_mode": .string(writeMode.rawValue),
-                "player_tokens": .stringConvertible(playerTokens != nil),
+                "player_tokens": .string(playerTokens?.algorithm ?? "off"),
                 "apple_bundle_id": .string(apple?.verifier.configuration.bundleID ?? "not configured"),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)

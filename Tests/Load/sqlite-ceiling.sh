@@ -2,7 +2,9 @@
 # The ceiling for `wallet bench`: the spend's statements on the wallet's own schema.sql in C,
 # one transaction per operation and then 64 and 512 per commit, with 1,000 players and random
 # idempotency keys as `wallet bench` uses; then the same with one player and sequential keys,
-# where every operation writes into the same few pages. Needs gcc and libsqlite3-dev.
+# where every operation writes into the same few pages; then a bare schema (the same tables with
+# primary keys only: no foreign keys, CHECKs, triggers or secondary indexes) with random keys, to
+# show what the ledger's own rules cost. Needs gcc and libsqlite3-dev.
 #
 # Usage: Tests/Load/sqlite-ceiling.sh [operations, default 50000]
 set -euo pipefail
@@ -19,3 +21,17 @@ for batch in 64 512; do
 done
 run 512 "$operations" 1 sequential 1
 run 512 "$operations" 1 sequential 0
+cat > "$work/bare.sql" <<'SQL'
+CREATE TABLE currencies (code TEXT PRIMARY KEY NOT NULL);
+INSERT INTO currencies VALUES ('credits');
+CREATE TABLE accounts (id INTEGER PRIMARY KEY NOT NULL, owner TEXT NOT NULL, currency TEXT NOT NULL, balance INTEGER NOT NULL, UNIQUE (owner, currency));
+CREATE TABLE transactions (seq INTEGER PRIMARY KEY NOT NULL, id TEXT, kind TEXT, player_id TEXT, currency TEXT, amount INTEGER,
+    actor TEXT, created_at TEXT, idempotency_key TEXT, store TEXT, store_transaction_id TEXT, product_id TEXT, quantity INTEGER,
+    reason_code TEXT, note TEXT, ticket TEXT, refund_of_seq INTEGER, uncollected INTEGER, metadata TEXT, prev_hash TEXT, hash TEXT);
+CREATE TABLE postings (seq INTEGER NOT NULL, account_id INTEGER NOT NULL, amount INTEGER NOT NULL, balance_after INTEGER NOT NULL,
+    PRIMARY KEY (seq, account_id)) WITHOUT ROWID;
+CREATE TABLE idempotency_keys (scope TEXT NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY (scope, key)) WITHOUT ROWID;
+SQL
+echo "bare schema:"
+"$work/sqlite-ceiling" "$work/ceiling.sqlite" "$work/bare.sql" 512 "$operations" 1000 random 0

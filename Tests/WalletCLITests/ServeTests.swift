@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -7,6 +8,7 @@ import Glibc
 #endif
 import Synchronization
 import Testing
+import WalletCore
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 func freeLoopbackPort() throws -> Int {
@@ -63,14 +65,55 @@ struct ServeTests {
     @Test("serve refuses bad settings with a clear error")
     func badSettings() throws {
         let cli = try CLI()
+        let notAKey = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("not-a-key.pem").path
+        try "-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----\n".write(toFile: notAKey, atomically: true, encoding: .utf8)
         for (arguments, environment) in [
             (["serve", "--port", "0"], [String: String]()), (["serve", "--port", "70000"], [:]), (["serve"], ["WALLET_PORT": "http"]),
             (["serve", "--player-jwt-secret", "short"], [:]), (["serve", "--log-level", "loud"], [:]), (["serve", "--host", ""], [:]),
+            (["serve", "--player-jwt-public-key", "/nonexistent/key.pem"], [:]), (["serve", "--player-jwt-public-key", notAKey], [:]),
+            (["serve", "--player-jwt-secret", String(repeating: "s", count: 40)], ["WALLET_PLAYER_JWT_PUBLIC_KEY": notAKey]),
         ] {
             let output = CLI.finish(try cli.start(arguments, environment: environment))
             #expect(output.status == 64, "\(arguments) \(environment)")
             #expect(output.stderr.hasPrefix("Error: "), "\(output.stderr)")
         }
+    }
+
+    @Test("serve takes an ES256 public key file: the player's token, signed with the private key, spends from their wallet only")
+    func es256PlayerTokens() async throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1")
+        let gameKey = P256.Signing.PrivateKey()
+        let keyPath = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("game-public.pem").path
+        try gameKey.publicKey.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
+        func token(_ subject: String) throws -> String {
+            let header = Base64URL.encode(Data(#"{"alg":"ES256","typ":"JWT"}"#.utf8))
+            let claims = Base64URL.encode(Data(#"{"sub":"\#(subject)","exp":\#(Int(Date().timeIntervalSince1970) + 300)}"#.utf8))
+            let signature = try gameKey.signature(for: Data("\(header).\(claims)".utf8))
+            return "\(header).\(claims).\(Base64URL.encode(signature.rawRepresentation))"
+        }
+        let port = try freeLoopbackPort()
+        let server = try cli.start(["serve", "--port", "\(port)", "--log-level", "warning"], environment: ["WALLET_PLAYER_JWT_PUBLIC_KEY": keyPath])
+        defer {
+            server.0.terminate()
+            _ = CLI.finish(server)
+        }
+        let base = "http://127.0.0.1:\(port)"
+        var up = false
+        for _ in 0..<100 where !up {
+            up = await send("GET", "\(base)/healthz")?.status == 200
+            if !up { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        try #require(up, "the server did not start")
+        let spend = { (subject: String) async throws -> Int? in
+            await send(
+                "POST", "\(base)/v1/wallets/p1/spend",
+                headers: ["Authorization": "Bearer \(try token(subject))", "Content-Type": "application/json", "Idempotency-Key": "k-\(subject)"],
+                body: #"{"amount": 2}"#)?.status
+        }
+        #expect(try await spend("p1") == 201)
+        #expect(try await spend("p2") == 403)
+        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 3])
     }
 
     @Test("SIGTERM finishes in-flight requests and loses no acknowledged spend")

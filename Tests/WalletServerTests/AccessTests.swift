@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -104,6 +105,34 @@ struct AccessTests {
             let response = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
             #expect(response.status == .unauthorized)
         }
+    }
+
+    @Test("ES256 player tokens: signatures of the configured public key only; HS256, alg none and other keys are refused")
+    func es256PlayerTokens() async throws {
+        let gameKey = P256.Signing.PrivateKey()
+        let otherKey = P256.Signing.PrivateKey()
+        let publicKeyPEM = gameKey.publicKey.pemRepresentation
+        let server = try await TestServer(tokens: try PlayerTokenVerifier(publicKeyPEM: publicKeyPEM))
+        try await server.credit("p1")
+        try await server.test { client in
+            for token in [
+                try es256PlayerToken("p1", key: otherKey), try es256PlayerToken("p1", key: gameKey, alg: "HS256"),
+                try es256PlayerToken("p1", key: gameKey, alg: "none"), try es256PlayerToken("p1", key: gameKey, expiresIn: -10),
+                try es256PlayerToken("p1", key: gameKey) + "AA", playerToken("p1"),
+                // The classic confusion: an HS256 token whose secret is the server's public key.
+                playerToken("p1", secret: publicKeyPEM),
+            ] {
+                let response = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.authorization: "Bearer \(token)"])
+                #expect(response.status == .unauthorized, "\(token.prefix(60))")
+                #expect(try response.problemCode() == "unauthorized")
+            }
+            let good = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.authorization: "Bearer \(try es256PlayerToken("p1", key: gameKey))"])
+            #expect(good.status == .ok)
+            let otherWallet = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.authorization: "Bearer \(try es256PlayerToken("p2", key: gameKey))"])
+            #expect(otherWallet.status == .forbidden)
+        }
+        #expect(throws: APIError.self) { try PlayerTokenVerifier(publicKeyPEM: "-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----") }
+        #expect(throws: APIError.self) { try PlayerTokenVerifier(publicKeyPEM: P256.Signing.PrivateKey().pemRepresentation) }
     }
 
     @Test("a player spends from their own wallet, recorded as the player")

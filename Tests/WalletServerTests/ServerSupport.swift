@@ -19,7 +19,8 @@ struct TestServer: @unchecked Sendable {
 
     static let apple = try! AppleTestAuthority()
 
-    init(playerTokens: Bool = true, apple: Bool = true) async throws {
+    /// `tokens` replaces the HS256 verifier of `playerTokens` (an ES256 one, say).
+    init(playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-server-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         store = try SQLiteLedgerStore.open(path: directory.appendingPathComponent("wallet.sqlite").path)
@@ -30,7 +31,8 @@ struct TestServer: @unchecked Sendable {
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.gems10", credits: 10, currency: "gems"))
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let applePurchases = apple ? ApplePurchases(configuration: try Self.apple.configuration(), ledger: store) : nil
-        let configuration = ServerConfiguration(playerTokens: playerTokens ? try PlayerTokenVerifier(secret: playerSecret) : nil, applePurchases: applePurchases)
+        let verifier = try tokens ?? (playerTokens ? PlayerTokenVerifier(secret: playerSecret) : nil)
+        let configuration = ServerConfiguration(playerTokens: verifier, applePurchases: applePurchases)
         (router, routes) = buildRouter(store: store, configuration: configuration)
     }
 
@@ -54,6 +56,14 @@ func playerToken(_ subject: String, expiresIn seconds: Double = 300, secret: Str
     let claims = Base64URL.encode(Data(#"{"sub":"\#(subject)","exp":\#(Int(Date().timeIntervalSince1970 + seconds))\#(extraClaims)}"#.utf8))
     let signature = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(claims)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
     return "\(header).\(claims).\(Base64URL.encode(Data(signature)))"
+}
+
+/// An ES256 player token signed with `key` (the signature as r ‖ s, as JWS has it).
+func es256PlayerToken(_ subject: String, key: P256.Signing.PrivateKey, alg: String = "ES256", expiresIn seconds: Double = 300) throws -> String {
+    let header = Base64URL.encode(Data(#"{"alg":"\#(alg)","typ":"JWT"}"#.utf8))
+    let claims = Base64URL.encode(Data(#"{"sub":"\#(subject)","exp":\#(Int(Date().timeIntervalSince1970 + seconds))}"#.utf8))
+    let signature = try key.signature(for: Data("\(header).\(claims)".utf8))
+    return "\(header).\(claims).\(Base64URL.encode(signature.rawRepresentation))"
 }
 
 func json(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }

@@ -2,7 +2,9 @@ import Crypto
 import Foundation
 import WalletCore
 
-/// Verifies player tokens: HS256 JWTs signed by the game's auth service with a shared secret.
+/// Verifies player tokens: JWTs signed by the game's auth service, either with a shared secret
+/// (HS256) or with a P-256 private key whose public key the wallet holds (ES256). The server
+/// accepts the one algorithm it is configured with, never the one a token's header asks for.
 /// `sub` is the player id; `exp` is required and enforced, `nbf` when present.
 public struct PlayerTokenVerifier: Sendable {
     /// Shorter secrets are refused: HS256 wants at least as many bytes as its hash.
@@ -10,16 +12,53 @@ public struct PlayerTokenVerifier: Sendable {
     /// Longest token accepted, to bound the work done on a hostile header.
     static let tokenBytesMax = 4_096
 
-    private let key: SymmetricKey
+    private enum Key: Sendable {
+        case hs256(SymmetricKey)
+        case es256(P256.Signing.PublicKey)
+
+        var algorithm: String {
+            switch self {
+            case .hs256: "HS256"
+            case .es256: "ES256"
+            }
+        }
+
+        func isValid(signature: Data, of signedPart: Data) -> Bool {
+            switch self {
+            case .hs256(let key):
+                return HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signedPart, using: key)
+            case .es256(let key):
+                // JWS carries the ECDSA signature as r ‖ s, 32 bytes each (RFC 7518, 3.4).
+                guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+                return key.isValidSignature(signature, for: signedPart)
+            }
+        }
+    }
+
+    private let key: Key
     private let clock: @Sendable () -> Date
 
+    /// HS256 with a shared secret of at least `secretBytesMin` bytes.
     public init(secret: String, clock: @escaping @Sendable () -> Date = { Date() }) throws(APIError) {
         guard secret.utf8.count >= Self.secretBytesMin else {
             throw .invalidRequest("the player JWT secret must be at least \(Self.secretBytesMin) bytes")
         }
-        key = SymmetricKey(data: Data(secret.utf8))
+        key = .hs256(SymmetricKey(data: Data(secret.utf8)))
         self.clock = clock
     }
+
+    /// ES256 with the game's P-256 public key, PEM-encoded (`-----BEGIN PUBLIC KEY-----`).
+    public init(publicKeyPEM: String, clock: @escaping @Sendable () -> Date = { Date() }) throws(APIError) {
+        do {
+            key = .es256(try P256.Signing.PublicKey(pemRepresentation: publicKeyPEM))
+        } catch {
+            throw .invalidRequest("the player JWT public key is not a PEM-encoded P-256 public key")
+        }
+        self.clock = clock
+    }
+
+    /// The algorithm tokens must be signed with: HS256 or ES256.
+    public var algorithm: String { key.algorithm }
 
     /// The player id the token names, once its signature, algorithm and times check out.
     func verify(_ token: String) throws(APIError) -> String {
@@ -28,11 +67,11 @@ public struct PlayerTokenVerifier: Sendable {
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2])
         else { throw .unauthorized("the player token is not a well-formed JWT") }
-        guard let header = try? JSONDecoder().decode(Header.self, from: headerData), header.alg == "HS256" else {
-            throw .unauthorized("the player token must be signed with HS256")
+        guard let header = try? JSONDecoder().decode(Header.self, from: headerData), header.alg == key.algorithm else {
+            throw .unauthorized("the player token must be signed with \(key.algorithm)")
         }
         let signedPart = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signedPart, using: key) else {
+        guard key.isValid(signature: signature, of: signedPart) else {
             throw .unauthorized("the player token's signature is invalid")
         }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: claimsData) else {
