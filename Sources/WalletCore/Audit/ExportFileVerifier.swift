@@ -169,10 +169,11 @@ enum ExportRecord {
     }
 }
 
-/// A field as read from a CSV cell (text) or a JSON value.
+/// A field as read from a CSV cell (text) or a JSON value; JSON metadata is kept as its text.
 enum FieldValue {
     case csv(String)
     case json(JSONValue)
+    case jsonText(String)
 }
 
 /// Typed access to one record's fields, with errors that name the field.
@@ -188,7 +189,7 @@ struct FieldReader {
         case nil, .json(.null): return nil
         case .csv(let cell): return cell.isEmpty ? nil : CSVCell.untext(cell)
         case .json(.string(let text)): return text
-        case .json: throw invalid(name, "not a string")
+        case .json, .jsonText: throw invalid(name, "not a string")
         }
     }
 
@@ -205,7 +206,7 @@ struct FieldReader {
             guard let number = Int64(cell) else { throw invalid(name, "not an integer") }
             return number
         case .json(.integer(let number)): return number
-        case .json: throw invalid(name, "not an integer")
+        case .json, .jsonText: throw invalid(name, "not an integer")
         }
     }
 
@@ -218,7 +219,8 @@ struct FieldReader {
         switch record["metadata"] {
         case nil, .json(.null): return nil
         case .csv(let cell): return cell.isEmpty ? nil : Metadata(canonicalText: CSVCell.untext(cell))
-        case .json(let value): return Metadata(canonicalText: value.canonicalText())
+        case .jsonText(let text): return Metadata(canonicalText: text)
+        case .json: throw invalid("metadata", "not a JSON object")
         }
     }
 
@@ -264,10 +266,7 @@ struct RecordReader {
         case .jsonl:
             while let line = try nextLine() {
                 if line.isEmpty { continue }
-                guard case .object(let object) = try? JSONDecoder().decode(JSONValue.self, from: Data(line)) else {
-                    throw WalletError.invalidRequest("a line of the JSON Lines export is not a JSON object")
-                }
-                return object.mapValues(FieldValue.json)
+                return try ExportJSONLine.fields(line)
             }
             return nil
         case .csv:
@@ -306,11 +305,16 @@ struct RecordReader {
 
     private mutating func nextLine() throws -> [UInt8]? {
         var line: [UInt8] = []
-        while let byte = try nextByte() {
-            if byte == UInt8(ascii: "\n") { return line }
-            line.append(byte)
+        while true {
+            if position >= buffer.count, try !fill() { return line.isEmpty ? nil : line }
+            if let newline = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) {
+                line.append(contentsOf: buffer[position..<newline])
+                position = newline + 1
+                return line
+            }
+            line.append(contentsOf: buffer[position...])
+            position = buffer.count
         }
-        return line.isEmpty ? nil : line
     }
 
     /// One RFC 4180 record; nil at the end of the file.
