@@ -35,3 +35,4 @@ CREATE TABLE idempotency_keys (scope TEXT NOT NULL, key TEXT NOT NULL, request_h
 SQL
 echo "bare schema:"
 "$work/sqlite-ceiling" "$work/ceiling.sqlite" "$work/bare.sql" 512 "$operations" 1000 random 0
+"$work/sqlite-ceiling" "$work/ceiling.sqlite" "$work/bare.sql" 512 "$operations" 1 sequential 0
