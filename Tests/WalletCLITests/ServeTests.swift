@@ -92,19 +92,11 @@ struct ServeTests {
             let signature = try gameKey.signature(for: Data("\(header).\(claims)".utf8))
             return "\(header).\(claims).\(Base64URL.encode(signature.rawRepresentation))"
         }
-        let port = try freeLoopbackPort()
-        let server = try cli.start(["serve", "--port", "\(port)", "--log-level", "warning"], environment: ["WALLET_PLAYER_JWT_PUBLIC_KEY": keyPath])
+        let (server, base) = try await Self.serve(cli, environment: ["WALLET_PLAYER_JWT_PUBLIC_KEY": keyPath])
         defer {
             server.0.terminate()
             _ = CLI.finish(server)
         }
-        let base = "http://127.0.0.1:\(port)"
-        var up = false
-        for _ in 0..<100 where !up {
-            up = await send("GET", "\(base)/healthz")?.status == 200
-            if !up { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        try #require(up, "the server did not start")
         let spend = { (subject: String) async throws -> Int? in
             await send(
                 "POST", "\(base)/v1/wallets/p1/spend",
@@ -130,6 +122,25 @@ struct ServeTests {
         try Self.expectStored(acknowledged, cli)
     }
 
+    /// Starts `wallet serve` on a free loopback port and waits until it answers; returns the
+    /// process and the base URL.
+    static func serve(_ cli: CLI, environment: [String: String]? = nil) async throws -> ((Process, Pipe, Pipe), String) {
+        let port = try freeLoopbackPort()
+        let server = try cli.start(["serve", "--port", "\(port)", "--log-level", "warning"], environment: environment)
+        let base = "http://127.0.0.1:\(port)"
+        var up = false
+        for _ in 0..<100 where !up {
+            up = await send("GET", "\(base)/healthz")?.status == 200
+            if !up { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        if !up {
+            server.0.terminate()
+            _ = CLI.finish(server)
+        }
+        try #require(up, "the server did not start")
+        return (server, base)
+    }
+
     /// Starts `wallet serve`, sends 60 concurrent spends, and sends `signal` once some were
     /// answered while the others are in flight. Returns the server's exit and the keys of the
     /// spends it answered 201.
@@ -137,15 +148,7 @@ struct ServeTests {
         let cli = try CLI.withCatalog()
         _ = try cli.grant("p1", "T1", quantity: 100)
         let key = try #require(try cli.json("keys", "create", "--role", "service", "--name", "load")["key"] as? String)
-        let port = try freeLoopbackPort()
-        let server = try cli.start(["serve", "--port", "\(port)", "--log-level", "warning"])
-        let base = "http://127.0.0.1:\(port)"
-        var up = false
-        for _ in 0..<100 where !up {
-            up = await send("GET", "\(base)/healthz")?.status == 200
-            if !up { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        try #require(up, "the server did not start")
+        let (server, base) = try await Self.serve(cli)
         let headers = ["Authorization": "Bearer \(key)", "Content-Type": "application/json"]
         let answered = Counter()
         let pid = server.0.processIdentifier
