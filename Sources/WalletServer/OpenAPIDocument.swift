@@ -1066,7 +1066,7 @@ enum OpenAPIDocument {
       "bearer": {
         "type": "http",
         "scheme": "bearer",
-        "description": "An API key from `wallet keys create`, or a player's HS256 JWT (`sub` = player id, `exp` required)."
+        "description": "An API key from `wallet keys create`, or a player's JWT signed with HS256 or ES256, as the server is configured (`sub` = player id, `exp` required)."
       }
     },
     "headers": {
