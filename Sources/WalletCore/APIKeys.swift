@@ -38,9 +38,7 @@ public struct CreatedAPIKey: Sendable, Equatable {
 enum APIKeySecret {
     /// `cwk_` and 43 characters of base64url: 256 random bits.
     static func generate() -> String {
-        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-        return "cwk_" + bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        "cwk_" + Base64URL.encode(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
     }
 
     /// What the database stores: the SHA-256 of the secret, in hex.

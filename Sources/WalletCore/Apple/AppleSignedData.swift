@@ -143,18 +143,3 @@ public struct AppleSignedDataVerifier: Sendable {
         var x5c: [String]?
     }
 }
-
-/// Base64url without padding, as JWS uses.
-public enum Base64URL {
-    public static func decode(_ text: Substring) -> Data? {
-        guard !text.contains("=") else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
-    }
-
-    public static func encode(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-}
