@@ -49,13 +49,10 @@ public enum JSONValue: Codable, Sendable, Equatable {
         WalletJSON.text(self)
     }
 
-    /// Parses JSON text such as a CLI argument.
+    /// Parses JSON text such as a CLI argument, or stored canonical text.
     public static func parse(_ text: String) throws(WalletError) -> JSONValue {
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
-        } catch {
-            throw .invalidRequest("metadata is not valid JSON")
-        }
+        guard let value = JSONParser.value(of: Array(text.utf8)) else { throw .invalidRequest("metadata is not valid JSON") }
+        return value
     }
 }
 

@@ -2,16 +2,12 @@ import Foundation
 import Testing
 @testable import WalletCore
 
-/// The export verifier's JSON parser reads what JSONDecoder reads, the same way, and refuses
-/// what is not JSON.
+/// The wallet's JSON parser (metadata text, export lines) reads what JSONDecoder reads, the same
+/// way, and refuses what is not JSON.
 @Suite("JSON Lines parser")
 struct JSONParserTests {
     static func parse(_ text: String) -> JSONValue? {
-        Array(text.utf8).withUnsafeBufferPointer { bytes in
-            var parser = JSONParser(bytes)
-            guard let value = try? parser.value(), parser.atEnd() else { return nil }
-            return value
-        }
+        JSONParser.value(of: Array(text.utf8))
     }
 
     @Test("valid JSON parses to the value JSONDecoder gives", arguments: [
