@@ -1,9 +1,30 @@
 /// The currency used when a request names none.
 public let defaultCurrency = "credits"
 
+/// A request that changes the ledger under an idempotency key.
+protocol LedgerMutation: Sendable {
+    /// Throws `invalidRequest` for a value outside the wallet's limits.
+    func validate() throws(WalletError)
+    /// The key the request is recorded under, with the hash of its canonical bytes.
+    var idempotency: IdempotencyKey { get }
+}
+
+/// A request validated and keyed by its caller, before it queues for the single writer: the
+/// writer, which every write of the process waits for, spends no time on either.
+struct Checked<Request: LedgerMutation>: Sendable {
+    let request: Request
+    let key: IdempotencyKey
+
+    init(_ request: Request) throws(WalletError) {
+        try request.validate()
+        self.request = request
+        key = request.idempotency
+    }
+}
+
 /// Credit a player for a store transaction that a trusted caller already verified.
 /// Keyed by `(store, storeTransactionID)` globally and forever.
-public struct GrantRequest: Sendable, Equatable {
+public struct GrantRequest: LedgerMutation, Equatable {
     public var playerID: String
     public var store: String
     public var storeTransactionID: String
@@ -31,6 +52,13 @@ public struct GrantRequest: Sendable, Equatable {
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
+    /// Keyed by the store transaction, globally.
+    var idempotency: IdempotencyKey {
+        IdempotencyKey(
+            scope: "purchase:\(store)", key: storeTransactionID, requestHash: requestHash,
+            reusedDetail: "store transaction \(store)/\(storeTransactionID) was already redeemed with a different request (another player, product or quantity)")
+    }
+
     /// Identifies the request, not the caller: the actor is left out.
     var requestHash: String {
         var canonical = CanonicalBytes()
@@ -45,7 +73,7 @@ public struct GrantRequest: Sendable, Equatable {
 }
 
 /// Debit a player's wallet. Never takes the balance below zero.
-public struct SpendRequest: Sendable, Equatable {
+public struct SpendRequest: LedgerMutation, Equatable {
     public var playerID: String
     public var amount: Int64
     public var currency: String
@@ -77,6 +105,9 @@ public struct SpendRequest: Sendable, Equatable {
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
+    /// Keyed by the caller's key, scoped to the wallet.
+    var idempotency: IdempotencyKey { .wallet(playerID, key: idempotencyKey, requestHash: requestHash) }
+
     var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("spend")
@@ -90,7 +121,7 @@ public struct SpendRequest: Sendable, Equatable {
 }
 
 /// A support correction: credit or debit a wallet with a reason, a note and who did it.
-public struct AdjustRequest: Sendable, Equatable {
+public struct AdjustRequest: LedgerMutation, Equatable {
     public var playerID: String
     /// Positive credits the player, negative debits; never zero.
     public var amount: Int64
@@ -132,6 +163,9 @@ public struct AdjustRequest: Sendable, Equatable {
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
+    /// Keyed by the caller's key, scoped to the wallet.
+    var idempotency: IdempotencyKey { .wallet(playerID, key: idempotencyKey, requestHash: requestHash) }
+
     var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("adjustment")
@@ -155,7 +189,7 @@ public enum RefundPolicy: String, Codable, Sendable, CaseIterable {
 }
 
 /// Take back the credits of a purchase (all, or a share), keyed by the store transaction.
-public struct RefundRequest: Sendable, Equatable {
+public struct RefundRequest: LedgerMutation, Equatable {
     public var store: String
     public var storeTransactionID: String
     /// The refunded share in thousandths of a percent, as Apple's `revocationPercentage`:
@@ -185,6 +219,13 @@ public struct RefundRequest: Sendable, Equatable {
             throw .invalidRequest("the refunded share must be between 1 and \(Limits.refundShareMax) thousandths of a percent")
         }
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
+    }
+
+    /// Keyed by the purchase's store transaction: a purchase is refunded at most once.
+    var idempotency: IdempotencyKey {
+        IdempotencyKey(
+            scope: "refund:\(store)", key: storeTransactionID, requestHash: requestHash,
+            reusedDetail: "store transaction \(store)/\(storeTransactionID) was already refunded with a different share or policy")
     }
 
     var requestHash: String {

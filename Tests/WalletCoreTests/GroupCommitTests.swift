@@ -53,13 +53,21 @@ struct GroupCommitTests {
     typealias Operation = @Sendable () async throws -> MutationResult
 
     /// Submits `operations` one after the other while the writer is held, each queued before
-    /// the next starts, then lets them all commit as one batch.
+    /// the next starts (or answered at once: an invalid request never reaches the writer), then
+    /// lets them all commit as one batch.
     static func inOneBatch(_ store: SQLiteLedgerStore, _ operations: [Operation]) async throws -> [Result<MutationResult, WalletError>] {
         let (gate, holder) = try await Gate.holding(store)
         var tasks: [Task<Result<MutationResult, WalletError>, Never>] = []
-        for (index, operation) in operations.enumerated() {
-            tasks.append(Task { await Self.outcome(operation) })
-            while store.queuedWriteCount < index + 1 { try await Task.sleep(for: .milliseconds(1)) }
+        var queued = 0
+        for operation in operations {
+            let answered = Mutex(false)
+            tasks.append(Task {
+                let outcome = await Self.outcome(operation)
+                answered.withLock { $0 = true }
+                return outcome
+            })
+            while store.queuedWriteCount <= queued, !answered.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+            queued = store.queuedWriteCount
         }
         gate.release()
         try await holder.value

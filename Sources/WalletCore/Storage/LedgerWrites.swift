@@ -2,15 +2,12 @@ import Foundation
 import GRDB
 
 /// The ledger's write operations, each run inside one write transaction (or, batched, one
-/// savepoint) that the caller opens. They keep every invariant of DESIGN.md: postings sum to
+/// savepoint) that the caller opens, on requests already validated and keyed (`Checked`). They keep every invariant of DESIGN.md: postings sum to
 /// zero, balances equal their postings, `seq` is gap-free, the hash chain is extended, and an
 /// idempotency key is recorded in the same write as its effect.
 enum LedgerWrites {
-    static func grant(_ db: Database, _ request: GrantRequest, now: Date, context: inout BatchContext) throws -> MutationResult {
-        try request.validate()
-        let key = IdempotencyKey(
-            scope: "purchase:\(request.store)", key: request.storeTransactionID, requestHash: request.requestHash,
-            reusedDetail: "store transaction \(request.store)/\(request.storeTransactionID) was already redeemed with a different request (another player, product or quantity)")
+    static func grant(_ db: Database, _ checked: Checked<GrantRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
+        let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         guard let product = try LedgerReads.product(db, id: request.productID), product.active else {
             throw WalletError.unknownProduct("product '\(request.productID)' is not in the catalog or is inactive; nothing was credited")
@@ -31,9 +28,8 @@ enum LedgerWrites {
         return try append(db, draft, legs: [(player, amount), (store, -amount)], key: key, now: now, context: &context)
     }
 
-    static func spend(_ db: Database, _ request: SpendRequest, now: Date, context: inout BatchContext) throws -> MutationResult {
-        try request.validate()
-        let key = IdempotencyKey.wallet(request.playerID, key: request.idempotencyKey, requestHash: request.requestHash)
+    static func spend(_ db: Database, _ checked: Checked<SpendRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
+        let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
         let player = try Account.fetch(db, context: context, owner: Account.playerOwner(request.playerID), currency: request.currency)
@@ -49,9 +45,8 @@ enum LedgerWrites {
         return try append(db, draft, legs: [(player, -request.amount), (sink, request.amount)], key: key, now: now, context: &context)
     }
 
-    static func adjust(_ db: Database, _ request: AdjustRequest, now: Date, context: inout BatchContext) throws -> MutationResult {
-        try request.validate()
-        let key = IdempotencyKey.wallet(request.playerID, key: request.idempotencyKey, requestHash: request.requestHash)
+    static func adjust(_ db: Database, _ checked: Checked<AdjustRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
+        let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
         let player = try Account.fetch(db, context: context, owner: Account.playerOwner(request.playerID), currency: request.currency)
@@ -67,11 +62,8 @@ enum LedgerWrites {
         return try append(db, draft, legs: [(player, request.amount), (source, -request.amount)], key: key, now: now, context: &context)
     }
 
-    static func refund(_ db: Database, _ request: RefundRequest, now: Date, context: inout BatchContext) throws -> MutationResult {
-        try request.validate()
-        let key = IdempotencyKey(
-            scope: "refund:\(request.store)", key: request.storeTransactionID, requestHash: request.requestHash,
-            reusedDetail: "store transaction \(request.store)/\(request.storeTransactionID) was already refunded with a different share or policy")
+    static func refund(_ db: Database, _ checked: Checked<RefundRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
+        let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         guard let purchase = try LedgerReads.purchase(db, store: request.store, storeTransactionID: request.storeTransactionID) else {
             throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
@@ -211,7 +203,7 @@ enum LedgerWrites {
 }
 
 /// An idempotency key with the hash of the request it stands for.
-struct IdempotencyKey {
+struct IdempotencyKey: Sendable {
     let scope: String
     let key: String
     let requestHash: String

@@ -24,7 +24,7 @@ extension SQLiteLedgerStore {
                 break
             case .refund(let share, let policy):
                 let request = RefundRequest(store: store, storeTransactionID: transactionID, shareThousandths: share, policy: policy, actor: notification.actor)
-                let result = try LedgerWrites.refund(db, request, now: now, context: &context)
+                let result = try LedgerWrites.refund(db, Checked(request), now: now, context: &context)
                 outcome.outcome = result.replayed ? "already_applied" : "refunded"
                 outcome.ledgerSeq = result.transaction.seq
             case .refundReversal:

@@ -164,19 +164,23 @@ extension SQLiteLedgerStore {
     }
 
     public func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult {
-        try await write { db, now, context in try LedgerWrites.grant(db, request, now: now, context: &context) }
+        let checked = try Checked(request)
+        return try await write { db, now, context in try LedgerWrites.grant(db, checked, now: now, context: &context) }
     }
 
     public func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
-        try await write { db, now, context in try LedgerWrites.spend(db, request, now: now, context: &context) }
+        let checked = try Checked(request)
+        return try await write { db, now, context in try LedgerWrites.spend(db, checked, now: now, context: &context) }
     }
 
     public func adjust(_ request: AdjustRequest) async throws(WalletError) -> MutationResult {
-        try await write { db, now, context in try LedgerWrites.adjust(db, request, now: now, context: &context) }
+        let checked = try Checked(request)
+        return try await write { db, now, context in try LedgerWrites.adjust(db, checked, now: now, context: &context) }
     }
 
     public func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult {
-        try await write { db, now, context in try LedgerWrites.refund(db, request, now: now, context: &context) }
+        let checked = try Checked(request)
+        return try await write { db, now, context in try LedgerWrites.refund(db, checked, now: now, context: &context) }
     }
 
     public func balances(playerID: String) async throws(WalletError) -> WalletBalances {
