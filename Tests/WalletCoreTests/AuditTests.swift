@@ -118,7 +118,7 @@ struct AuditTests {
     /// Every tamper of an export file, by line edit, named by the seq it breaks.
     @Test("tampered exports fail at the first bad seq", arguments: [
         ("amount", Int64(3)), ("balance", 5), ("delete-line", 4), ("delete-transaction", 5), ("duplicate-transaction", 7),
-        ("swap-transactions", 6), ("note", 4), ("hash", 7), ("truncate", 9), ("balance-of-first-posting", 2),
+        ("swap-transactions", 6), ("note", 4), ("hash", 7), ("truncate", 9), ("balance-of-first-posting", 2), ("metadata", 3),
     ])
     func tamperedFile(_ tamper: String, _ badSeq: Int64) async throws {
         let (ledger, _) = try await Self.ledger()
@@ -158,6 +158,10 @@ struct AuditTests {
                 lines[line] = lines[line].replacingOccurrences(of: hash, with: String(hash.reversed()))
             case "truncate":
                 lines.removeSubrange(index(ofSeq: 9)...(index(ofSeq: 9) + 1))
+            case "metadata":
+                for line in lines.indices {
+                    lines[line] = lines[line].replacingOccurrences(of: format == .csv ? #"""n"":2"# : #""n":2"#, with: format == .csv ? #"""n"":3"# : #""n":3"#)
+                }
             default:
                 let line = index(ofSeq: 2, occurrence: 1)
                 lines[line] = lines[line].replacingOccurrences(
@@ -170,6 +174,23 @@ struct AuditTests {
             #expect(!report.ok, "\(tamper) \(format)")
             #expect(report.firstBadSeq == badSeq, "\(tamper) \(format): \(report.problem ?? "")")
         }
+    }
+
+    @Test("a page that cannot be read ends the export with its error, after the pages before it")
+    func pageFailure() async throws {
+        let (ledger, _) = try await Self.ledger()
+        let real = try await ledger.store.export(ExportQuery(), format: .jsonl)
+        let failing = ExportStream(format: real.format, checkpoint: real.checkpoint, seqs: real.seqs, pageSize: 2) { seqs throws(WalletError) in
+            if seqs.lowerBound >= 5 { throw .storage("the disk went away") }
+            return try await real.fetchPage(seqs)
+        }
+        var written: [String] = []
+        await #expect(throws: WalletError.storage("the disk went away")) {
+            _ = try await failing.write { written.append(String(decoding: $0, as: UTF8.self)) }
+        }
+        // The header and checkpoint, then seqs 1–2 and 3–4, and nothing after the failure.
+        #expect(written.count == 3)
+        #expect(written.joined().components(separatedBy: #""type":"posting""#).count - 1 == 8)
     }
 
     @Test("files that are not exports are refused with a clear error")

@@ -144,6 +144,33 @@ struct GroupCommitTests {
         #expect(try await store.spend(SpendRequest(playerID: "p1", amount: 100, idempotencyKey: "b", actor: "t")).replayed == false)
     }
 
+    @Test("an operation that fails after writing has its writes rolled back alone; its neighbours commit")
+    func failureAfterWrites() async throws {
+        let store = try Self.store(.grouped())
+        try await Self.seed(store)
+        let writesThenFails: Operation = {
+            try await store.write { db, _, _ in
+                try RawStatement(db, sql: "INSERT INTO currencies (code) VALUES (?)").bind([.text("gems")]).execute()
+                throw WalletError.storage("failed after writing")
+            }
+        }
+        let results = try await Self.inOneBatch(store, [
+            // A wallet never seen before: its account is created, then the overdraft rolls it back.
+            Self.spend(store, "p1", 1, "before"), writesThenFails, Self.spend(store, "p9", 1, "new-wallet"), Self.spend(store, "p1", 2, "after"),
+        ])
+        #expect(try results[0].get().balance == 9)
+        #expect(results[1].failureCode == "storage_error")
+        #expect(results[2].failureCode == "insufficient_funds")
+        #expect(try results[3].get().balance == 7)
+        let left = try await store.writer.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM currencies WHERE code = 'gems'"),
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM accounts WHERE owner = 'player:p9'"))
+        }
+        #expect(left.0 == 0 && left.1 == 0, "the failed operations' writes are gone")
+        let report = try await store.verify()
+        #expect(report.ok && report.transactions == 4)
+    }
+
     @Test("concurrent replays of one key inside one batch apply once")
     func replaysInOneBatch() async throws {
         let store = try Self.store(.grouped())
