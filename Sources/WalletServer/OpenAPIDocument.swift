@@ -254,13 +254,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/headers/RequestId"
               },
               "Idempotent-Replayed": {
-                "description": "`true` when this answer is the original result of an earlier request with the same key.",
-                "schema": {
-                  "type": "string",
-                  "enum": [
-                    "true"
-                  ]
-                }
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             },
             "content": {
@@ -323,13 +317,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/headers/RequestId"
               },
               "Idempotent-Replayed": {
-                "description": "`true` when this answer is the original result of an earlier request with the same key.",
-                "schema": {
-                  "type": "string",
-                  "enum": [
-                    "true"
-                  ]
-                }
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             },
             "content": {
@@ -450,13 +438,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/headers/RequestId"
               },
               "Idempotent-Replayed": {
-                "description": "`true` when this answer is the original result of an earlier request with the same key.",
-                "schema": {
-                  "type": "string",
-                  "enum": [
-                    "true"
-                  ]
-                }
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             },
             "content": {
@@ -503,13 +485,7 @@ enum OpenAPIDocument {
         "summary": "A player's balances. The player's own token, service, support and auditor keys.",
         "parameters": [
           {
-            "name": "player_id",
-            "in": "path",
-            "required": true,
-            "description": "The player's id.",
-            "schema": {
-              "$ref": "#/components/schemas/PlayerId"
-            }
+            "$ref": "#/components/parameters/PlayerIdPath"
           }
         ],
         "responses": {
@@ -552,13 +528,7 @@ enum OpenAPIDocument {
         "summary": "A player's transactions, newest first, a page at a time. Same access as the wallet.",
         "parameters": [
           {
-            "name": "player_id",
-            "in": "path",
-            "required": true,
-            "description": "The player's id.",
-            "schema": {
-              "$ref": "#/components/schemas/PlayerId"
-            }
+            "$ref": "#/components/parameters/PlayerIdPath"
           },
           {
             "name": "limit",
@@ -653,22 +623,10 @@ enum OpenAPIDocument {
         "summary": "Debit the wallet, once per idempotency key, never below zero. The player's own token, or service keys.",
         "parameters": [
           {
-            "name": "player_id",
-            "in": "path",
-            "required": true,
-            "description": "The player's id.",
-            "schema": {
-              "$ref": "#/components/schemas/PlayerId"
-            }
+            "$ref": "#/components/parameters/PlayerIdPath"
           },
           {
-            "name": "Idempotency-Key",
-            "in": "header",
-            "required": false,
-            "description": "Unique per mutation of this wallet; a retry with the same key and request answers the original result. May be sent as the body's `idempotency_key` instead.",
-            "schema": {
-              "$ref": "#/components/schemas/IdempotencyKey"
-            }
+            "$ref": "#/components/parameters/IdempotencyKeyHeader"
           }
         ],
         "requestBody": {
@@ -689,13 +647,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/headers/RequestId"
               },
               "Idempotent-Replayed": {
-                "description": "`true` when this answer is the original result of an earlier request with the same key.",
-                "schema": {
-                  "type": "string",
-                  "enum": [
-                    "true"
-                  ]
-                }
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             },
             "content": {
@@ -742,22 +694,10 @@ enum OpenAPIDocument {
         "summary": "Credit or debit the wallet as support, with a reason code and a note. Support and admin keys.",
         "parameters": [
           {
-            "name": "player_id",
-            "in": "path",
-            "required": true,
-            "description": "The player's id.",
-            "schema": {
-              "$ref": "#/components/schemas/PlayerId"
-            }
+            "$ref": "#/components/parameters/PlayerIdPath"
           },
           {
-            "name": "Idempotency-Key",
-            "in": "header",
-            "required": false,
-            "description": "Unique per mutation of this wallet; a retry with the same key and request answers the original result. May be sent as the body's `idempotency_key` instead.",
-            "schema": {
-              "$ref": "#/components/schemas/IdempotencyKey"
-            }
+            "$ref": "#/components/parameters/IdempotencyKeyHeader"
           }
         ],
         "requestBody": {
@@ -778,13 +718,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/headers/RequestId"
               },
               "Idempotent-Replayed": {
-                "description": "`true` when this answer is the original result of an earlier request with the same key.",
-                "schema": {
-                  "type": "string",
-                  "enum": [
-                    "true"
-                  ]
-                }
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             },
             "content": {
@@ -831,13 +765,7 @@ enum OpenAPIDocument {
         "summary": "Opening balance, transactions and closing balance per currency for a period. The player's own token, support and auditor keys.",
         "parameters": [
           {
-            "name": "player_id",
-            "in": "path",
-            "required": true,
-            "description": "The player's id.",
-            "schema": {
-              "$ref": "#/components/schemas/PlayerId"
-            }
+            "$ref": "#/components/parameters/PlayerIdPath"
           },
           {
             "name": "from",
@@ -1069,12 +997,41 @@ enum OpenAPIDocument {
         "description": "An API key from `wallet keys create`, or a player's JWT signed with HS256 or ES256, as the server is configured (`sub` = player id, `exp` required)."
       }
     },
+    "parameters": {
+      "PlayerIdPath": {
+        "name": "player_id",
+        "in": "path",
+        "required": true,
+        "description": "The player's id.",
+        "schema": {
+          "$ref": "#/components/schemas/PlayerId"
+        }
+      },
+      "IdempotencyKeyHeader": {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "description": "Unique per mutation of this wallet; a retry with the same key and request answers the original result. May be sent as the body's `idempotency_key` instead.",
+        "schema": {
+          "$ref": "#/components/schemas/IdempotencyKey"
+        }
+      }
+    },
     "headers": {
       "RequestId": {
         "description": "The client's X-Request-Id when it sent one (up to 128 visible ASCII characters), else a fresh id.",
         "required": true,
         "schema": {
           "type": "string"
+        }
+      },
+      "IdempotentReplayed": {
+        "description": "`true` when this answer is the original result of an earlier request with the same key.",
+        "schema": {
+          "type": "string",
+          "enum": [
+            "true"
+          ]
         }
       }
     },

@@ -27,10 +27,19 @@ struct OpenAPITests {
             }
             for parameter in route.path.split(separator: "/") where parameter.hasPrefix("{") {
                 let name = parameter.dropFirst().dropLast()
-                let parameters = operation["parameters"] as? [[String: Any]] ?? []
+                let parameters = try (operation["parameters"] as? [[String: Any]] ?? []).map { try resolved($0, in: document) }
                 #expect(parameters.contains { $0["name"] as? String == String(name) && $0["in"] as? String == "path" }, "\(route.path) documents \(name)")
             }
         }
+    }
+
+    /// `object`, or what its `$ref` (`#/components/<section>/<name>`) names.
+    func resolved(_ object: [String: Any], in document: [String: Any]) throws -> [String: Any] {
+        guard let reference = object["$ref"] as? String else { return object }
+        let parts = reference.split(separator: "/").map(String.init)
+        try #require(parts.count == 4 && parts[0] == "#" && parts[1] == "components", "\(reference)")
+        let components = try #require(document["components"] as? [String: [String: Any]])
+        return try #require(components[parts[2]]?[parts[3]] as? [String: Any], "\(reference)")
     }
 
     @Test("every $ref resolves")
