@@ -53,6 +53,7 @@ struct RouteRegistrar {
             let walletPlayerID = hasWallet ? try context.pathPlayerID() : nil
             try access.check(caller, walletPlayerID: walletPlayerID)
             context.caller = caller
+            context.walletPlayerID = walletPlayerID
             context.logger[metadataKey: "actor"] = .string(caller.actor)
             return try await handler(request, context)
         }
@@ -61,7 +62,7 @@ struct RouteRegistrar {
 
 extension WalletRequestContext {
     /// The `{player_id}` path parameter, percent-decoded and validated.
-    func pathPlayerID() throws -> String {
+    fileprivate func pathPlayerID() throws -> String {
         guard let raw = parameters.get("player_id"), let playerID = raw.removingPercentEncoding else {
             throw APIError.invalidRequest("the player id in the path is not valid percent-encoding")
         }

@@ -9,6 +9,8 @@ public struct WalletRequestContext: RequestContext {
     public var requestID: String = ""
     /// Set by the route's access check before the handler runs.
     public var caller: Caller?
+    /// The `{player_id}` of a wallet route, decoded and validated once by the access check.
+    public var walletPlayerID: String?
 
     public init(source: Source) {
         coreContext = .init(source: source)
@@ -21,6 +23,12 @@ public struct WalletRequestContext: RequestContext {
     func requireCaller() throws -> Caller {
         guard let caller else { throw APIError.unauthorized("authentication is required") }
         return caller
+    }
+
+    /// The wallet a `{player_id}` route acts on; the access check sets it.
+    func requireWalletPlayerID() throws -> String {
+        guard let walletPlayerID else { throw APIError.invalidRequest("this route names no wallet") }
+        return walletPlayerID
     }
 }
 

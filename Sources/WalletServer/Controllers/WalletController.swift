@@ -15,7 +15,7 @@ struct WalletController {
     }
 
     @Sendable func balance(request: Request, context: WalletRequestContext) async throws -> Response {
-        JSONBody.response(try await store.balances(playerID: try context.pathPlayerID()))
+        JSONBody.response(try await store.balances(playerID: try context.requireWalletPlayerID()))
     }
 
     @Sendable func transactions(request: Request, context: WalletRequestContext) async throws -> Response {
@@ -28,7 +28,7 @@ struct WalletController {
             return kind
         }
         let query = HistoryQuery(
-            playerID: try context.pathPlayerID(), limit: limit, after: after, kind: kind,
+            playerID: try context.requireWalletPlayerID(), limit: limit, after: after, kind: kind,
             from: request.uri.queryParameters.get("from"), to: request.uri.queryParameters.get("to"))
         let page = try await store.history(query)
         return JSONBody.response(page)
@@ -37,7 +37,7 @@ struct WalletController {
     /// Opening balance, transactions and closing balance per currency for `[from, to)`.
     @Sendable func statement(request: Request, context: WalletRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        return JSONBody.response(try await store.statement(StatementQuery(playerID: try context.pathPlayerID(), from: query.get("from"), to: query.get("to"))))
+        return JSONBody.response(try await store.statement(StatementQuery(playerID: try context.requireWalletPlayerID(), from: query.get("from"), to: query.get("to"))))
     }
 
     struct SpendBody: StrictBody {
@@ -57,7 +57,7 @@ struct WalletController {
         let body = try await RequestBodyReader.decode(SpendBody.self, from: request)
         let result = try await store.spend(
             SpendRequest(
-                playerID: try context.pathPlayerID(), amount: body.amount, currency: body.currency ?? defaultCurrency,
+                playerID: try context.requireWalletPlayerID(), amount: body.amount, currency: body.currency ?? defaultCurrency,
                 idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: body.idempotencyKey), reason: body.reason,
                 metadata: try body.metadata.map { value throws(WalletError) in try Metadata(value) }, actor: try context.requireCaller().actor))
         return MutationResponse.response(for: result)
@@ -84,7 +84,7 @@ struct WalletController {
         let body = try await RequestBodyReader.decode(AdjustmentBody.self, from: request)
         let result = try await store.adjust(
             AdjustRequest(
-                playerID: try context.pathPlayerID(), amount: body.amount, currency: body.currency ?? defaultCurrency,
+                playerID: try context.requireWalletPlayerID(), amount: body.amount, currency: body.currency ?? defaultCurrency,
                 reasonCode: body.reasonCode, note: body.note, ticket: body.ticket,
                 idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: body.idempotencyKey),
                 allowNegative: body.allowNegative ?? false, actor: try context.requireCaller().actor))
