@@ -97,7 +97,7 @@ struct LedgerRouteTests {
             for (name, value) in bad.headers { allHeaders[name] = value }
             let response = try await client.execute(uri: "/v1/wallets/p1/spend", method: .post, headers: allHeaders, body: json(bad.body))
             #expect(Int(response.status.code) == bad.status)
-            _ = try response.problemCode()
+            #expect(try response.problemCode() == (bad.status == 415 ? "unsupported_media_type" : "invalid_request"), "\(bad.body)")
         }
         #expect(try await server.store.verify().transactions == 1)
     }
