@@ -1,11 +1,21 @@
-/// A strict JSON parser (RFC 8259) over UTF-8 bytes, into `JSONValue`: what `JSONValue.parse`
-/// and the export verifier read JSON text with. Numbers become what `JSONDecoder` makes of them
-/// for `JSONValue` (a whole number that fits `Int64` is an integer); nesting is bounded,
-/// strings must be valid UTF-8, and an object may not name a member twice.
+/// A strict JSON parser (RFC 8259) over UTF-8 bytes, into `JSONValue`: what request bodies
+/// are checked with at the door, and what `JSONValue.parse` (CLI metadata, stored metadata) and
+/// the export verifier read JSON text with — one parser, so whatever the door accepts every
+/// reader reads back. Nesting is bounded by `depthMax`, strings must be valid UTF-8 without
+/// lone surrogates, an object may not name a member twice (compared by bytes), and a number
+/// must be kept exactly as written: an integer that fits `Int64` written without `-0`, or a
+/// fraction in the shortest form the wallet's own JSON encoder writes it (`1.5`, not `1.50`
+/// or `15e-1`), so stored metadata is returned as it was accepted.
 struct JSONParser {
-    struct Invalid: Error {}
+    /// Why the text is refused, for a person.
+    struct Invalid: Error {
+        var reason = "it is not valid JSON"
+    }
 
     let bytes: UnsafeBufferPointer<UInt8>
+    /// When false, numbers are read as `JSONDecoder` reads them (`1.0` is the integer 1), for
+    /// documents the wallet only reads, never stores: a store's signed payload, a token's claims.
+    var keepsNumbersExactly = true
     private(set) var index = 0
     private var depth = 0
     static let depthMax = 64
@@ -16,9 +26,16 @@ struct JSONParser {
 
     /// The one JSON value `text` holds (whitespace around it allowed); nil if it is not JSON.
     static func value(of text: [UInt8]) -> JSONValue? {
-        text.withUnsafeBufferPointer { bytes in
+        try? checkedValue(of: text)
+    }
+
+    /// The one JSON value `text` holds (whitespace around it allowed), or why it is refused.
+    static func checkedValue(of text: [UInt8], keepsNumbersExactly: Bool = true) throws(Invalid) -> JSONValue {
+        try text.withUnsafeBufferPointer { bytes throws(Invalid) in
             var parser = JSONParser(bytes)
-            guard let value = try? parser.value(), parser.atEnd() else { return nil }
+            parser.keepsNumbersExactly = keepsNumbersExactly
+            let value = try parser.value()
+            guard parser.atEnd() else { throw Invalid(reason: "there is text after the JSON value") }
             return value
         }
     }
@@ -35,8 +52,12 @@ struct JSONParser {
         switch bytes[index] {
         case UInt8(ascii: "{"):
             var object: [String: JSONValue] = [:]
+            var names: Set<Identifier> = []
             try members { (parser: inout JSONParser, name: String) throws(Invalid) in
-                guard object.updateValue(try parser.value(), forKey: name) == nil else { throw Invalid() }
+                // Two spellings Swift finds canonically equal would be one key of `object`: refused too.
+                guard names.insert(Identifier(name)).inserted, object.updateValue(try parser.value(), forKey: name) == nil else {
+                    throw Invalid(reason: "the member '\(name.prefix(64))' appears twice")
+                }
             }
             return .object(object)
         case UInt8(ascii: "["):
@@ -92,7 +113,8 @@ struct JSONParser {
     }
 
     private mutating func enter(_ opening: UInt8) throws(Invalid) {
-        guard take(opening), depth < Self.depthMax else { throw Invalid() }
+        guard take(opening) else { throw Invalid() }
+        guard depth < Self.depthMax else { throw Invalid(reason: "it nests objects and arrays deeper than \(Self.depthMax) levels") }
         depth += 1
     }
 
@@ -147,14 +169,14 @@ struct JSONParser {
         let unit = try hexUnit()
         switch unit {
         case 0xD800..<0xDC00:
-            guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")) else { throw Invalid() }
+            guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")) else { throw Invalid(reason: "a \\u escape is a lone surrogate") }
             let low = try hexUnit()
             guard (0xDC00..<0xE000).contains(low), let scalar = Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)) else {
-                throw Invalid()
+                throw Invalid(reason: "a \\u escape is a lone surrogate")
             }
             return scalar
         case 0xDC00..<0xE000:
-            throw Invalid()
+            throw Invalid(reason: "a \\u escape is a lone surrogate")
         default:
             guard let scalar = Unicode.Scalar(unit) else { throw Invalid() }
             return scalar
@@ -180,12 +202,13 @@ struct JSONParser {
     }
 
     private func text(_ utf8: UnsafeBufferPointer<UInt8>) throws(Invalid) -> String {
-        guard let text = String(validating: utf8, as: UTF8.self) else { throw Invalid() }
+        guard let text = String(validating: utf8, as: UTF8.self) else { throw Invalid(reason: "a string is not valid UTF-8") }
         return text
     }
 
-    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`: an integer when its value is a
-    /// whole number that fits `Int64`, else a `Double`, as `JSONValue` decodes them.
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, kept exactly: an integer that
+    /// fits `Int64` (not `-0`), or a fraction that the wallet's encoder writes back as the same
+    /// text. Anything else (`1.0`, `1e3`, `2.50`, 2^63) would come back changed, so it is refused.
     private mutating func number() throws(Invalid) -> JSONValue {
         let start = index
         _ = take(UInt8(ascii: "-"))
@@ -201,10 +224,20 @@ struct JSONParser {
             guard digits() > 0 else { throw Invalid() }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        if integral, let integer = Int64(text) { return .integer(integer) }
-        guard let number = Double(text), number.isFinite else { throw Invalid() }
-        // JSONDecoder reads 1.0 or 2e3 as integers too.
-        if !integral, let integer = Int64(exactly: number) { return .integer(integer) }
+        if !keepsNumbersExactly {
+            if integral, let integer = Int64(text) { return .integer(integer) }
+            guard let number = Double(text), number.isFinite else { throw Invalid(reason: "the number \(text.prefix(40)) is out of range") }
+            return Int64(exactly: number).map(JSONValue.integer) ?? .number(number)
+        }
+        if integral {
+            guard let integer = Int64(text), text != "-0" else {
+                throw Invalid(reason: "the number \(text.prefix(40)) is not a 64-bit integer (-0 and integers beyond ±9223372036854775807 cannot be kept exactly)")
+            }
+            return .integer(integer)
+        }
+        guard let number = Double(text), number.isFinite, Int64(exactly: number) == nil, (try? WalletJSON.text(number)) == text else {
+            throw Invalid(reason: "the number \(text.prefix(40)) cannot be kept exactly as written; send whole numbers as integers and fractions in shortest form, or send the value as a string")
+        }
         return .number(number)
     }
 

@@ -45,14 +45,31 @@ public enum JSONValue: Codable, Sendable, Equatable {
 
     /// The canonical text of this value: sorted keys, no insignificant whitespace. Two requests
     /// with the same metadata in another key order have the same canonical text.
-    public func canonicalText() -> String {
-        WalletJSON.text(self)
+    public func canonicalText() throws(WalletError) -> String {
+        try WalletJSON.text(self)
     }
 
-    /// Parses JSON text such as a CLI argument, or stored canonical text.
+    /// Parses JSON bytes received from outside (a request body, a token's claims, a signed
+    /// payload) with the strict parser: no member twice, bounded nesting, valid UTF-8, numbers
+    /// kept exactly. `what` names the text in the error (`the body`).
+    /// With `keepsNumbersExactly` false, numbers are read as `JSONDecoder` reads them: for what
+    /// is read and never stored.
+    public static func strict(_ bytes: [UInt8], what: String, keepsNumbersExactly: Bool = true) throws(WalletError) -> JSONValue {
+        do {
+            return try JSONParser.checkedValue(of: bytes, keepsNumbersExactly: keepsNumbersExactly)
+        } catch {
+            throw .invalidRequest("\(what) is refused: \(error.reason)")
+        }
+    }
+
+    /// Parses JSON text such as a CLI argument, or stored canonical text, with the strict parser
+    /// every reader uses (`JSONParser`).
     public static func parse(_ text: String) throws(WalletError) -> JSONValue {
-        guard let value = JSONParser.value(of: Array(text.utf8)) else { throw .invalidRequest("metadata is not valid JSON") }
-        return value
+        do {
+            return try JSONParser.checkedValue(of: Array(text.utf8))
+        } catch {
+            throw .invalidRequest("metadata is refused: \(error.reason)")
+        }
     }
 }
 
@@ -65,14 +82,19 @@ public struct Metadata: Codable, Sendable, Equatable {
         self.canonicalText = canonicalText
     }
 
-    /// Checks that `value` is an object within `Limits.metadataBytesMax` once canonical.
+    /// Checks that `value` is an object within `Limits.metadataBytesMax` once canonical, and
+    /// that its canonical text reads back, with the parser every reader uses, as the same
+    /// value: what is accepted here is what history, statements, replays and exports return.
     public init(_ value: JSONValue) throws(WalletError) {
         guard case .object = value else {
             throw .invalidRequest("metadata must be a JSON object")
         }
-        let text = value.canonicalText()
+        let text = try value.canonicalText()
         guard text.utf8.count <= Limits.metadataBytesMax else {
             throw .invalidRequest("metadata must be at most \(Limits.metadataBytesMax) bytes of JSON")
+        }
+        guard try JSONValue.parse(text) == value else {
+            throw .invalidRequest("metadata holds a value that cannot be kept exactly as sent")
         }
         self.canonicalText = text
     }
@@ -81,24 +103,36 @@ public struct Metadata: Codable, Sendable, Equatable {
         self = try Metadata(JSONValue(from: decoder))
     }
 
+    /// Encodes the object itself. A stored text that no longer parses (written by an older
+    /// version with other limits) is returned as a JSON string of that text: a reader never
+    /// fails, let alone traps, on a stored row.
     public func encode(to encoder: any Encoder) throws {
-        try JSONValue.parse(canonicalText).encode(to: encoder)
+        if let value = try? JSONValue.parse(canonicalText) {
+            try value.encode(to: encoder)
+        } else {
+            var container = encoder.singleValueContainer()
+            try container.encode(canonicalText)
+        }
     }
 }
 
 /// The one JSON encoding of the wallet's output (API bodies, CLI output, canonical metadata):
 /// sorted keys, unescaped slashes, no insignificant whitespace.
 public enum WalletJSON {
-    /// The JSON bytes of `value`. The values encoded here — the wallet's own result types and
-    /// JSON values — hold only strings, integers, booleans, finite numbers and containers, so
-    /// encoding cannot fail.
-    public static func data<Value: Encodable>(_ value: Value) -> Data {
+    /// The JSON bytes of `value`. The wallet's own values hold only strings, integers, booleans,
+    /// finite numbers and containers; should encoding fail all the same, the caller gets an
+    /// error to answer, never a trap.
+    public static func data<Value: Encodable>(_ value: Value) throws(WalletError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try! encoder.encode(value)
+        do {
+            return try encoder.encode(value)
+        } catch {
+            throw .storage("a value could not be encoded as JSON: \(error)")
+        }
     }
 
-    public static func text<Value: Encodable>(_ value: Value) -> String {
-        String(decoding: data(value), as: UTF8.self)
+    public static func text<Value: Encodable>(_ value: Value) throws(WalletError) -> String {
+        String(decoding: try data(value), as: UTF8.self)
     }
 }

@@ -1,9 +1,9 @@
 /// Input checks shared by every request type, so the API and the CLI refuse the same things
 /// with the same words. Each throws `WalletError.invalidRequest` naming the field.
 enum Validate {
-    /// A player id: 1–255 bytes, no whitespace or control characters.
+    /// A player id: see `PlayerID` for the syntax.
     static func playerID(_ value: String) throws(WalletError) {
-        try visibleText(value, field: "player id", bytesMax: Limits.identifierBytesMax)
+        try PlayerID.validate(value)
     }
 
     /// An idempotency key or store transaction id: 1–255 bytes of visible ASCII.
@@ -52,6 +52,15 @@ enum Validate {
         let allowed: Set<Unicode.Scalar> = ["\n", "\t", "\r"]
         guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !allowed.contains($0) })
         else { throw .invalidRequest("\(field) must not contain control characters") }
+        try refuseFormatCharacters(value, field: field)
+    }
+
+    /// Refuses format characters (zero-width spaces, bidi overrides and isolates, ...), which
+    /// hide or reorder text in a support tool; the zero-width joiner of emoji sequences stays.
+    private static func refuseFormatCharacters(_ value: String, field: String) throws(WalletError) {
+        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .format && $0 != "\u{200D}" }) else {
+            throw .invalidRequest("\(field) must not contain invisible format characters (zero-width or bidi controls)")
+        }
     }
 
     /// Text without whitespace or control characters, such as an id or a ticket reference.
@@ -64,6 +73,7 @@ enum Validate {
         if value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) { return }
         guard !value.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control })
         else { throw .invalidRequest("\(field) must not contain spaces or control characters") }
+        try refuseFormatCharacters(value, field: field)
     }
 
     private static func code(_ value: String, field: String, bytesMax: Int, allowsHyphen: Bool) throws(WalletError) {
@@ -79,9 +89,3 @@ enum Validate {
     }
 }
 
-/// Player ids, as every layer checks them: 1–255 bytes, no whitespace or control characters.
-public enum PlayerID {
-    public static func validate(_ value: String) throws(WalletError) {
-        try Validate.playerID(value)
-    }
-}

@@ -36,7 +36,7 @@ public struct APIError: Error, Equatable, HTTPResponseError {
         let problem = Problem(type: "urn:creditswallet:problem:\(code)", title: status.reasonPhrase, status: status.code, detail: detail, code: code)
         var headers = headers
         headers[.contentType] = "application/problem+json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: JSONBody.encode(problem)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: try JSONBody.encode(problem)))
     }
 }
 
@@ -51,13 +51,13 @@ struct Problem: Codable, Equatable {
 
 /// JSON encoding for response bodies.
 enum JSONBody {
-    static func encode<Value: Encodable>(_ value: Value) -> ByteBuffer {
-        ByteBuffer(bytes: WalletJSON.data(value))
+    static func encode<Value: Encodable>(_ value: Value) throws(WalletError) -> ByteBuffer {
+        ByteBuffer(bytes: try WalletJSON.data(value))
     }
 
-    static func response<Value: Encodable>(_ value: Value, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+    static func response<Value: Encodable>(_ value: Value, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws(WalletError) -> Response {
         var headers = headers
         headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: encode(value)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: try encode(value)))
     }
 }

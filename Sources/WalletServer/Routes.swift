@@ -62,12 +62,11 @@ struct RouteRegistrar {
 
 extension WalletRequestContext {
     /// The `{player_id}` path parameter, percent-decoded and validated.
-    fileprivate func pathPlayerID() throws -> String {
+    fileprivate func pathPlayerID() throws -> PlayerID {
         guard let raw = parameters.get("player_id"), let playerID = raw.removingPercentEncoding else {
             throw APIError.invalidRequest("the player id in the path is not valid percent-encoding")
         }
-        try PlayerID.validate(playerID)
-        return playerID
+        return try PlayerID(playerID)
     }
 }
 
@@ -85,7 +84,9 @@ enum RequestBodyReader {
             throw APIError.payloadTooLarge()
         }
         let buffer = try await request.body.collect(upTo: ServerLimits.bodyBytesMax)
-        let data = Data(buffer.readableBytesView)
+        let bytes = Array(buffer.readableBytesView)
+        try checkStrictly(bytes, fieldNames: Body.fieldNames)
+        let data = Data(bytes)
         do {
             return try JSONDecoder().decode(Strict<Body>.self, from: data).body
         } catch let error as APIError {
@@ -94,6 +95,24 @@ enum RequestBodyReader {
             throw APIError.invalidRequest("the body must be a JSON object")
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
             throw APIError.invalidRequest("the body must be a JSON object")
+        }
+    }
+
+    /// The checks `JSONDecoder` does not make, with the parser every reader of stored JSON uses:
+    /// a member named twice (`{"amount":1000,"amount":1}`), invalid UTF-8 or a lone surrogate,
+    /// nesting deeper than metadata may be, a number that would not be kept exactly; and at
+    /// the top level, field names equal to the route's by their bytes and numbers that are
+    /// integers (`1.0`, `1e3` and `2.5` are not amounts).
+    private static func checkStrictly(_ bytes: [UInt8], fieldNames: Set<String>) throws(WalletError) {
+        guard case .object(let members) = try JSONValue.strict(bytes, what: "the body") else {
+            throw .invalidRequest("the body must be a JSON object")
+        }
+        let known = Set(fieldNames.map(Identifier.init))
+        for (name, value) in members.sorted(by: { Identifier($0.key) < Identifier($1.key) }) {
+            guard known.contains(Identifier(name)) else {
+                throw .invalidRequest("unknown field '\(name.prefix(64))'; this route accepts \(fieldNames.sorted().joined(separator: ", "))")
+            }
+            if case .number = value { throw .invalidRequest("the field '\(name)' holds a fraction; amounts and counts are whole numbers") }
         }
     }
 

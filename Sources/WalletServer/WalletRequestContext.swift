@@ -10,7 +10,7 @@ public struct WalletRequestContext: RequestContext {
     /// Set by the route's access check before the handler runs.
     public var caller: Caller?
     /// The `{player_id}` of a wallet route, decoded and validated once by the access check.
-    public var walletPlayerID: String?
+    public var walletPlayerID: PlayerID?
 
     public init(source: Source) {
         coreContext = .init(source: source)
@@ -28,7 +28,7 @@ public struct WalletRequestContext: RequestContext {
     /// The wallet a `{player_id}` route acts on; the access check sets it.
     func requireWalletPlayerID() throws -> String {
         guard let walletPlayerID else { throw APIError.invalidRequest("this route names no wallet") }
-        return walletPlayerID
+        return walletPlayerID.text
     }
 }
 

@@ -45,7 +45,7 @@ struct AdjustCommand: AsyncParsableCommand {
             AdjustRequest(
                 playerID: player, amount: amount, currency: currency, reasonCode: reasonCode, note: note, ticket: ticket,
                 idempotencyKey: key, allowNegative: allowNegative, actor: actor))
-        Output.result(result, json: options.json) {
+        try Output.result(result, json: options.json) {
             Output.mutation(result, "Adjusted \(player) by \(Output.signed(amount, currency)) (\(reasonCode))")
         }
     }

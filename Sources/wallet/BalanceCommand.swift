@@ -11,7 +11,7 @@ struct BalanceCommand: AsyncParsableCommand {
 
     func run() async throws {
         let wallet = try await options.openStore().balances(playerID: player)
-        Output.result(wallet, json: options.json) {
+        try Output.result(wallet, json: options.json) {
             let balances = wallet.balances.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
             return "\(player): \(balances.joined(separator: ", "))"
         }

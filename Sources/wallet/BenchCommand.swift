@@ -97,7 +97,7 @@ struct BenchCommand: AsyncParsableCommand {
             p50Ms: grouped.percentile(0.50), p99Ms: grouped.percentile(0.99), maxMs: grouped.percentile(1),
             singleP50Ms: single?.percentile(0.50), singleP99Ms: single?.percentile(0.99),
             averageBatch: (grouped.averageBatch * 10).rounded() / 10, verifyOk: grouped.verifyOk && (single?.verifyOk ?? true))
-        Output.result(report, json: json) {
+        try Output.result(report, json: json) {
             """
             \(operations) operations, \(concurrency) concurrent callers, \(players) players, synchronous=\(durability.rawValue.uppercased())
             grouped writer:     \(Int(report.groupedOpsPerSecond)) ops/s   p50 \(report.p50Ms) ms   p99 \(report.p99Ms) ms   max \(report.maxMs) ms   \(report.averageBatch) operations per commit

@@ -53,9 +53,9 @@ struct ExportCommand: AsyncParsableCommand {
         }
         progress.finish()
         if output != nil, options.json {
-            Output.json(summary)
+            try Output.json(summary)
         } else if let output {
-            print("Exported \(summary.transactions) transactions (\(summary.postings) postings) to \(output); last hash \(summary.lastHash).")
+            try Output.line("Exported \(summary.transactions) transactions (\(summary.postings) postings) to \(output); last hash \(summary.lastHash).")
         }
     }
 }

@@ -28,7 +28,7 @@ struct GrantCommand: AsyncParsableCommand {
     func run() async throws {
         let result = try await options.openStore().grant(
             GrantRequest(playerID: player, store: store, storeTransactionID: transactionID, productID: product, quantity: quantity, actor: cliActor))
-        Output.result(result, json: options.json) {
+        try Output.result(result, json: options.json) {
             Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for \(store) transaction \(transactionID)")
         }
     }

@@ -30,7 +30,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
     func run() async throws {
         let page = try await options.openStore().history(HistoryQuery(playerID: player, limit: limit, after: after, kind: kind, from: from, to: to))
-        Output.result(page, json: options.json) {
+        try Output.result(page, json: options.json) {
             var lines = page.transactions.map { transaction in
                 var line = "\(transaction.seq)\t\(transaction.createdAt)\t\(transaction.kind.rawValue)\t\(Output.signed(transaction.amount, transaction.currency))"
                 let player = "player:\(transaction.playerID)"

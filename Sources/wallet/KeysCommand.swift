@@ -36,10 +36,17 @@ struct KeysCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let created = try await options.openStore().createAPIKey(role: role, name: name)
+            let store = try options.openStore()
+            let created = try await store.createAPIKey(role: role, name: name)
             let output = Created(id: created.key.id, role: created.key.role, name: created.key.name, key: created.secret)
-            Output.result(output, json: options.json) {
-                "Created \(role.rawValue) key \(created.key.id) (\(name)). Its secret, shown only now:\n\(created.secret)"
+            do {
+                try Output.result(output, json: options.json) {
+                    "Created \(role.rawValue) key \(created.key.id) (\(name)). Its secret, shown only now:\n\(created.secret)"
+                }
+            } catch {
+                // Nobody saw the secret: a key nobody holds must not stay active.
+                _ = try? await store.revokeAPIKey(id: created.key.id)
+                throw WalletError.storage("\(error.detail); key \(created.key.id) was revoked, since its secret could not be shown")
             }
         }
     }
@@ -51,7 +58,7 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let keys = try await options.openStore().apiKeys()
-            Output.result(["keys": keys], json: options.json) {
+            try Output.result(["keys": keys], json: options.json) {
                 guard !keys.isEmpty else { return "No API keys. Create one with `wallet keys create`." }
                 return keys.map { key in
                     "\(key.id)\t\(key.role.rawValue)\t\(key.name)\tcreated \(key.createdAt)\(key.revokedAt.map { "\trevoked \($0)" } ?? "")"
@@ -70,7 +77,7 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let key = try await options.openStore().revokeAPIKey(id: id)
-            Output.result(key, json: options.json) { "Revoked \(key.id) (\(key.name)) at \(key.revokedAt ?? "?")." }
+            try Output.result(key, json: options.json) { "Revoked \(key.id) (\(key.name)) at \(key.revokedAt ?? "?")." }
         }
     }
 }

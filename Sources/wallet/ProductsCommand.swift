@@ -34,7 +34,7 @@ struct ProductsCommand: AsyncParsableCommand {
         func run() async throws {
             let product = try await options.openStore().setProduct(
                 ProductUpdate(productID: productID, credits: credits, currency: currency, store: store, active: !inactive))
-            Output.result(product, json: options.json) {
+            try Output.result(product, json: options.json) {
                 "Set \(product.productID): \(product.credits) \(product.currency)\(product.store.map { " on \($0)" } ?? ""), \(product.active ? "active" : "inactive")."
             }
         }
@@ -47,7 +47,7 @@ struct ProductsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let products = try await options.openStore().products()
-            Output.result(["products": products], json: options.json) {
+            try Output.result(["products": products], json: options.json) {
                 guard !products.isEmpty else { return "The catalog is empty. Add a product with `wallet products set`." }
                 return products.map { product in
                     "\(product.productID)\t\(product.credits) \(product.currency)\t\(product.store ?? "any store")\t\(product.active ? "active" : "inactive")"

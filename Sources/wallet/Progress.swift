@@ -21,13 +21,13 @@ final class Progress: @unchecked Sendable {
             guard now.timeIntervalSince(lastReport) >= 0.25 else { return }
             lastReport = now
             let rate = Double(count) / max(now.timeIntervalSince(started), 0.001)
-            FileHandle.standardError.write(Data("\r\(label): \(count) (\(Int(rate))/s)   ".utf8))
+            Output.standardError("\r\(label): \(count) (\(Int(rate.rounded()))/s)   ")
         }
     }
 
     /// Ends the progress line.
     func finish() {
         guard enabled, lastReport != .distantPast else { return }
-        FileHandle.standardError.write(Data("\n".utf8))
+        Output.standardError("\n")
     }
 }

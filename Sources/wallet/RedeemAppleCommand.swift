@@ -35,7 +35,7 @@ struct RedeemAppleCommand: AsyncParsableCommand {
         }
         let purchases = ApplePurchases(configuration: configuration, ledger: try options.openStore())
         let result = try await purchases.redeem(playerID: player, signedTransaction: text.trimmingCharacters(in: .whitespacesAndNewlines), actor: cliActor)
-        Output.result(result, json: options.json) {
+        try Output.result(result, json: options.json) {
             Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for apple transaction \(result.transaction.storeTransactionID ?? "")")
         }
     }

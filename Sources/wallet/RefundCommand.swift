@@ -29,7 +29,7 @@ struct RefundCommand: AsyncParsableCommand {
     func run() async throws {
         let request = try RefundRequest(store: store, storeTransactionID: transactionID, percentage: percentage, policy: policy, actor: cliActor)
         let result = try await options.openStore().refund(request)
-        Output.result(result, json: options.json) {
+        try Output.result(result, json: options.json) {
             let transaction = result.transaction
             let uncollected = transaction.uncollected > 0 ? " (\(transaction.uncollected) uncollected: the balance reached zero)" : ""
             return Output.mutation(result, "Took back \(-transaction.amount) \(transaction.currency)\(uncollected) for \(store) transaction \(transactionID)")

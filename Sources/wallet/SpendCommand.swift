@@ -32,7 +32,7 @@ struct SpendCommand: AsyncParsableCommand {
         let metadata = try metadata.map { text throws(WalletError) in try Metadata(JSONValue.parse(text)) }
         let result = try await options.openStore().spend(
             SpendRequest(playerID: player, amount: amount, currency: currency, idempotencyKey: key, reason: reason, metadata: metadata, actor: cliActor))
-        Output.result(result, json: options.json) {
+        try Output.result(result, json: options.json) {
             Output.mutation(result, "Spent \(amount) \(currency) from \(player)")
         }
     }

@@ -21,7 +21,7 @@ struct StatementCommand: AsyncParsableCommand {
 
     func run() async throws {
         let statement = try await options.openStore().statement(StatementQuery(playerID: player, from: from, to: to))
-        Output.result(statement, json: options.json) {
+        try Output.result(statement, json: options.json) {
             var lines = ["Statement for \(player), \(statement.from ?? "the beginning") to \(statement.to ?? "now")"]
             for currency in statement.currencies {
                 lines.append("\(currency.currency): opening balance \(currency.openingBalance)")

@@ -31,7 +31,7 @@ struct VerifyCommand: AsyncParsableCommand {
             let progress = Progress("transactions verified")
             let report = try ExportFileVerifier.verify(path: export, head: head?.lowercased(), progress: progress.report)
             progress.finish()
-            Output.result(report, json: options.json) {
+            try Output.result(report, json: options.json) {
                 guard report.ok else { return "FAILED at seq \(report.firstBadSeq.map(String.init) ?? "?"): \(report.problem ?? "inconsistent export")." }
                 let scope = report.filtered ? " (filtered export: each transaction checked, not the chain between them)" : ""
                 return "OK: \(report.transactions) transactions after seq \(report.checkpointSeq), ending at hash \(report.headHash)\(scope)."
@@ -42,7 +42,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let progress = Progress("transactions verified")
         let report = try await options.openStore().verify(progress: progress.report)
         progress.finish()
-        Output.result(report, json: options.json) {
+        try Output.result(report, json: options.json) {
             if report.ok { return "OK: \(report.transactions) transactions, head hash \(report.headHash)." }
             return "FAILED at seq \(report.firstBadSeq.map(String.init) ?? "?"): \(report.problem ?? "inconsistent ledger")."
         }

@@ -77,6 +77,15 @@ public struct AppleTestAuthority: Sendable {
         return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
+    /// A compact JWS of `payloadJSON` exactly as given (say, with a member named twice), signed
+    /// by the leaf with the usual header.
+    public func sign(payloadJSON: String) throws -> String {
+        let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "x5c": try chain])
+        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(Data(payloadJSON.utf8))
+        let signature = try leafKey.signature(for: Data(signingInput.utf8))
+        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+
     /// A StoreKit 2 consumable transaction payload, signed now; `changes` override fields (NSNull removes one).
     public func transaction(_ transactionID: String, product: String = "com.example.game.consume5credits", quantity: Int = 1, changes: [String: Any] = [:]) throws -> String {
         var payload: [String: Any] = [

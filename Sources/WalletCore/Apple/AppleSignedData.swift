@@ -76,6 +76,9 @@ public struct AppleSignedDataVerifier: Sendable {
     static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
     /// Apple's marker extension on the Worldwide Developer Relations intermediate.
     static let intermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+    /// The `signedDate`s accepted, in milliseconds since 1970: from the App Store's opening year
+    /// (2008) to the end of year 9999, the last a certificate's time can express.
+    static let signedDateRange: ClosedRange<Int64> = 1_199_145_600_000...Timestamp.millisecondsRange.upperBound
     /// The longest JWS accepted, to bound the work done on hostile input.
     static let jwsBytesMax = 16 * 1024
 
@@ -93,7 +96,10 @@ public struct AppleSignedDataVerifier: Sendable {
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
             let signatureData = Base64URL.decode(parts[2])
         else { throw Self.invalid("the signed data is not a compact JWS") }
-        guard let header = try? JSONDecoder().decode(Header.self, from: headerData) else { throw Self.invalid("the JWS header is malformed") }
+        // Strict first: a member named twice is read differently by other parsers.
+        guard (try? JSONParser.checkedValue(of: Array(headerData), keepsNumbersExactly: false)) != nil, let header = try? JSONDecoder().decode(Header.self, from: headerData) else {
+            throw Self.invalid("the JWS header is malformed")
+        }
         guard header.alg == "ES256" else { throw Self.invalid("the JWS algorithm must be ES256, not \(header.alg)") }
         guard let chain = header.x5c, chain.count == 3 else {
             throw Self.invalid("the x5c chain must hold exactly three certificates, not \(header.x5c?.count ?? 0)")
@@ -110,11 +116,17 @@ public struct AppleSignedDataVerifier: Sendable {
         else { throw Self.invalid("the JWS signature does not verify") }
         let payload: Payload
         do {
+            _ = try JSONParser.checkedValue(of: Array(payloadData), keepsNumbersExactly: false)
             payload = try JSONDecoder().decode(Payload.self, from: payloadData)
         } catch {
             throw Self.invalid("the signed payload is malformed")
         }
-        try await verifyChain(certificates, at: Date(timeIntervalSince1970: Double(signedDate(payload)) / 1_000))
+        // Checked before any library sees it: swift-certificates traps on years past 9999.
+        let signedMilliseconds = signedDate(payload)
+        guard Self.signedDateRange.contains(signedMilliseconds) else {
+            throw Self.invalid("signedDate \(signedMilliseconds) is not a time between 2008 and 9999")
+        }
+        try await verifyChain(certificates, at: Date(timeIntervalSince1970: Double(signedMilliseconds) / 1_000))
         return payload
     }
 

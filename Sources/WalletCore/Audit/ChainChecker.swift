@@ -23,9 +23,19 @@ struct ChainChecker {
         var problem: String
     }
 
+    /// An account by the exact bytes of its owner and currency (see `Identifier`).
     struct AccountKey: Hashable {
         var account: String
         var currency: String
+
+        static func == (left: AccountKey, right: AccountKey) -> Bool {
+            Identifier.same(left.account, right.account) && Identifier.same(left.currency, right.currency)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(Identifier(account))
+            hasher.combine(Identifier(currency))
+        }
     }
 
     private(set) var expectedSeq: Int64
@@ -73,15 +83,20 @@ struct ChainChecker {
         let seq = transaction.seq
         let postings = transaction.postings
         guard postings.count >= 2 else { throw Failure(seq: seq, problem: "a transaction needs at least two postings") }
-        var sums: [String: Int64] = [:]
+        var sums: [Identifier: Int64] = [:]
         for posting in postings {
-            let (sum, overflow) = sums[posting.currency, default: 0].addingReportingOverflow(posting.amount)
+            let currency = Identifier(posting.currency)
+            let (sum, overflow) = sums[currency, default: 0].addingReportingOverflow(posting.amount)
             guard !overflow else { throw Failure(seq: seq, problem: "posting amounts overflow") }
-            sums[posting.currency] = sum
+            sums[currency] = sum
         }
         guard sums.values.allSatisfy({ $0 == 0 }) else { throw Failure(seq: seq, problem: "postings do not sum to zero per currency") }
         let playerOwner = Account.playerOwner(transaction.playerID)
-        guard postings.contains(where: { $0.account == playerOwner && $0.currency == transaction.currency && $0.amount == transaction.amount }) else {
+        guard
+            postings.contains(where: {
+                Identifier.same($0.account, playerOwner) && Identifier.same($0.currency, transaction.currency) && $0.amount == transaction.amount
+            })
+        else {
             throw Failure(seq: seq, problem: "the transaction's amount does not match the player's posting")
         }
         for posting in postings {

@@ -159,23 +159,32 @@ struct BatchContext {
     /// Makes the id of each new transaction: random UUIDs, or a sequence in tests.
     let makeTransactionID: @Sendable () -> String
     var head: (seq: Int64, hash: String)?
-    /// Accounts read or changed in this batch, as they stand now.
-    private(set) var accounts: [String: Account] = [:]
+    /// Accounts read or changed in this batch, as they stand now, by their exact bytes: two
+    /// owners that Swift finds canonically equal are two accounts in SQLite, and here too.
+    private(set) var accounts: [AccountKey: Account] = [:]
     /// The new balances of the accounts changed in this batch, by account id: written once per
     /// account by `writeBalances` when the batch ends, not once per operation.
     private var changedBalances: [Int64: Int64] = [:]
     /// Currency codes found in the catalog; codes are never removed, so a hit stays true.
-    var knownCurrencies: Set<String> = []
+    var knownCurrencies: Set<Identifier> = []
 
     init(makeTransactionID: @escaping @Sendable () -> String) {
         self.makeTransactionID = makeTransactionID
     }
 
-    static func accountKey(_ owner: String, _ currency: String) -> String { owner + "\u{1F}" + currency }
+    struct AccountKey: Hashable {
+        let owner: Identifier
+        let currency: Identifier
+
+        init(_ owner: String, _ currency: String) {
+            self.owner = Identifier(owner)
+            self.currency = Identifier(currency)
+        }
+    }
 
     /// Records an account's new balance for the rest of the batch.
     mutating func update(_ account: Account) {
-        accounts[Self.accountKey(account.owner, account.currency)] = account
+        accounts[AccountKey(account.owner, account.currency)] = account
         changedBalances[account.id] = account.balance
     }
 

@@ -12,7 +12,7 @@ enum LedgerWrites {
         guard let product = try LedgerReads.product(db, id: request.productID), product.active else {
             throw WalletError.unknownProduct("product '\(request.productID)' is not in the catalog or is inactive; nothing was credited")
         }
-        if let store = product.store, store != request.store {
+        if let store = product.store, !Identifier.same(store, request.store) {
             throw WalletError.unknownProduct("product '\(request.productID)' is sold on \(store), not \(request.store); nothing was credited")
         }
         let (amount, overflow) = product.credits.multipliedReportingOverflow(by: request.quantity)
@@ -131,11 +131,11 @@ enum LedgerWrites {
     }
 
     private static func requireKnownCurrency(_ db: Database, _ currency: String, context: inout BatchContext) throws {
-        if context.knownCurrencies.contains(currency) { return }
+        if context.knownCurrencies.contains(Identifier(currency)) { return }
         guard try RawStatement(db, sql: "SELECT 1 FROM currencies WHERE code = ?").bind([.text(currency)]).first({ _ in true }) == true else {
             throw WalletError.unknownCurrency("currency '\(currency)' is unknown: no product in the catalog uses it")
         }
-        context.knownCurrencies.insert(currency)
+        context.knownCurrencies.insert(Identifier(currency))
     }
 
     /// Appends `draft` with its postings as the next transaction of the chain, updates the
@@ -146,7 +146,7 @@ enum LedgerWrites {
         context: inout BatchContext
     ) throws -> MutationResult {
         precondition(legs.count >= 2 && legs.reduce(0, { $0 + $1.amount }) == 0, "postings must sum to zero")
-        precondition(legs[0].account.owner == Account.playerOwner(draft.playerID), "the first leg is the player's")
+        precondition(Identifier.same(legs[0].account.owner, Account.playerOwner(draft.playerID)), "the first leg is the player's")
         let head = try context.head ?? LedgerReads.head(db)
         var transaction = draft
         transaction.seq = head.seq + 1
@@ -162,7 +162,8 @@ enum LedgerWrites {
             .map { leg, balanceAfter in
                 Posting(account: leg.account.owner, currency: leg.account.currency, amount: leg.amount, balanceAfter: balanceAfter)
             }
-            .sorted { ($0.account, $0.currency) < ($1.account, $1.currency) }
+            // By bytes, as SQLite orders them when the postings are read back.
+            .sorted { (Identifier($0.account), Identifier($0.currency)) < (Identifier($1.account), Identifier($1.currency)) }
         transaction.hash = HashChain.hash(of: transaction, previous: head.hash)
 
         try insert(db, transaction)
@@ -227,7 +228,7 @@ struct IdempotencyKey: Sendable {
         guard used.requestHash == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
         let transaction = try LedgerReads.transaction(db, seq: used.seq)
         let playerOwner = Account.playerOwner(transaction.playerID)
-        guard let posting = transaction.postings.first(where: { $0.account == playerOwner }) else {
+        guard let posting = transaction.postings.first(where: { Identifier.same($0.account, playerOwner) }) else {
             throw WalletError.storage("transaction \(transaction.seq) has no posting for \(playerOwner)")
         }
         return MutationResult(transaction: transaction, balance: posting.balanceAfter, replayed: true)
@@ -262,7 +263,7 @@ struct Account {
     /// operation of the batch changed is taken from `context`: its row is written only when
     /// the batch ends.
     static func find(_ db: Database, context: BatchContext, owner: String, currency: String) throws -> Account? {
-        if let account = context.accounts[BatchContext.accountKey(owner, currency)] { return account }
+        if let account = context.accounts[BatchContext.AccountKey(owner, currency)] { return account }
         return try RawStatement(db, sql: "SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?")
             .bind([.text(owner), .text(currency)])
             .first { row in Account(id: row.integer(0), owner: owner, currency: currency, balance: row.integer(1)) }

@@ -6,13 +6,14 @@ import WalletCore
 /// Who is calling: an API key with its role, or a player with a verified token.
 public enum Caller: Sendable, Equatable {
     case key(APIKey)
-    case player(id: String)
+    /// A player, by an id that follows the `PlayerID` syntax and compares by its bytes.
+    case player(id: PlayerID)
 
     /// What the ledger records as the transaction's actor.
     var actor: String {
         switch self {
         case .key(let key): key.id
-        case .player(let id): "player:\(id)"
+        case .player(let id): "player:\(id.text)"
         }
     }
 }
@@ -35,12 +36,12 @@ public struct Access: Sendable, Equatable {
 
     /// Refuses a player token that names another wallet than `playerID`; keys pass.
     static func requireOwnWallet(_ caller: Caller, playerID: String) throws(APIError) {
-        if case .player(let id) = caller, id != playerID { throw .forbidden("a player token may only act on its own wallet") }
+        if case .player(let id) = caller, id.identifier != Identifier(playerID) { throw .forbidden("a player token may only act on its own wallet") }
     }
 
     /// Refuses `caller` unless this access admits it; `walletPlayerID` is the wallet the
     /// route acts on, if any.
-    func check(_ caller: Caller, walletPlayerID: String?) throws(APIError) {
+    func check(_ caller: Caller, walletPlayerID: PlayerID?) throws(APIError) {
         switch caller {
         case .key(let key):
             guard roles.contains(key.role) else {
@@ -49,6 +50,7 @@ public struct Access: Sendable, Equatable {
         case .player(let id):
             guard playerOwnWallet else { throw .forbidden("player tokens may not call this route") }
             if playerWalletInBody { return }
+            // `PlayerID` compares bytes: `\u{212A}ate` is not `Kate` (and is refused anyway).
             guard let walletPlayerID, walletPlayerID == id else {
                 throw .forbidden("a player token may only act on its own wallet")
             }
@@ -95,7 +97,8 @@ final class APIKeyCache: Sendable {
     static let capacity = 1_024
 
     let lifetime: Duration
-    private let entries = Mutex<[String: (key: APIKey, expires: ContinuousClock.Instant)]>([:])
+    /// By the secret's exact bytes: a canonically equivalent spelling is another secret.
+    private let entries = Mutex<[Identifier: (key: APIKey, expires: ContinuousClock.Instant)]>([:])
 
     init(lifetime: Duration = .seconds(1)) {
         self.lifetime = lifetime
@@ -106,6 +109,7 @@ final class APIKeyCache: Sendable {
 
     func key(for secret: String) -> APIKey? {
         let now = ContinuousClock.now
+        let secret = Identifier(secret)
         return entries.withLock { entries in
             guard let entry = entries[secret] else { return nil }
             guard entry.expires > now else {
@@ -121,7 +125,7 @@ final class APIKeyCache: Sendable {
         entries.withLock { entries in
             if entries.count >= Self.capacity { entries = entries.filter { $0.value.expires > now } }
             guard entries.count < Self.capacity else { return }
-            entries[secret] = (key, now + lifetime)
+            entries[Identifier(secret)] = (key, now + lifetime)
         }
     }
 }

@@ -61,12 +61,18 @@ public struct PlayerTokenVerifier: Sendable {
     public var algorithm: String { key.algorithm }
 
     /// The player id the token names, once its signature, algorithm and times check out.
-    func verify(_ token: String) throws(APIError) -> String {
+    func verify(_ token: String) throws(APIError) -> PlayerID {
         guard token.utf8.count <= Self.tokenBytesMax else { throw .unauthorized("the player token is too long") }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2])
         else { throw .unauthorized("the player token is not a well-formed JWT") }
+        // Strict first: a member named twice (two `sub`s, two `alg`s) is read differently by other parsers.
+        guard (try? JSONValue.strict(Array(headerData), what: "header", keepsNumbersExactly: false)) != nil,
+            (try? JSONValue.strict(Array(claimsData), what: "claims", keepsNumbersExactly: false)) != nil
+        else {
+            throw .unauthorized("the player token's header or claims are not strict JSON (a member named twice, invalid UTF-8, ...)")
+        }
         guard let header = try? JSONDecoder().decode(Header.self, from: headerData), header.alg == key.algorithm else {
             throw .unauthorized("the player token must be signed with \(key.algorithm)")
         }
@@ -81,11 +87,10 @@ public struct PlayerTokenVerifier: Sendable {
         guard claims.exp > now else { throw .unauthorized("the player token has expired") }
         if let notBefore = claims.nbf, notBefore > now { throw .unauthorized("the player token is not valid yet") }
         do {
-            try PlayerID.validate(claims.sub)
+            return try PlayerID(claims.sub)
         } catch {
             throw .unauthorized("the player token's subject is not a valid player id")
         }
-        return claims.sub
     }
 
     private struct Header: Decodable {

@@ -1,5 +1,4 @@
 import HTTPTypes
-import HTTPTypes
 import Hummingbird
 import WalletCore
 
@@ -9,14 +8,14 @@ struct MutationResponse: Encodable {
     var transaction: LedgerTransaction
     var balance: Int64
 
-    static func response(for result: MutationResult) -> Response {
+    static func response(for result: MutationResult) throws(WalletError) -> Response {
         var headers: HTTPFields = [:]
         if result.replayed {
             headers[.idempotentReplayed] = "true"
         } else {
             WalletMetrics.recordTransaction(result.transaction.kind)
         }
-        return JSONBody.response(MutationResponse(transaction: result.transaction, balance: result.balance), status: .created, headers: headers)
+        return try JSONBody.response(MutationResponse(transaction: result.transaction, balance: result.balance), status: .created, headers: headers)
     }
 }
 
@@ -25,7 +24,7 @@ enum IdempotencyKeyReader {
     static func key(_ request: Request, bodyKey: String?) throws -> String {
         let headerKey = request.headers[.idempotencyKey]
         switch (headerKey, bodyKey) {
-        case (let header?, let body?) where header != body:
+        case (let header?, let body?) where !Identifier.same(header, body):
             throw APIError.invalidRequest("the Idempotency-Key header and the idempotency_key field differ")
         case (let key?, _), (nil, let key?):
             return key

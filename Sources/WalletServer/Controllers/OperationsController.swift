@@ -17,13 +17,13 @@ struct OperationsController {
     }
 
     @Sendable func health(request: Request, context: WalletRequestContext) async throws -> Response {
-        JSONBody.response(Status(status: "ok"))
+        try JSONBody.response(Status(status: "ok"))
     }
 
     /// Ready when the database answers a read; 503 otherwise, so a balancer stops sending traffic.
     @Sendable func ready(request: Request, context: WalletRequestContext) async throws -> Response {
         try await store.checkReadiness()
-        return JSONBody.response(Status(status: "ready"))
+        return try JSONBody.response(Status(status: "ready"))
     }
 
     @Sendable func metrics(request: Request, context: WalletRequestContext) async throws -> Response {

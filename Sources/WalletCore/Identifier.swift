@@ -1,0 +1,83 @@
+/// Text that is equal, ordered and hashed by its UTF-8 bytes, never by Unicode canonical
+/// equivalence.
+///
+/// Swift's `String ==` says `"\u{212A}ate" == "Kate"` (KELVIN SIGN is canonically a K) and
+/// merges composed and decomposed `café`, while SQLite and PostgreSQL compare bytes: the same
+/// two ids would be one wallet in Swift and two rows in the database. Every place the wallet
+/// compares or hashes an identifier (access checks, caches, dictionaries, the verifier) goes
+/// through this type, so an id means the same thing in Swift as in storage.
+public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let text: String
+
+    public init(_ text: String) {
+        self.text = text
+    }
+
+    public static func == (left: Identifier, right: Identifier) -> Bool {
+        left.text.utf8.elementsEqual(right.text.utf8)
+    }
+
+    public static func < (left: Identifier, right: Identifier) -> Bool {
+        left.text.utf8.lexicographicallyPrecedes(right.text.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(text.utf8.count)
+        for byte in text.utf8 { hasher.combine(byte) }
+    }
+
+    public var description: String { text }
+
+    /// True when `left` and `right` are the same bytes.
+    public static func same(_ left: String, _ right: String) -> Bool {
+        left.utf8.elementsEqual(right.utf8)
+    }
+
+    /// True when `left` and `right` are the same bytes, or both absent.
+    public static func same(_ left: String?, _ right: String?) -> Bool {
+        switch (left, right) {
+        case (nil, nil): true
+        case (let left?, let right?): same(left, right)
+        default: false
+        }
+    }
+}
+
+/// A player id, checked against the documented syntax and compared by its bytes.
+///
+/// Syntax: 1 to `Limits.identifierBytesMax` bytes of ASCII letters, digits and
+/// `- _ . : @ + = | ~`. Anything else is refused: spaces, control and format characters
+/// (zero-width, bidi overrides), and every non-ASCII character, so that no two distinct ids
+/// can look alike in a support tool or be canonically equivalent (`Kate` and `\u{212A}ate`).
+public struct PlayerID: Hashable, Sendable, CustomStringConvertible {
+    public let identifier: Identifier
+
+    public init(_ text: String) throws(WalletError) {
+        try Self.validate(text)
+        identifier = Identifier(text)
+    }
+
+    public var text: String { identifier.text }
+    public var description: String { identifier.text }
+
+    /// The punctuation a player id may hold besides ASCII letters and digits.
+    public static let punctuation: Set<UInt8> = Set("-_.:@+=|~".utf8)
+
+    /// Throws `invalidRequest` unless `text` follows the player id syntax.
+    public static func validate(_ text: String) throws(WalletError) {
+        guard !text.isEmpty else { throw .invalidRequest("player id must not be empty") }
+        guard text.utf8.count <= Limits.identifierBytesMax else {
+            throw .invalidRequest("player id must be at most \(Limits.identifierBytesMax) bytes")
+        }
+        guard text.utf8.allSatisfy(isAllowed) else {
+            throw .invalidRequest("player id may hold only ASCII letters, digits and - _ . : @ + = | ~")
+        }
+    }
+
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: punctuation.contains(byte)
+        }
+    }
+}

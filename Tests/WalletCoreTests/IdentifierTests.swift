@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+@testable import WalletCore
+
+/// Look-alike identifiers: Swift's `String ==` compares canonical equivalence, SQLite compares
+/// bytes. Every place the wallet compares or hashes ids must agree with the database.
+@Suite("Identifiers are compared by their bytes and follow one syntax")
+struct IdentifierTests {
+    /// Pairs Swift's `String ==` finds equal, or a person cannot tell apart, with different bytes.
+    static let lookAlikes: [(String, String)] = [
+        ("\u{212A}ate", "Kate"),  // KELVIN SIGN, canonically a K
+        ("caf\u{E9}", "cafe\u{301}"),  // composed and decomposed é
+        ("\u{212B}ngstrom", "\u{C5}ngstrom"),  // ANGSTROM SIGN
+        ("p\u{430}yer", "payer"),  // Cyrillic а
+        ("ｐlayer", "player"),  // fullwidth p
+        ("pla\u{200B}yer", "player"),  // zero-width space
+        ("player\u{202E}1", "player1"),  // right-to-left override
+    ]
+
+    @Test("canonically equivalent spellings are equal Strings but different Identifiers")
+    func byteEquality() {
+        #expect("\u{212A}ate" == "Kate", "the premise: Swift merges them")
+        for (left, right) in Self.lookAlikes {
+            #expect(Identifier(left) != Identifier(right))
+            #expect(Set([Identifier(left), Identifier(right)]).count == 2)
+            #expect(!Identifier.same(left, right))
+            #expect(Identifier(left) == Identifier(String(left)))
+        }
+    }
+
+    @Test("player ids: ASCII letters, digits and - _ . : @ + = | ~, 1 to 255 bytes; nothing else")
+    func playerIDSyntax() throws {
+        for valid in ["p1", "Kate", "A:_1234abcd", "auth0|5f7c8ec7", "user+tag@example.com", "G:1234.5", "x=y~z", String(repeating: "a", count: 255)] {
+            #expect(throws: Never.self) { try PlayerID.validate(valid) }
+        }
+        let invalid = Self.lookAlikes.map(\.0) + ["", " p1", "p 1", "p/1", "p%2F1", "p\u{0}1", "p\n1", "caf\u{E9}", String(repeating: "a", count: 256), "a#b", "a?b"]
+        for text in invalid {
+            #expect(throws: WalletError.self, "\(text.unicodeScalars.map { String($0.value, radix: 16) })") { try PlayerID.validate(text) }
+        }
+    }
+
+    @Test("free text refuses format characters: zero-width and bidi controls; emoji joiners stay")
+    func textFormatCharacters() throws {
+        for hidden in ["refund\u{202E}txt", "a\u{200B}b", "a\u{2066}b", "a\u{FEFF}b"] {
+            #expect(throws: WalletError.self) { try Validate.text(hidden, field: "note", bytesMax: 100) }
+            #expect(throws: WalletError.self) { try Validate.visibleText(hidden, field: "ticket", bytesMax: 100) }
+        }
+        #expect(throws: Never.self) { try Validate.text("family 👨\u{200D}👩\u{200D}👧 café", field: "note", bytesMax: 100) }
+    }
+
+    @Test("look-alike player ids are refused by every operation, and the real wallet is untouched")
+    func lookAlikeOperations() async throws {
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("Kate", "t-kate")
+        for (alike, _) in Self.lookAlikes {
+            let grant = await walletError { try await ledger.grant(alike, "t-\(alike.unicodeScalars.count)") }
+            let spend = await walletError { try await ledger.spend(alike, 1, key: "k1") }
+            let read = await walletError { _ = try await ledger.store.balances(playerID: alike) }
+            #expect(grant?.code == "invalid_request" && spend?.code == "invalid_request" && read?.code == "invalid_request")
+        }
+        #expect(try await ledger.balance("Kate") == 5)
+        #expect(try await ledger.store.verify().ok)
+    }
+
+    @Test("a batch keeps accounts apart by bytes: Kate and K-elvin-ate are two accounts")
+    func batchContextKeys() {
+        var context = BatchContext(makeTransactionID: { "id" })
+        context.update(Account(id: 1, owner: "player:Kate", currency: "credits", balance: 5))
+        #expect(context.accounts[BatchContext.AccountKey("player:Kate", "credits")]?.balance == 5)
+        #expect(context.accounts[BatchContext.AccountKey("player:\u{212A}ate", "credits")] == nil)
+        context.knownCurrencies.insert(Identifier("credits"))
+        #expect(!context.knownCurrencies.contains(Identifier("cr\u{E9}dits")))
+    }
+
+    @Test("concurrent batches for an id and its look-alike: only the real id is credited, the ledger verifies")
+    func concurrentLookAlikes() async throws {
+        let ledger = try await TestLedger.withCatalog()
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let player = index.isMultiple(of: 2) ? "Kate" : "\u{212A}ate"
+                    do {
+                        try await ledger.grant(player, "t\(index)")
+                        return "credited:\(player == "Kate" && Identifier.same(player, "Kate"))"
+                    } catch let error as WalletError {
+                        return error.code
+                    } catch {
+                        return "other"
+                    }
+                }
+            }
+            var outcomes: [String: Int] = [:]
+            for await outcome in group { outcomes[outcome, default: 0] += 1 }
+            return outcomes
+        }
+        #expect(outcomes == ["credited:true": 100, "invalid_request": 100])
+        #expect(try await ledger.balance("Kate") == 500)
+        #expect(try await ledger.store.verify().ok)
+    }
+
+    @Test("the chain checker keeps canonically equivalent owners apart: a ledger holding both verifies")
+    func checkerKeepsOwnersApart() throws {
+        var checker = ChainChecker(after: 0, hash: HashChain.genesis, unknownAccounts: .startAtZero)
+        var previous = HashChain.genesis
+        var storeBalance: Int64 = 0
+        for (seq, player) in ["caf\u{E9}", "cafe\u{301}"].enumerated() {
+            storeBalance -= 5
+            var transaction = LedgerTransaction(draftOf: .purchase, playerID: player, currency: "credits", amount: 5, actor: "test")
+            transaction.seq = Int64(seq + 1)
+            transaction.id = "00000000-0000-0000-0000-00000000000\(seq)"
+            transaction.createdAt = "2026-11-22T00:00:00.000Z"
+            transaction.store = "apple"
+            transaction.storeTransactionID = "t\(seq)"
+            transaction.productID = "p"
+            transaction.quantity = 1
+            transaction.prevHash = previous
+            transaction.postings = [
+                Posting(account: "@store:apple", currency: "credits", amount: -5, balanceAfter: storeBalance),
+                Posting(account: "player:\(player)", currency: "credits", amount: 5, balanceAfter: 5),
+            ]
+            transaction.hash = HashChain.hash(of: transaction, previous: previous)
+            previous = transaction.hash
+            #expect(throws: Never.self) { try checker.check(transaction) }
+        }
+        #expect(checker.checkedCount == 2)
+    }
+
+    /// Random Unicode pairs: two ids reach the same wallet exactly when their bytes are equal.
+    @Test("property: equal bytes ⇔ same wallet, over random Unicode pairs")
+    func sameWalletIffSameBytes() async throws {
+        let ledger = try await TestLedger.withCatalog()
+        var random = SeededRandom(seed: 20_261_122)
+        let alphabet: [Unicode.Scalar] = ["a", "K", "e", "1", "_", "\u{212A}", "\u{E9}", "\u{301}", "\u{430}", "\u{200B}", "\u{202E}", "\u{FF50}", " ", "/"]
+        func randomID() -> String {
+            var text = ""
+            for _ in 0..<Int.random(in: 1...4, using: &random) { text.unicodeScalars.append(alphabet.randomElement(using: &random) ?? "a") }
+            return text
+        }
+        var credited: [Identifier: Int64] = [:]
+        for index in 0..<300 {
+            let (first, second) = (randomID(), randomID())
+            guard (try? PlayerID.validate(first)) != nil else {
+                let error = await walletError { try await ledger.grant(first, "g\(index)") }
+                #expect(error?.code == "invalid_request")
+                continue
+            }
+            try await ledger.grant(first, "g\(index)")
+            credited[Identifier(first), default: 0] += 5
+            guard (try? PlayerID.validate(second)) != nil else { continue }
+            let seen = try await ledger.balance(second)
+            #expect(seen == credited[Identifier(second), default: 0], "\(first) / \(second)")
+        }
+        #expect(try await ledger.store.verify().ok)
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failing property run can be repeated.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
