@@ -1,4 +1,4 @@
--- CreditsWallet ledger schema, version 1.
+-- CreditsWallet ledger schema, version 2.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletCore/Storage/Schema.swift, checked by a test) and applies it to an empty
@@ -67,9 +67,9 @@ CREATE TABLE transactions (
 -- A store transaction credits at most once, whoever redeems it.
 CREATE UNIQUE INDEX transactions_purchase_store_transaction
     ON transactions (store, store_transaction_id) WHERE kind = 'purchase';
--- A purchase is refunded at most once, and that refund reversed at most once.
-CREATE UNIQUE INDEX transactions_refund_of ON transactions (refund_of_seq) WHERE kind = 'refund';
-CREATE UNIQUE INDEX transactions_refund_reversal_of ON transactions (refund_of_seq) WHERE kind = 'refund_reversal';
+-- A purchase may be refunded in steps (a support refund of half, then the store's full refund)
+-- and a refund reversed: the corrections of a purchase, in seq order.
+CREATE INDEX transactions_corrections ON transactions (refund_of_seq, seq) WHERE refund_of_seq IS NOT NULL;
 CREATE INDEX transactions_player ON transactions (player_id, seq);
 CREATE INDEX transactions_created_at ON transactions (created_at);
 
@@ -118,6 +118,18 @@ CREATE TABLE store_notifications (
     received_at TEXT NOT NULL
 ) STRICT;
 
+-- The latest state a store reported for one of its transactions, by the report's own signing
+-- time (`reported_at`, milliseconds since 1970): reports arrive in any order, and the ledger
+-- follows the latest one. A transaction reported refunded is never credited afterwards.
+CREATE TABLE store_transaction_states (
+    store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+    store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+    state TEXT NOT NULL CHECK (state IN ('refunded', 'refund_reversed')),
+    share_thousandths INTEGER NOT NULL CHECK (share_thousandths BETWEEN 0 AND 100000),
+    reported_at INTEGER NOT NULL,
+    PRIMARY KEY (store, store_transaction_id)
+) STRICT, WITHOUT ROWID;
+
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
 CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
 BEGIN
@@ -155,4 +167,4 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;

@@ -105,8 +105,8 @@ public struct SpendRequest: LedgerMutation, Equatable {
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
-    /// Keyed by the caller's key, scoped to the wallet.
-    var idempotency: IdempotencyKey { .wallet(playerID, key: idempotencyKey, requestHash: requestHash) }
+    /// Keyed by the caller's key, scoped to the wallet's spends.
+    var idempotency: IdempotencyKey { .wallet(playerID, kind: .spend, key: idempotencyKey, requestHash: requestHash) }
 
     var requestHash: String {
         var canonical = CanonicalBytes()
@@ -163,8 +163,9 @@ public struct AdjustRequest: LedgerMutation, Equatable {
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
-    /// Keyed by the caller's key, scoped to the wallet.
-    var idempotency: IdempotencyKey { .wallet(playerID, key: idempotencyKey, requestHash: requestHash) }
+    /// Keyed by the caller's key, scoped to the wallet's adjustments: a player's spend cannot
+    /// take the key of a support ticket.
+    var idempotency: IdempotencyKey { .wallet(playerID, kind: .adjustment, key: idempotencyKey, requestHash: requestHash) }
 
     var requestHash: String {
         var canonical = CanonicalBytes()
@@ -221,11 +222,12 @@ public struct RefundRequest: LedgerMutation, Equatable {
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
-    /// Keyed by the purchase's store transaction: a purchase is refunded at most once.
+    /// Keyed by the purchase's store transaction and the share: the same refund again is a
+    /// replay, a larger share takes the difference.
     var idempotency: IdempotencyKey {
         IdempotencyKey(
-            scope: "refund:\(store)", key: storeTransactionID, requestHash: requestHash,
-            reusedDetail: "store transaction \(store)/\(storeTransactionID) was already refunded with a different share or policy")
+            scope: "refund:\(store):\(shareThousandths)", legacyScope: "refund:\(store)", kind: .refund, key: storeTransactionID, requestHash: requestHash,
+            reusedDetail: "store transaction \(store)/\(storeTransactionID) was already refunded by this share with another policy")
     }
 
     var requestHash: String {

@@ -9,6 +9,9 @@ public struct StoreNotification: Sendable, Equatable {
         case consumptionRequest
         /// Record only.
         case none
+        /// Record with outcome `invalid` and this reason: the store sent what it will never make
+        /// valid (a share out of range), so answering an error would only make it retry forever.
+        case refuse(reason: String)
     }
 
     /// The store's own id of the notification: each is applied once.
@@ -18,9 +21,16 @@ public struct StoreNotification: Sendable, Equatable {
     public var subtype: String?
     public var storeTransactionID: String?
     public var effect: Effect
+    /// When the store signed the report, milliseconds since 1970: refunds and reversals follow
+    /// the latest report, whatever order they arrive in.
+    public var reportedAt: Int64?
     public var actor: String
 
-    public init(notificationUUID: String, store: String, type: String, subtype: String?, storeTransactionID: String?, effect: Effect, actor: String) {
+    public init(
+        notificationUUID: String, store: String, type: String, subtype: String?, storeTransactionID: String?, effect: Effect, reportedAt: Int64? = nil,
+        actor: String
+    ) {
+        self.reportedAt = reportedAt
         self.notificationUUID = notificationUUID
         self.store = store
         self.type = type
@@ -30,13 +40,18 @@ public struct StoreNotification: Sendable, Equatable {
         self.actor = actor
     }
 
+    private var isRefusal: Bool {
+        if case .refuse = effect { return true }
+        return false
+    }
+
     func validate() throws(WalletError) {
         try Validate.visibleText(notificationUUID, field: "notification uuid", bytesMax: 64)
         try Validate.store(store)
         try Validate.visibleText(type, field: "notification type", bytesMax: 64)
         if let subtype { try Validate.visibleText(subtype, field: "notification subtype", bytesMax: 64) }
         if let storeTransactionID { try Validate.key(storeTransactionID, field: "store transaction id") }
-        if effect != .none, storeTransactionID == nil { throw .invalidRequest("a \(type) notification needs a store transaction id") }
+        if effect != .none, !isRefusal, storeTransactionID == nil { throw .invalidRequest("a \(type) notification needs a store transaction id") }
         if case .refund(let share, _) = effect, !(1...Limits.refundShareMax).contains(share) {
             throw .invalidRequest("the refunded share must be between 1 and \(Limits.refundShareMax) thousandths of a percent")
         }
@@ -48,7 +63,9 @@ public struct NotificationOutcome: Codable, Sendable, Equatable {
     public var notificationUUID: String
     public var notificationType: String
     /// `refunded`, `refund_reversed`, `consumption_recorded`, `no_purchase` (the wallet never
-    /// credited that transaction), `no_refund` (nothing to reverse), `already_applied`, `recorded`.
+    /// credited that transaction: it never will, if the report was a refund), `no_refund`
+    /// (nothing to reverse), `already_applied`, `superseded` (an older report than one already
+    /// applied), `invalid` (what the store can never make valid), `recorded`.
     public var outcome: String
     /// The ledger transaction the notification caused, if any.
     public var ledgerSeq: Int64?

@@ -21,6 +21,8 @@ public enum WalletError: Error, Equatable, Sendable {
     case storage(String)
     /// The write queue is full; nothing was written and the caller should retry shortly.
     case overloaded(String)
+    /// The purchase is already refunded by at least the share asked for: nothing more to take.
+    case alreadyRefunded(String)
     /// A store's signed purchase failed verification; the detail names the reason.
     case purchaseInvalid(String)
     /// The feature needs configuration the service does not have (an Apple bundle id, ...).
@@ -38,6 +40,7 @@ public enum WalletError: Error, Equatable, Sendable {
         case .unsupportedDatabase: "unsupported_database"
         case .storage: "storage_error"
         case .overloaded: "overloaded"
+        case .alreadyRefunded: "already_refunded"
         case .purchaseInvalid: "purchase_invalid"
         case .notConfigured: "not_configured"
         }
@@ -48,7 +51,7 @@ public enum WalletError: Error, Equatable, Sendable {
         switch self {
         case .invalidRequest(let detail), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
             .unknownCurrency(let detail), .notFound(let detail), .unsupportedDatabase(let detail),
-            .storage(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .notConfigured(let detail):
+            .storage(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .notConfigured(let detail), .alreadyRefunded(let detail):
             detail
         case .insufficientFunds(let balance, let currency):
             "insufficient funds: the balance is \(balance) \(currency)"

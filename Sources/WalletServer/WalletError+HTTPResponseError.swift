@@ -6,7 +6,7 @@ extension WalletError {
     var apiError: APIError {
         let status: HTTPResponse.Status = switch self {
         case .invalidRequest: .badRequest
-        case .insufficientFunds, .idempotencyKeyReused: .conflict
+        case .insufficientFunds, .idempotencyKeyReused, .alreadyRefunded: .conflict
         case .unknownProduct, .unknownCurrency, .purchaseInvalid: .unprocessableContent
         case .notConfigured: .notImplemented
         case .notFound: .notFound

@@ -86,15 +86,16 @@ struct RefundTests {
         #expect(try await ledger.balance("p1") == 3)
     }
 
-    @Test("a repeated refund is a replay; another share for the same purchase is refused")
+    @Test("a repeated refund is a replay; a smaller share after a full refund has nothing left to take")
     func repeated() async throws {
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "T1")
         let first = try await refund(ledger)
         let again = try await refund(ledger)
         #expect(again.replayed && again.transaction == first.transaction)
-        #expect(await walletError { _ = try await refund(ledger, percentage: 50) }?.code == "idempotency_key_reused")
+        #expect(await walletError { _ = try await refund(ledger, percentage: 50) }?.code == "already_refunded")
         #expect(try await ledger.balance("p1") == 0)
+        #expect(try await ledger.transactionCount() == 2)
     }
 
     @Test("debt policy: the balance goes negative and spending is refused until repaid")
@@ -143,5 +144,41 @@ struct RefundTests {
         // A refund of a non-purchase does not exist: spends carry no store transaction id.
         try await ledger.spend("p1", 1, key: "T2")
         #expect(await walletError { _ = try await refund(ledger, "T2") }?.code == "not_found")
+    }
+}
+
+@Suite("Idempotency scopes per caller class")
+struct KeyScopeTests {
+    @Test("a player's spend cannot occupy the key of a support adjustment, nor the reverse")
+    func spendAndAdjustmentScopes() async throws {
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("p1", "t1", quantity: 4)
+        try await ledger.spend("p1", 1, key: "SUP-1240-1")
+        let adjustment = try await ledger.store.adjust(
+            AdjustRequest(playerID: "p1", amount: 7, reasonCode: "goodwill", note: "sorry", ticket: "SUP-1240", idempotencyKey: "SUP-1240-1", actor: "support"))
+        #expect(!adjustment.replayed && adjustment.balance == 26)
+        let spendAgain = try await ledger.spend("p1", 1, key: "SUP-1240-1")
+        #expect(spendAgain.replayed)
+        #expect(try await ledger.balance("p1") == 26)
+        #expect(try await ledger.store.verify().ok)
+    }
+
+    @Test("a version 1 database: keys recorded under the shared wallet scope still replay after the upgrade")
+    func legacyScopeReplays() async throws {
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("p1", "t1", quantity: 4)
+        let spend = try await ledger.spend("p1", 3, key: "old-key")
+        // Move the key to where version 1 kept it, as an upgraded database holds it.
+        try await ledger.rawConnection().write { db in
+            try db.execute(sql: "DROP TRIGGER idempotency_keys_append_only_update")
+            try db.execute(sql: "UPDATE idempotency_keys SET scope = 'wallet:p1' WHERE key = 'old-key'")
+        }
+        let replay = try await ledger.spend("p1", 3, key: "old-key")
+        #expect(replay.replayed && replay.transaction.seq == spend.transaction.seq)
+        let reuse = await walletError { try await ledger.spend("p1", 4, key: "old-key") }
+        #expect(reuse?.code == "idempotency_key_reused")
+        let adjustment = try await ledger.store.adjust(
+            AdjustRequest(playerID: "p1", amount: 1, reasonCode: "goodwill", note: "n", idempotencyKey: "old-key", actor: "support"))
+        #expect(!adjustment.replayed)
     }
 }

@@ -139,3 +139,108 @@ struct AppleNotificationTests {
         #expect(good.outcome == "refunded" && !good.replayed)
     }
 }
+
+/// Apple retries on its own schedule, hours apart: reports arrive in any order, and the end
+/// state must match the latest one Apple signed.
+@Suite("Refund reports in any order")
+struct RefundOrderTests {
+    static let authority = AppleTests.authority
+    static let hour: Int64 = 3_600_000
+
+    func notification(_ type: String, at signedDate: Int64, transaction: String? = nil) throws -> String {
+        try Self.authority.notification(type, signedTransaction: transaction ?? AppleNotificationTests.revoked(), signedDate: signedDate)
+    }
+
+    @Test("a REFUND before the purchase is redeemed: the transaction is never credited afterwards (422 refunded)")
+    func refundBeforeRedeem() async throws {
+        let ledger = try TestLedger()
+        _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
+        let purchases = ApplePurchases(configuration: try Self.authority.configuration(), ledger: ledger.store)
+        let early = try await purchases.handleNotification(signedPayload: notification("REFUND", at: AppleTestAuthority.milliseconds(Date())))
+        #expect(early.outcome == "no_purchase")
+        let error = await walletError { _ = try await purchases.redeem(playerID: "p1", signedTransaction: try Self.authority.transaction("T1", quantity: 2), actor: "t") }
+        #expect(error?.code == "purchase_invalid" && error?.detail.hasPrefix("refunded") == true)
+        let grant = await walletError { try await ledger.grant("p1", "T1", product: "com.example.game.consume5credits") }
+        #expect(grant?.code == "purchase_invalid")
+        #expect(try await ledger.balance("p1") == 0)
+        #expect(try await ledger.store.verify().ok)
+    }
+
+    @Test("REFUND_REVERSED delivered before its REFUND: the late, older REFUND is superseded and the credits stay")
+    func reversalBeforeRefund() async throws {
+        let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
+        let now = AppleTestAuthority.milliseconds(Date())
+        let reversal = try await purchases.handleNotification(signedPayload: notification("REFUND_REVERSED", at: now))
+        #expect(reversal.outcome == "no_refund")
+        let lateRefund = try await purchases.handleNotification(signedPayload: notification("REFUND", at: now - Self.hour))
+        #expect(lateRefund.outcome == "superseded")
+        #expect(try await ledger.balance("p1") == 10)
+        // A REFUND signed after the reversal is news, and applies.
+        let newer = try await purchases.handleNotification(signedPayload: notification("REFUND", at: now + Self.hour))
+        #expect(newer.outcome == "refunded")
+        #expect(try await ledger.balance("p1") == 0)
+        #expect(try await ledger.store.verify().ok)
+    }
+
+    @Test("REFUND, then REFUND_REVERSED, then an old REFUND again: the end state is Apple's latest (reversed)")
+    func refundReversedThenStaleRefund() async throws {
+        let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
+        let now = AppleTestAuthority.milliseconds(Date())
+        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND", at: now)).outcome == "refunded")
+        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND_REVERSED", at: now + Self.hour)).outcome == "refund_reversed")
+        #expect(try await ledger.balance("p1") == 10)
+        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND", at: now - Self.hour)).outcome == "superseded")
+        #expect(try await ledger.balance("p1") == 10)
+        #expect(try await ledger.store.verify().ok)
+    }
+
+    @Test("a support refund of 50% followed by Apple's full REFUND takes the rest, not nothing")
+    func partialThenFull() async throws {
+        let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
+        let half = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 50, actor: "support"))
+        #expect(half.balance == 5)
+        let again = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 50, actor: "support"))
+        #expect(again.replayed && again.transaction.seq == half.transaction.seq)
+        let full = try await purchases.handleNotification(signedPayload: notification("REFUND", at: AppleTestAuthority.milliseconds(Date())))
+        #expect(full.outcome == "refunded")
+        #expect(try await ledger.balance("p1") == 0)
+        let smaller = await walletError { _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 30, actor: "support")) }
+        #expect(smaller?.code == "already_refunded")
+        // The reversal gives back everything the refunds took.
+        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND_REVERSED", at: AppleTestAuthority.milliseconds(Date()) + Self.hour)).outcome == "refund_reversed")
+        #expect(try await ledger.balance("p1") == 10)
+        #expect(try await ledger.store.verify().ok)
+    }
+
+    @Test("a refund whose share rounds to 0 credits takes nothing and does not block a later real refund")
+    func zeroShare() async throws {
+        let (_, ledger, _) = try await AppleNotificationTests.setUp()
+        let tiny = await walletError { _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 5, actor: "support")) }
+        #expect(tiny?.code == "already_refunded")
+        let real = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 100, actor: "support"))
+        #expect(real.balance == 0 && real.transaction.amount == -10)
+        #expect(try await ledger.store.verify().ok)
+    }
+
+    @Test("a revocationPercentage Apple will never make valid is recorded as invalid (200), not retried forever")
+    func invalidShare() async throws {
+        let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
+        for share: Int64 in [0, 100_001, -5] {
+            let outcome = try await purchases.handleNotification(signedPayload: notification("REFUND", at: AppleTestAuthority.milliseconds(Date()), transaction: AppleNotificationTests.revoked(share)))
+            #expect(outcome.outcome == "invalid")
+        }
+        #expect(try await ledger.balance("p1") == 10)
+    }
+
+    @Test("a notification's transaction from a refused environment is refused even without data.environment")
+    func innerEnvironment() async throws {
+        let (purchases, _, _) = try await AppleNotificationTests.setUp()
+        let sandbox = try Self.authority.transaction("T1", quantity: 2, changes: ["environment": "Sandbox", "revocationDate": AppleTestAuthority.milliseconds(Date())])
+        let payload = try Self.authority.sign([
+            "notificationType": "REFUND", "notificationUUID": "n-env", "signedDate": AppleTestAuthority.milliseconds(Date()),
+            "data": ["bundleId": "com.example.game", "signedTransactionInfo": sandbox],
+        ])
+        let error = await walletError { _ = try await purchases.handleNotification(signedPayload: payload) }
+        #expect(error?.code == "purchase_invalid")
+    }
+}

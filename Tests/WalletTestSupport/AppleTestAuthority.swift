@@ -98,10 +98,13 @@ public struct AppleTestAuthority: Sendable {
     }
 
     /// An App Store Server Notification V2 `signedPayload` about `signedTransaction`.
-    public func notification(_ type: String, subtype: String? = nil, uuid: String = UUID().uuidString.lowercased(), signedTransaction: String?, bundleID: String = "com.example.game") throws -> String {
+    public func notification(
+        _ type: String, subtype: String? = nil, uuid: String = UUID().uuidString.lowercased(), signedTransaction: String?, bundleID: String = "com.example.game",
+        signedDate: Int64 = milliseconds(Date())
+    ) throws -> String {
         var data: [String: Any] = ["bundleId": bundleID, "environment": "Production", "appAppleId": 1234, "bundleVersion": "1.0"]
         if let signedTransaction { data["signedTransactionInfo"] = signedTransaction }
-        var payload: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": Self.milliseconds(Date()), "data": data]
+        var payload: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": signedDate, "data": data]
         if let subtype { payload["subtype"] = subtype }
         return try sign(payload)
     }

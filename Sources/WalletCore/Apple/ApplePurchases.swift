@@ -58,21 +58,35 @@ public struct ApplePurchases: Sendable {
         if let signedTransaction = notification.data?.signedTransactionInfo {
             let verified = try await verifier.verify(signedTransaction, as: AppleTransaction.self) { $0.signedDate }
             guard verified.bundleId == configuration.bundleID else { throw .purchaseInvalid("bundle id mismatch: \(verified.bundleId.prefix(100))") }
+            // The transaction's own environment counts, whether or not the outer data names one.
+            guard let environment = AppleConfiguration.Environment(rawValue: verified.environment), configuration.environments.contains(environment) else {
+                throw .purchaseInvalid("the \(verified.environment.prefix(40)) environment is not accepted by this wallet")
+            }
             transaction = verified
         }
-        let effect: StoreNotification.Effect = switch notification.notificationType {
-        case "REFUND": .refund(shareThousandths: transaction?.revocationPercentage ?? Limits.refundShareMax, policy: configuration.refundPolicy)
-        case "REFUND_REVERSED": .refundReversal
-        case "CONSUMPTION_REQUEST": .consumptionRequest
-        default: .none
+        let effect: StoreNotification.Effect
+        switch notification.notificationType {
+        case "REFUND":
+            let share = transaction?.revocationPercentage ?? Limits.refundShareMax
+            effect = (1...Limits.refundShareMax).contains(share)
+                ? .refund(shareThousandths: share, policy: configuration.refundPolicy)
+                : .refuse(reason: "revocationPercentage \(share) is outside 1...\(Limits.refundShareMax)")
+        case "REFUND_REVERSED": effect = .refundReversal
+        case "CONSUMPTION_REQUEST": effect = .consumptionRequest
+        default: effect = .none
         }
-        guard effect == .none || transaction != nil else {
+        if case .refuse = effect {} else if effect != .none, transaction == nil {
             throw .purchaseInvalid("a \(notification.notificationType) notification must carry signedTransactionInfo")
         }
-        return try await ledger.recordNotification(
-            StoreNotification(
-                notificationUUID: notification.notificationUUID, store: "apple", type: notification.notificationType, subtype: notification.subtype,
-                storeTransactionID: transaction?.transactionId, effect: effect, actor: "apple:notifications"))
+        do {
+            return try await ledger.recordNotification(
+                StoreNotification(
+                    notificationUUID: notification.notificationUUID, store: "apple", type: notification.notificationType, subtype: notification.subtype,
+                    storeTransactionID: transaction?.transactionId, effect: effect, reportedAt: notification.signedDate, actor: "apple:notifications"))
+        } catch .invalidRequest(let reason) {
+            // A signed payload is refused one way: 422 purchase_invalid with the reason.
+            throw .purchaseInvalid(reason)
+        }
     }
 }
 

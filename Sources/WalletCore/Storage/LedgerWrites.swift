@@ -9,6 +9,10 @@ enum LedgerWrites {
     static func grant(_ db: Database, _ checked: Checked<GrantRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
+        if try StoreTransactionState.find(db, store: request.store, storeTransactionID: request.storeTransactionID)?.state == .refunded {
+            throw WalletError.purchaseInvalid(
+                "refunded: the store reported store transaction \(request.store)/\(request.storeTransactionID) refunded; nothing was credited")
+        }
         guard let product = try LedgerReads.product(db, id: request.productID), product.active else {
             throw WalletError.unknownProduct("product '\(request.productID)' is not in the catalog or is inactive; nothing was credited")
         }
@@ -62,14 +66,23 @@ enum LedgerWrites {
         return try append(db, draft, legs: [(player, request.amount), (source, -request.amount)], key: key, now: now, context: &context)
     }
 
+    /// Refunds a purchase up to `shareThousandths` of it in all: a refund of 50% followed by one
+    /// of 100% takes the other half. What earlier refunds (since the last reversal) already
+    /// claimed is not claimed again; a share already reached changes nothing.
     static func refund(_ db: Database, _ checked: Checked<RefundRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         guard let purchase = try LedgerReads.purchase(db, store: request.store, storeTransactionID: request.storeTransactionID) else {
             throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
         }
+        let corrections = try Corrections.of(db, purchase: purchase)
         // Rounds down: a partial refund never takes back more than its share.
-        let owed = purchase.amount * request.shareThousandths / Limits.refundShareMax
+        let owedInAll = purchase.amount * request.shareThousandths / Limits.refundShareMax
+        let owed = owedInAll - corrections.claimed
+        guard owed > 0 else {
+            throw WalletError.alreadyRefunded(
+                "store transaction \(request.store)/\(request.storeTransactionID) is already refunded by \(corrections.claimed) of its \(purchase.amount) \(purchase.currency); this share claims \(owedInAll), so nothing was refunded")
+        }
         let player = try Account.fetch(db, context: context, owner: Account.playerOwner(purchase.playerID), currency: purchase.currency)
         let taken = switch request.policy {
         case .debt: owed
@@ -85,24 +98,26 @@ enum LedgerWrites {
         return try append(db, draft, legs: [(player, -taken), (sink, taken)], key: key, now: now, context: &context)
     }
 
-    /// Re-credits what the purchase's refund took back, keyed by the store transaction.
+    /// Re-credits what the purchase's refunds since the last reversal took back, keyed by the
+    /// store transaction and the last refund reversed.
     static func reverseRefund(_ db: Database, store: String, storeTransactionID: String, actor: String, now: Date, context: inout BatchContext) throws -> MutationResult {
+        guard let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: storeTransactionID) else {
+            throw WalletError.notFound("no purchase for store transaction \(store)/\(storeTransactionID)")
+        }
+        let corrections = try Corrections.of(db, purchase: purchase)
         var canonical = CanonicalBytes()
         canonical.append("refund_reversal")
         canonical.append(store)
         canonical.append(storeTransactionID)
         let key = IdempotencyKey(
-            scope: "refund_reversal:\(store)", key: storeTransactionID, requestHash: canonical.sha256Hex(),
+            scope: "refund_reversal:\(store):\(corrections.lastRefundSeq ?? 0)", legacyScope: "refund_reversal:\(store)", kind: .refundReversal,
+            key: storeTransactionID, requestHash: canonical.sha256Hex(),
             reusedDetail: "store transaction \(store)/\(storeTransactionID) had its refund reversed already")
         if let replay = try key.replay(db) { return replay }
-        guard let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: storeTransactionID) else {
-            throw WalletError.notFound("no purchase for store transaction \(store)/\(storeTransactionID)")
+        guard corrections.lastRefundSeq != nil, corrections.claimed > 0 else {
+            throw WalletError.notFound("store transaction \(store)/\(storeTransactionID) has no refund to reverse")
         }
-        guard let refundSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM transactions WHERE kind = 'refund' AND refund_of_seq = ?", arguments: [purchase.seq]) else {
-            throw WalletError.notFound("store transaction \(store)/\(storeTransactionID) was never refunded")
-        }
-        let refund = try LedgerReads.transaction(db, seq: refundSeq)
-        let taken = -refund.amount
+        let taken = corrections.taken
         let player = try Account.fetch(db, context: context, owner: Account.playerOwner(purchase.playerID), currency: purchase.currency)
         let source = try Account.fetch(db, context: context, owner: "@refunds", currency: purchase.currency)
         var draft = LedgerTransaction(draftOf: .refundReversal, playerID: purchase.playerID, currency: purchase.currency, amount: taken, actor: actor)
@@ -206,27 +221,34 @@ enum LedgerWrites {
 /// An idempotency key with the hash of the request it stands for.
 struct IdempotencyKey: Sendable {
     let scope: String
+    /// Where schema version 1 recorded keys of this kind: still read (for transactions of
+    /// `kind` only), never written, so a replay across the upgrade still answers the original.
+    var legacyScope: String? = nil
+    var kind: TransactionKind? = nil
     let key: String
     let requestHash: String
     /// What `idempotencyKeyReused` says when the key was used for another request.
     let reusedDetail: String
 
-    /// A caller's key for a spend or adjustment, scoped to the wallet.
-    static func wallet(_ playerID: String, key: String, requestHash: String) -> IdempotencyKey {
+    /// A caller's key for a spend or adjustment, scoped to the wallet and to the kind of
+    /// operation: players and game servers spend, support adjusts, and neither can occupy a key
+    /// the other will use.
+    static func wallet(_ playerID: String, kind: TransactionKind, key: String, requestHash: String) -> IdempotencyKey {
         IdempotencyKey(
-            scope: "wallet:\(playerID)", key: key, requestHash: requestHash,
-            reusedDetail: "idempotency key '\(key)' was already used for a different request on this wallet")
+            scope: "\(kind.rawValue):\(playerID)", legacyScope: "wallet:\(playerID)", kind: kind, key: key, requestHash: requestHash,
+            reusedDetail: "idempotency key '\(key)' was already used for a different \(kind.rawValue) on this wallet")
     }
 
     /// The original result if this key was used for this same request; throws
     /// `idempotencyKeyReused` if it was used for another; nil if unused.
     func replay(_ db: Database) throws -> MutationResult? {
-        let used = try RawStatement(db, sql: "SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?")
-            .bind([.text(scope), .text(key)])
-            .first { row in (requestHash: row.text(0), seq: row.integer(1)) }
-        guard let used else { return nil }
-        guard used.requestHash == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
+        var found = try used(db, scope: scope)
+        if found == nil, let legacyScope { found = try used(db, scope: legacyScope) }
+        guard let used = found else { return nil }
         let transaction = try LedgerReads.transaction(db, seq: used.seq)
+        // A version 1 key of another kind of operation does not bind this one.
+        if used.legacy, let kind, transaction.kind != kind { return nil }
+        guard used.requestHash == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
         let playerOwner = Account.playerOwner(transaction.playerID)
         guard let posting = transaction.postings.first(where: { Identifier.same($0.account, playerOwner) }) else {
             throw WalletError.storage("transaction \(transaction.seq) has no posting for \(playerOwner)")
@@ -234,10 +256,76 @@ struct IdempotencyKey: Sendable {
         return MutationResult(transaction: transaction, balance: posting.balanceAfter, replayed: true)
     }
 
+    private func used(_ db: Database, scope: String) throws -> (requestHash: String, seq: Int64, legacy: Bool)? {
+        let isLegacy = scope != self.scope
+        return try RawStatement(db, sql: "SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?")
+            .bind([.text(scope), .text(key)])
+            .first { row in (requestHash: row.text(0) ?? "", seq: row.integer(1), legacy: isLegacy) }
+    }
+
     func record(_ db: Database, seq: Int64) throws {
         try RawStatement(db, sql: "INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES (?, ?, ?, ?)")
             .bind([.text(scope), .text(key), .text(requestHash), .integer(seq)])
             .execute()
+    }
+}
+
+/// What the corrections of a purchase (its refunds and refund reversals, in seq order) add up
+/// to since the last reversal: what refunds claimed (taken plus uncollected) and what they took.
+struct Corrections {
+    var claimed: Int64 = 0
+    var taken: Int64 = 0
+    var lastRefundSeq: Int64?
+
+    static func of(_ db: Database, purchase: LedgerTransaction) throws -> Corrections {
+        var corrections = Corrections()
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT seq, kind, amount, uncollected FROM transactions WHERE refund_of_seq = ? ORDER BY seq", arguments: [purchase.seq])
+        while let row = try rows.next() {
+            let (seq, kind, amount, uncollected): (Int64, String, Int64, Int64) = (row[0], row[1], row[2], row[3])
+            if kind == TransactionKind.refund.rawValue {
+                corrections.claimed += -amount + uncollected
+                corrections.taken += -amount
+                corrections.lastRefundSeq = seq
+            } else {
+                corrections.claimed = 0
+                corrections.taken = 0
+            }
+        }
+        return corrections
+    }
+}
+
+/// The latest state a store reported for one of its transactions (see `store_transaction_states`).
+struct StoreTransactionState {
+    enum State: String {
+        case refunded
+        case refundReversed = "refund_reversed"
+    }
+
+    var state: State
+    var shareThousandths: Int64
+    /// The report's signing time, milliseconds since 1970.
+    var reportedAt: Int64
+
+    static func find(_ db: Database, store: String, storeTransactionID: String) throws -> StoreTransactionState? {
+        let row = try Row.fetchOne(
+            db, sql: "SELECT state, share_thousandths, reported_at FROM store_transaction_states WHERE store = ? AND store_transaction_id = ?",
+            arguments: [store, storeTransactionID])
+        return row.map { row in
+            StoreTransactionState(state: State(rawValue: row[0]) ?? .refunded, shareThousandths: row[1], reportedAt: row[2])
+        }
+    }
+
+    func save(_ db: Database, store: String, storeTransactionID: String) throws {
+        try RawStatement(
+            db,
+            sql: """
+                INSERT INTO store_transaction_states (store, store_transaction_id, state, share_thousandths, reported_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (store, store_transaction_id) DO UPDATE SET state = excluded.state,
+                    share_thousandths = excluded.share_thousandths, reported_at = excluded.reported_at
+                """
+        ).bind([.text(store), .text(storeTransactionID), .text(state.rawValue), .integer(shareThousandths), .integer(reportedAt)]).execute()
     }
 }
 

@@ -19,9 +19,15 @@ extension SQLiteLedgerStore {
         let store = notification.store
         let transactionID = notification.storeTransactionID ?? ""
         do {
+            if try isSuperseded(db, notification) {
+                outcome.outcome = "superseded"
+                return try record(db, notification, outcome, now: now)
+            }
             switch notification.effect {
             case .none:
                 break
+            case .refuse:
+                outcome.outcome = "invalid"
             case .refund(let share, let policy):
                 let request = RefundRequest(store: store, storeTransactionID: transactionID, shareThousandths: share, policy: policy, actor: notification.actor)
                 let result = try LedgerWrites.refund(db, Checked(request), now: now, context: &context)
@@ -41,10 +47,37 @@ extension SQLiteLedgerStore {
             // applied differently, is recorded as such: the store must not retry it forever.
             switch error {
             case .notFound: outcome.outcome = notification.effect == .refundReversal ? "no_refund" : "no_purchase"
-            case .idempotencyKeyReused: outcome.outcome = "already_applied"
+            case .idempotencyKeyReused, .alreadyRefunded: outcome.outcome = "already_applied"
             default: throw error
             }
         }
+        return try record(db, notification, outcome, now: now)
+    }
+
+    /// Keeps the latest refund state the store reported for the transaction, and says whether
+    /// this report is older than the one kept (then it changes nothing).
+    private static func isSuperseded(_ db: Database, _ notification: StoreNotification) throws -> Bool {
+        let state: StoreTransactionState.State
+        var share: Int64 = 0
+        switch notification.effect {
+        case .refund(let shareThousandths, _):
+            state = .refunded
+            share = shareThousandths
+        case .refundReversal:
+            state = .refundReversed
+        case .none, .consumptionRequest, .refuse:
+            return false
+        }
+        guard let reportedAt = notification.reportedAt, let transactionID = notification.storeTransactionID else { return false }
+        if let current = try StoreTransactionState.find(db, store: notification.store, storeTransactionID: transactionID), current.reportedAt > reportedAt {
+            return true
+        }
+        try StoreTransactionState(state: state, shareThousandths: share, reportedAt: reportedAt).save(db, store: notification.store, storeTransactionID: transactionID)
+        return false
+    }
+
+    private static func record(_ db: Database, _ notification: StoreNotification, _ outcome: NotificationOutcome, now: Date) throws -> NotificationOutcome {
+        let store = notification.store
         try db.execute(
             sql: """
                 INSERT INTO store_notifications (notification_uuid, store, notification_type, subtype, store_transaction_id, outcome,
