@@ -72,6 +72,34 @@ public struct PlayerID: Hashable, Sendable, CustomStringConvertible {
         guard text.utf8.allSatisfy(isAllowed) else {
             throw .invalidRequest("player id may hold only ASCII letters, digits and - _ . : @ + = | ~")
         }
+        // Clients resolve `.` and `..` path segments before sending: such an id names no wallet.
+        guard text != ".", text != ".." else { throw .invalidRequest("player id must not be '.' or '..'") }
+    }
+
+    /// Decodes a percent-encoded path segment byte for byte (`%7C` is `|`), without the
+    /// clean-ups a general decoder makes (Foundation drops a leading byte order mark, so
+    /// `%EF%BB%BFKate` would become `Kate`). Nil for a malformed escape.
+    public static func percentDecoded(_ segment: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = segment.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     private static func isAllowed(_ byte: UInt8) -> Bool {

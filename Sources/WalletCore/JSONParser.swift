@@ -18,7 +18,8 @@ struct JSONParser {
     var keepsNumbersExactly = true
     private(set) var index = 0
     private var depth = 0
-    static let depthMax = 64
+    /// Metadata's depth plus the object it is a member of (a request body, an export line).
+    static let depthMax = Limits.metadataDepthMax + 1
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes

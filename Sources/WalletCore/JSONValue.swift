@@ -43,6 +43,15 @@ public enum JSONValue: Codable, Sendable, Equatable {
         }
     }
 
+    /// Levels of objects and arrays: 0 for a scalar, 1 for `{}`.
+    public var depth: Int {
+        switch self {
+        case .array(let items): 1 + (items.map(\.depth).max() ?? 0)
+        case .object(let members): 1 + (members.values.map(\.depth).max() ?? 0)
+        default: 0
+        }
+    }
+
     /// The canonical text of this value: sorted keys, no insignificant whitespace. Two requests
     /// with the same metadata in another key order have the same canonical text.
     public func canonicalText() throws(WalletError) -> String {
@@ -88,6 +97,9 @@ public struct Metadata: Codable, Sendable, Equatable {
     public init(_ value: JSONValue) throws(WalletError) {
         guard case .object = value else {
             throw .invalidRequest("metadata must be a JSON object")
+        }
+        guard value.depth <= Limits.metadataDepthMax else {
+            throw .invalidRequest("metadata nests objects and arrays deeper than \(Limits.metadataDepthMax) levels")
         }
         let text = try value.canonicalText()
         guard text.utf8.count <= Limits.metadataBytesMax else {

@@ -21,6 +21,10 @@ public enum Limits {
     public static let noteBytesMax = 2_000
     /// Length limit, in UTF-8 bytes, of a spend's metadata once serialised as JSON.
     public static let metadataBytesMax = 4_096
+    /// Deepest nesting of objects and arrays in metadata, the metadata object itself counting
+    /// as one: every reader (request bodies, where metadata is a member, and export lines) then
+    /// sees at most `metadataDepthMax + 1` levels, the strict parser's limit.
+    public static let metadataDepthMax = 63
     /// Largest history page.
     public static let pageSizeMax = 500
     /// History page size when the caller gives none.

@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import Logging
 import WalletCore
 
@@ -10,12 +11,26 @@ public struct ServerConfiguration: Sendable {
     public var playerTokens: PlayerTokenVerifier?
     /// Redeems StoreKit 2 transactions; nil when no Apple bundle id is configured.
     public var applePurchases: ApplePurchases?
+    /// A connection that sends nothing for this long is closed: an idle keep-alive, or a request
+    /// head or body left half-sent.
+    public var idleTimeoutSeconds: Int64
+    /// Connections open at once; beyond it new ones wait in the listen backlog, so idle
+    /// clients cannot use up the process's file descriptors.
+    public var connectionsMax: Int
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, playerTokens: PlayerTokenVerifier? = nil, applePurchases: ApplePurchases? = nil) {
+    public static let idleTimeoutSecondsDefault: Int64 = 30
+    public static let connectionsMaxDefault = 512
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, playerTokens: PlayerTokenVerifier? = nil, applePurchases: ApplePurchases? = nil,
+        idleTimeoutSeconds: Int64 = idleTimeoutSecondsDefault, connectionsMax: Int = connectionsMaxDefault
+    ) {
         self.host = host
         self.port = port
         self.playerTokens = playerTokens
         self.applePurchases = applePurchases
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.connectionsMax = connectionsMax
     }
 }
 
@@ -42,6 +57,9 @@ public func buildApplication(store: any LedgerStore, configuration: ServerConfig
     let (router, _) = buildRouter(store: store, configuration: configuration)
     return Application(
         router: router,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "CreditsWallet"),
+        server: .http1(configuration: .init(idleTimeout: .seconds(configuration.idleTimeoutSeconds))),
+        configuration: .init(
+            address: .hostname(configuration.host, port: configuration.port), serverName: "CreditsWallet",
+            availableConnectionsDelegate: MaximumAvailableConnections(configuration.connectionsMax, logger: logger)),
         logger: logger)
 }

@@ -63,7 +63,7 @@ struct RouteRegistrar {
 extension WalletRequestContext {
     /// The `{player_id}` path parameter, percent-decoded and validated.
     fileprivate func pathPlayerID() throws -> PlayerID {
-        guard let raw = parameters.get("player_id"), let playerID = raw.removingPercentEncoding else {
+        guard let raw = parameters.get("player_id"), let playerID = PlayerID.percentDecoded(raw[...]) else {
             throw APIError.invalidRequest("the player id in the path is not valid percent-encoding")
         }
         return try PlayerID(playerID)
@@ -83,7 +83,15 @@ enum RequestBodyReader {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > ServerLimits.bodyBytesMax {
             throw APIError.payloadTooLarge()
         }
-        let buffer = try await request.body.collect(upTo: ServerLimits.bodyBytesMax)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: ServerLimits.bodyBytesMax)
+        } catch let error as any HTTPResponseError {
+            throw error
+        } catch {
+            // A malformed chunked encoding or a connection cut mid-body: the client's fault.
+            throw APIError.invalidRequest("the request body could not be read: it is malformed or incomplete")
+        }
         let bytes = Array(buffer.readableBytesView)
         try checkStrictly(bytes, fieldNames: Body.fieldNames)
         let data = Data(bytes)

@@ -74,14 +74,27 @@ final class ExportSink: @unchecked Sendable {
             temporaryPath = nil
             return
         }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw .invalidRequest("--output \(path) is a directory; give a file path")
+        // Only a regular file (not followed through a symlink) or a new path is replaced: a
+        // typo of /dev/null, a FIFO or a link must not be swapped for an export.
+        var existing = stat()
+        var mode: mode_t = 0o644
+        if lstat(path, &existing) == 0 {
+            guard existing.st_mode & S_IFMT == S_IFREG else {
+                throw .invalidRequest("--output \(path) exists and is not a regular file (a directory, device, FIFO, socket or symlink); give a file path")
+            }
+            mode = existing.st_mode & 0o7777
+        } else if errno != ENOENT {
+            throw .storage("cannot inspect \(path): \(String(cString: strerror(errno)))")
         }
         let temporary = path + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
-        guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
+        // O_EXCL: never write through something already at the temporary path.
+        let descriptor = Foundation.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard descriptor >= 0 else {
             throw .storage("cannot create \(path): check that the directory exists and is writable")
         }
+        // The replaced file keeps its mode (0600 stays 0600), whatever the umask.
+        _ = fchmod(descriptor, mode)
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         self.handle = handle
         destination = path
         temporaryPath = temporary

@@ -26,8 +26,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Port to listen on, 1 to 65535 (env WALLET_PORT; default 8080).", valueName: "port"))
     var port: Int?
 
-    @Option(help: ArgumentHelp("HS256 secret of player tokens, at least 32 bytes (env WALLET_PLAYER_JWT_SECRET).", valueName: "secret"))
+    @Option(
+        help: ArgumentHelp(
+            "HS256 secret of player tokens, at least 32 bytes (env WALLET_PLAYER_JWT_SECRET). Visible in ps: prefer the environment or --player-jwt-secret-file.",
+            valueName: "secret"))
     var playerJWTSecret: String?
+
+    @Option(help: ArgumentHelp("File holding the HS256 secret of player tokens (env WALLET_PLAYER_JWT_SECRET_FILE); one trailing newline is ignored.", valueName: "path"))
+    var playerJWTSecretFile: String?
+
+    @Option(help: ArgumentHelp("Close a connection idle (or stalled mid-request) this many seconds, 1 to 3600 (env WALLET_IDLE_TIMEOUT; default 30).", valueName: "seconds"))
+    var idleTimeout: Int?
+
+    @Option(help: ArgumentHelp("Connections open at once, 1 to 100000; more wait in the backlog (env WALLET_MAX_CONNECTIONS; default 512).", valueName: "count"))
+    var maxConnections: Int?
 
     @Option(
         help: ArgumentHelp(
@@ -49,6 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try resolvedPort()
+        _ = try resolvedLimits()
         if resolvedHost.isEmpty { throw ValidationError("--host (or WALLET_HOST) must not be empty.") }
         _ = try resolvedLogLevel()
         _ = try playerTokens()
@@ -58,7 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// The player token verifier: HS256 with a secret, ES256 with a public key, or none.
     func playerTokens() throws -> PlayerTokenVerifier? {
-        let secret = playerJWTSecret ?? environment["WALLET_PLAYER_JWT_SECRET"]
+        let secret = try playerJWTSecret ?? environment["WALLET_PLAYER_JWT_SECRET"] ?? secretFromFile()
         let publicKeyPath = playerJWTPublicKey ?? environment["WALLET_PLAYER_JWT_PUBLIC_KEY"]
         switch (secret, publicKeyPath) {
         case (nil, nil):
@@ -80,6 +93,32 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("'\(path)' holds no PEM-encoded P-256 public key (-----BEGIN PUBLIC KEY-----).")
             }
         }
+    }
+
+    /// The HS256 secret from `--player-jwt-secret-file` (or its environment variable), if given.
+    private func secretFromFile() throws -> String? {
+        guard let path = playerJWTSecretFile ?? environment["WALLET_PLAYER_JWT_SECRET_FILE"] else { return nil }
+        guard var text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ValidationError("cannot read the player JWT secret file '\(path)'.")
+        }
+        if text.hasSuffix("\n") { text.removeLast() }
+        return text
+    }
+
+    /// The idle timeout in seconds and the connection cap, from flags, environment or defaults.
+    func resolvedLimits() throws -> (idleTimeoutSeconds: Int64, connectionsMax: Int) {
+        let idle = try Self.number(idleTimeout, environment["WALLET_IDLE_TIMEOUT"], name: "--idle-timeout (or WALLET_IDLE_TIMEOUT)", range: 1...3_600)
+        let connections = try Self.number(maxConnections, environment["WALLET_MAX_CONNECTIONS"], name: "--max-connections (or WALLET_MAX_CONNECTIONS)", range: 1...100_000)
+        return (Int64(idle ?? Int(ServerConfiguration.idleTimeoutSecondsDefault)), connections ?? ServerConfiguration.connectionsMaxDefault)
+    }
+
+    private static func number(_ flag: Int?, _ variable: String?, name: String, range: ClosedRange<Int>) throws -> Int? {
+        guard let value = try flag ?? variable.map({ text in
+            guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, not '\(text.prefix(40))'.") }
+            return value
+        }) else { return nil }
+        guard range.contains(value) else { throw ValidationError("\(name) must be from \(range.lowerBound) to \(range.upperBound), not \(value).") }
+        return value
     }
 
     func resolvedPort() throws -> Int {
@@ -108,7 +147,10 @@ struct ServeCommand: AsyncParsableCommand {
         let store = try options.openStore(writeMode: writeMode == .grouped ? .default : .single)
         let playerTokens = try playerTokens()
         let apple = try self.apple.configuration().map { ApplePurchases(configuration: $0, ledger: store) }
-        let configuration = ServerConfiguration(host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens, applePurchases: apple)
+        let limits = try resolvedLimits()
+        let configuration = ServerConfiguration(
+            host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens, applePurchases: apple, idleTimeoutSeconds: limits.idleTimeoutSeconds,
+            connectionsMax: limits.connectionsMax)
         logger.info(
             "starting",
             metadata: [

@@ -63,14 +63,23 @@ struct HostileInputTests {
     func metadataDepthAndExactness() async throws {
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "t1", quantity: 10)
-        let deepest = try JSONValue.parse(Self.nested(JSONParser.depthMax))
+        let deepest = try JSONValue.parse(Self.nested(Limits.metadataDepthMax))
         let spend = try await ledger.store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "deep", metadata: try Metadata(deepest), actor: "t"))
         #expect(throws: Never.self) { _ = try WalletJSON.data(spend) }
-        let tooDeep = #expect(throws: WalletError.self) { _ = try Metadata(JSONValue.parse(Self.nested(JSONParser.depthMax + 1))) }
+        // An export of it verifies offline: the export line holds metadata one level deeper.
+        for format in ExportFormat.allCases {
+            let path = ledger.directory.appendingPathComponent("deep.\(format.rawValue)").path
+            var bytes: [UInt8] = []
+            _ = try await ledger.store.export(ExportQuery(), format: format).write { bytes += $0 }
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let report = try ExportFileVerifier.verify(path: path, head: try await ledger.store.head().hash)
+            #expect(report.ok, "\(format): \(report.problem ?? "")")
+        }
+        let tooDeep = #expect(throws: WalletError.self) { _ = try Metadata(JSONValue.parse(Self.nested(Limits.metadataDepthMax + 1))) }
         #expect(tooDeep?.detail.contains("deeper") == true)
         // Built in Swift, not parsed: the door still refuses what a reader could not read back.
         var value = JSONValue.object([:])
-        for _ in 0..<JSONParser.depthMax { value = .object(["a": value]) }
+        for _ in 0..<Limits.metadataDepthMax { value = .object(["a": value]) }
         #expect(throws: WalletError.self) { _ = try Metadata(value) }
         // What is accepted comes back as it was sent.
         let exact = #"{"big":9223372036854775807,"fraction":0.1,"negative":-12,"text":"caf\u00e9"}"#

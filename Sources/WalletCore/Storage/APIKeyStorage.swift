@@ -39,8 +39,12 @@ extension SQLiteLedgerStore {
         }
     }
 
+    /// Ready when the database answers a read and the latest write committed (or failed more
+    /// than a few seconds ago): a full disk or a lock held past the busy timeout makes the
+    /// instance unready, so a balancer stops sending it writes.
     public func checkReadiness() async throws(WalletError) {
         _ = try await read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+        if let failure = recentCommitFailure { throw .storage("writes cannot commit: \(failure.prefix(200))") }
     }
 
     private static func apiKey(from row: Row) throws -> APIKey {

@@ -39,6 +39,21 @@ final class GroupCommitWriter: Sendable {
         var queue: [any PendingWrite] = []
         var draining = false
         var statistics = GroupCommitStatistics()
+        /// When the latest commit failed, and why; nil once one succeeds.
+        var commitFailure: (at: ContinuousClock.Instant, error: String)?
+    }
+
+    /// How long after a failed commit the writer reports itself unable to write (unless a
+    /// commit succeeds first): long enough for a balancer to stop sending writes, short
+    /// enough that traffic comes back to find out whether the disk recovered.
+    static let failureHoldSeconds = 5
+
+    /// Why writes cannot commit now (the latest commit failed, a few seconds ago at most), or nil.
+    var recentCommitFailure: String? {
+        state.withLock { state in
+            guard let failure = state.commitFailure, ContinuousClock.now - failure.at < .seconds(Self.failureHoldSeconds) else { return nil }
+            return failure.error
+        }
     }
 
     /// Batches and operations committed so far.
@@ -134,8 +149,10 @@ final class GroupCommitWriter: Sendable {
                 }
                 try context.writeBalances(db)
             }
+            state.withLock { $0.commitFailure = nil }
             for pending in batch { pending.complete(commitError: nil) }
         } catch {
+            state.withLock { $0.commitFailure = (ContinuousClock.now, "\(error)") }
             for pending in batch { pending.complete(commitError: error) }
         }
     }

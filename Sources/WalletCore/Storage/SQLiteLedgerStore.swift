@@ -42,9 +42,13 @@ public struct SQLiteLedgerStore: LedgerStore {
             // Checkpoint the WAL every 64 MiB instead of every 4 MiB: a page rewritten by many
             // commits is then copied into the database once, not once per 4 MiB.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 16384")
+            // After a checkpoint, a WAL that grew (a burst of writes while an export read) is
+            // cut back to 64 MiB instead of keeping its largest size on disk.
+            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
         }
         let pool: DatabasePool
         do {
+            try refuseForeignDatabase(path: path)
             pool = try DatabasePool(path: path, configuration: configuration)
             // DatabasePool sets synchronous=NORMAL on its writer once it is open, after any
             // prepareDatabase hook, so the durable setting is issued here, afterwards.
@@ -55,6 +59,31 @@ public struct SQLiteLedgerStore: LedgerStore {
             throw mapped(error, path: path)
         }
         return try SQLiteLedgerStore(writer: pool, writeMode: writeMode, clock: clock)
+    }
+
+    /// Reads an existing file read-only first: another program's database, or a newer wallet's,
+    /// is refused before anything (such as the switch to WAL) changes a byte of it.
+    private static func refuseForeignDatabase(path: String) throws {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_size > 0 else { return }
+        var configuration = Configuration()
+        configuration.readonly = true
+        // Another process may be creating the same file right now: wait for it as writes do.
+        configuration.busyMode = .timeout(busyTimeoutSeconds)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.read { db in
+            let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            if version == 0 {
+                let tableCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") ?? 0
+                guard tableCount == 0 else {
+                    throw WalletError.unsupportedDatabase("the database holds tables but no wallet schema version; it is not a wallet database")
+                }
+            } else if version > Schema.version {
+                throw WalletError.unsupportedDatabase(
+                    "the database has schema version \(version), but this wallet knows only version \(Schema.version); use a newer wallet")
+            }
+        }
+        try queue.close()
     }
 
     /// A store on an existing GRDB writer (tests use an in-memory queue). Applies the schema to
@@ -145,6 +174,9 @@ public struct SQLiteLedgerStore: LedgerStore {
 
     /// Operations waiting for the next group commit (0 in `.single` mode).
     var queuedWriteCount: Int { groupCommit?.queuedCount ?? 0 }
+
+    /// Why the latest write could not commit, if that was a few seconds ago at most.
+    var recentCommitFailure: String? { groupCommit?.recentCommitFailure }
 
     /// What the group commit did so far; nil in `.single` mode.
     public var groupCommitStatistics: GroupCommitStatistics? { groupCommit?.statistics }

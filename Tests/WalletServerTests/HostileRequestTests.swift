@@ -1,0 +1,151 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import WalletCore
+import WalletTestSupport
+@testable import WalletServer
+
+/// What an attacker sends through the HTTP door: look-alike ids, JSON that parsers read
+/// differently, out-of-range dates and signed data. Each is a 4xx problem, nothing moves, and
+/// the ledger verifies afterwards.
+@Suite("Hostile requests")
+struct HostileRequestTests {
+    @Test("a player token for a look-alike of another player's id opens no wallet")
+    func lookAlikeTokens() async throws {
+        let server = try await TestServer()
+        try await server.credit("Kate", quantity: 2)
+        try await server.test { client in
+            for alike in ["\\u212Aate", "\\u004Bate\\u200B", "K\\u0430te"] {
+                let token = playerToken(alike)
+                let read = try await client.execute(uri: "/v1/wallets/Kate", method: .get, headers: [.authorization: "Bearer \(token)"])
+                #expect(try read.status == .unauthorized && read.problemCode() == "unauthorized")
+                let spend = try await client.execute(
+                    uri: "/v1/wallets/Kate/spend", method: .post, headers: .jsonContent + [.authorization: "Bearer \(token)", .idempotencyKey: "k1"],
+                    body: json(#"{"amount": 1}"#))
+                #expect(spend.status == .unauthorized)
+            }
+            // The path spelled with a look-alike is not a valid id either.
+            for path in ["/v1/wallets/%E2%84%AAate", "/v1/wallets/caf%C3%A9", "/v1/wallets/cafe%CC%81", "/v1/wallets/a%E2%80%AEb"] {
+                let response = try await client.execute(uri: path, method: .get, headers: server.bearer(.support))
+                #expect(try response.status == .badRequest && response.problemCode() == "invalid_request", "\(path)")
+            }
+        }
+        #expect(try await server.store.balances(playerID: "Kate").balances["credits"] == 10)
+        #expect(try await server.store.verify().ok)
+    }
+
+    @Test("a player token naming `sub` twice is refused, whichever one a parser would pick")
+    func duplicateClaims() async throws {
+        let server = try await TestServer()
+        try await server.credit("victim")
+        try await server.test { client in
+            let token = playerToken("attacker", extraClaims: #","sub":"victim""#)
+            let response = try await client.execute(uri: "/v1/wallets/victim", method: .get, headers: [.authorization: "Bearer \(token)"])
+            #expect(response.status == .unauthorized)
+        }
+    }
+
+    @Test("bodies: a member twice, fractions for amounts, -0, huge numbers, deep nesting, bad UTF-8 and lone surrogates are 400s")
+    func strictBodies() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1", quantity: 100)
+        let deep = String(repeating: #"{"a":"#, count: 64) + "{}" + String(repeating: "}", count: 64)
+        let bodies: [String] = [
+            #"{"amount":1000,"amount":1}"#, #"{"amount":1.0}"#, #"{"amount":1e3}"#, #"{"amount":999999999.99999999}"#, #"{"amount":-0}"#,
+            #"{"amount":9223372036854775808}"#, #"{"amount":1,"metadata":\#(deep)}"#, #"{"amount":1,"reason":"\ud800"}"#,
+            #"{"amount":1,"metadata":{"n":12345678901234567890}}"#, #"{"amount":1,"\u0061mount":2}"#,
+            String(repeating: "[", count: 60_000),
+        ]
+        try await server.test { client in
+            for (index, body) in bodies.enumerated() {
+                let response = try await client.execute(
+                    uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent + [.idempotencyKey: "k\(index)"], body: json(body))
+                #expect(try response.status == .badRequest && response.problemCode() == "invalid_request", "\(body.prefix(60))")
+            }
+            var invalidUTF8 = ByteBuffer(string: #"{"amount":1,"reason":""#)
+            invalidUTF8.writeBytes([0xC3, 0x28])
+            invalidUTF8.writeString(#""}"#)
+            let response = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent + [.idempotencyKey: "utf8"], body: invalidUTF8)
+            #expect(response.status == .badRequest)
+            #expect(String(decoding: response.body.readableBytesView, as: UTF8.self).contains("UTF-8"))
+        }
+        #expect(try await server.store.balances(playerID: "p1").balances["credits"] == 500)
+        #expect(try await server.store.verify().ok)
+    }
+
+    @Test("metadata nested as deep as the limit is stored and read back by every reader; one level more is a 400")
+    func metadataDepth() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        // 63 levels of metadata inside the body's object: 64, the parser's limit.
+        let deepest = String(repeating: #"{"a":"#, count: 62) + "{}" + String(repeating: "}", count: 62)
+        try await server.test { client in
+            let spend = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent + [.idempotencyKey: "deep"],
+                body: json(#"{"amount":1,"metadata":\#(deepest)}"#))
+            #expect(spend.status == .created)
+            let replay = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent + [.idempotencyKey: "deep"],
+                body: json(#"{"amount":1,"metadata":\#(deepest)}"#))
+            #expect(replay.status == .created && replay.headers[.idempotentReplayed] == "true")
+            let history = try await client.execute(uri: "/v1/wallets/p1/transactions", method: .get, headers: server.bearer(.support))
+            #expect(history.status == .ok)
+            let statement = try await client.execute(uri: "/v1/wallets/p1/statement", method: .get, headers: server.bearer(.support))
+            #expect(statement.status == .ok)
+            let export = try await client.execute(uri: "/v1/ledger/export?format=jsonl", method: .get, headers: server.bearer(.auditor))
+            #expect(export.status == .ok)
+            let tooDeep = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent + [.idempotencyKey: "deeper"],
+                body: json(#"{"amount":1,"metadata":{"b":\#(deepest)}}"#))
+            #expect(tooDeep.status == .badRequest)
+        }
+    }
+
+    @Test("query timestamps out of range are 400s, not wrapped around", arguments: [
+        "from=10000-01-01T00:00:00Z", "from=2026-02-30T00:00:00Z", "to=2026-01-01T24:00:00Z", "from=2026-01-01T00:00:60Z",
+    ])
+    func queryTimestamps(_ query: String) async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let history = try await client.execute(uri: "/v1/wallets/p1/transactions?\(query)", method: .get, headers: server.bearer(.support))
+            #expect(try history.status == .badRequest && history.problemCode() == "invalid_request")
+            let export = try await client.execute(uri: "/v1/ledger/export?\(query)", method: .get, headers: server.bearer(.auditor))
+            #expect(export.status == .badRequest)
+        }
+    }
+
+    @Test("an unauthenticated notification signed for year 10000 is a 422, and the server keeps answering")
+    func notificationFromYear10000() async throws {
+        let server = try await TestServer()
+        let payload = try TestServer.apple.sign([
+            "notificationType": "TEST", "notificationUUID": "n-10000", "signedDate": 253_402_300_800_000, "data": ["bundleId": "com.example.game"],
+        ])
+        try await server.test { client in
+            let response = try await client.execute(
+                uri: "/v1/notifications/apple", method: .post, headers: .jsonContent, body: json(#"{"signedPayload":"\#(payload)"}"#))
+            #expect(try response.status == .unprocessableContent && response.problemCode() == "purchase_invalid")
+            let health = try await client.execute(uri: "/healthz", method: .get)
+            #expect(health.status == .ok)
+        }
+    }
+
+    @Test("a support adjustment's key is not taken by a player's spend with the same key")
+    func keyScopes() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1", quantity: 2)
+        try await server.test { client in
+            let spend = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post, headers: .jsonContent + [.authorization: "Bearer \(playerToken("p1"))", .idempotencyKey: "SUP-1240-1"],
+                body: json(#"{"amount": 1}"#))
+            #expect(spend.status == .created)
+            let adjustment = try await client.execute(
+                uri: "/v1/wallets/p1/adjustments", method: .post, headers: server.bearer(.support) + .jsonContent + [.idempotencyKey: "SUP-1240-1"],
+                body: json(#"{"amount": 5, "reason_code": "goodwill", "note": "outage", "ticket": "SUP-1240"}"#))
+            #expect(adjustment.status == .created && adjustment.headers[.idempotentReplayed] == nil)
+        }
+        #expect(try await server.store.balances(playerID: "p1").balances["credits"] == 14)
+    }
+}
