@@ -1097,7 +1097,7 @@ enum OpenAPIDocument {
         }
       },
       "Problem409": {
-        "description": "`insufficient_funds`, or `idempotency_key_reused` for a key already used by another request.",
+        "description": "`insufficient_funds`, `idempotency_key_reused` for a key already used by another request, or `already_refunded` for a refund share already reached.",
         "headers": {
           "X-Request-Id": {
             "$ref": "#/components/headers/RequestId"
@@ -1283,7 +1283,7 @@ enum OpenAPIDocument {
           },
           "code": {
             "type": "string",
-            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, storage_error, overloaded, internal_error."
+            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, storage_error, overloaded, internal_error."
           }
         }
       },
