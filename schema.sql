@@ -83,8 +83,13 @@ CREATE TABLE postings (
     PRIMARY KEY (seq, account_id)
 ) STRICT, WITHOUT ROWID;
 
--- Every idempotency key ever used, kept as long as the ledger. `scope` is `wallet:<player id>`
--- for spends and adjustments, `purchase:<store>` and `refund:<store>` for store transactions.
+-- Every idempotency key ever used, kept as long as the ledger. `scope` is `spend:<player id>` or
+-- `adjustment:<player id>` for callers' keys (a player cannot take a key support will use),
+-- `purchase:<store>` for store transactions, `refund:<store>:<share>` and
+-- `refund_reversal:<store>:<refund seq>` for corrections. Version 1 kept spends and adjustments
+-- under `wallet:<player id>`: the upgrade copies those keys into their new scopes. Its
+-- `refund:<store>` and `refund_reversal:<store>` keys stay as history; a refund sent again after
+-- the upgrade is judged by the share already refunded (409 `already_refunded`, nothing moves).
 -- `request_hash` is the SHA-256 of the canonical request, so a replay is told from a reuse.
 CREATE TABLE idempotency_keys (
     scope TEXT NOT NULL CHECK (length(scope) BETWEEN 1 AND 300),

@@ -33,14 +33,6 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
         left.utf8.elementsEqual(right.utf8)
     }
 
-    /// True when `left` and `right` are the same bytes, or both absent.
-    public static func same(_ left: String?, _ right: String?) -> Bool {
-        switch (left, right) {
-        case (nil, nil): true
-        case (let left?, let right?): same(left, right)
-        default: false
-        }
-    }
 }
 
 /// A player id, checked against the documented syntax and compared by its bytes.
@@ -87,19 +79,10 @@ public struct PlayerID: Hashable, Sendable, CustomStringConvertible {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            guard let high = iterator.next().flatMap(Hex.value), let low = iterator.next().flatMap(Hex.value) else { return nil }
             bytes.append(high << 4 | low)
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     private static func isAllowed(_ byte: UInt8) -> Bool {

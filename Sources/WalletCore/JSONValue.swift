@@ -74,11 +74,7 @@ public enum JSONValue: Codable, Sendable, Equatable {
     /// Parses JSON text such as a CLI argument, or stored canonical text, with the strict parser
     /// every reader uses (`JSONParser`).
     public static func parse(_ text: String) throws(WalletError) -> JSONValue {
-        do {
-            return try JSONParser.checkedValue(of: Array(text.utf8))
-        } catch {
-            throw .invalidRequest("metadata is refused: \(error.reason)")
-        }
+        try strict(Array(text.utf8), what: "metadata")
     }
 }
 

@@ -226,7 +226,7 @@ public struct RefundRequest: LedgerMutation, Equatable {
     /// replay, a larger share takes the difference.
     var idempotency: IdempotencyKey {
         IdempotencyKey(
-            scope: "refund:\(store):\(shareThousandths)", legacyScope: "refund:\(store)", kind: .refund, key: storeTransactionID, requestHash: requestHash,
+            scope: "refund:\(store):\(shareThousandths)", key: storeTransactionID, requestHash: requestHash,
             reusedDetail: "store transaction \(store)/\(storeTransactionID) was already refunded by this share with another policy")
     }
 

@@ -1207,8 +1207,8 @@ enum OpenAPIDocument {
         "type": "string",
         "minLength": 1,
         "maxLength": 255,
-        "pattern": "^[^\\s\\x00-\\x1f\\x7f-\\x9f]+$",
-        "description": "1 to 255 bytes, no whitespace or control characters."
+        "pattern": "^[A-Za-z0-9._:@+=|~-]+$",
+        "description": "1 to 255 bytes of ASCII letters, digits and - _ . : @ + = | ~, and not '.' or '..'. Nothing else: ids are compared by their bytes, so no two distinct ids can look alike."
       },
       "IdempotencyKey": {
         "type": "string",
@@ -1763,6 +1763,8 @@ enum OpenAPIDocument {
               "no_purchase",
               "no_refund",
               "already_applied",
+              "superseded",
+              "invalid",
               "recorded"
             ]
           },
@@ -1835,7 +1837,7 @@ enum OpenAPIDocument {
           },
           "metadata": {
             "type": "object",
-            "description": "Stored with the transaction; at most 4096 bytes of JSON."
+            "description": "Stored with the transaction and returned exactly as sent: at most 4096 bytes of JSON and 63 levels deep; numbers are 64-bit integers or fractions in shortest form (-0, 1.0 or 1e3 are refused)."
           },
           "idempotency_key": {
             "$ref": "#/components/schemas/IdempotencyKey"

@@ -71,8 +71,7 @@ extension WalletRequestContext {
 }
 
 /// Reads JSON request bodies strictly: at most `ServerLimits.bodyBytesMax` bytes, JSON media
-/// type, a top-level object, no null values, and no field the route does not know (a misspelt
-/// optional field must not be silently ignored).
+/// type, then `checkStrictly`, then the decoding.
 enum RequestBodyReader {
     static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request) async throws -> Body {
         if let contentType = request.headers[.contentType]?.lowercased(),
@@ -94,23 +93,17 @@ enum RequestBodyReader {
         }
         let bytes = Array(buffer.readableBytesView)
         try checkStrictly(bytes, fieldNames: Body.fieldNames)
-        let data = Data(bytes)
-        do {
-            return try JSONDecoder().decode(Strict<Body>.self, from: data).body
-        } catch let error as APIError {
-            throw error
-        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
-            throw APIError.invalidRequest("the body must be a JSON object")
-        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
-            throw APIError.invalidRequest("the body must be a JSON object")
-        }
+        // Wrong types of known fields are `DecodingError`s, which the problem middleware answers as 400s.
+        return try JSONDecoder().decode(Body.self, from: Data(bytes))
     }
 
-    /// The checks `JSONDecoder` does not make, with the parser every reader of stored JSON uses:
-    /// a member named twice (`{"amount":1000,"amount":1}`), invalid UTF-8 or a lone surrogate,
-    /// nesting deeper than metadata may be, a number that would not be kept exactly; and at
-    /// the top level, field names equal to the route's by their bytes and numbers that are
-    /// integers (`1.0`, `1e3` and `2.5` are not amounts).
+    /// What `JSONDecoder` does not check, with the parser every reader of stored JSON uses: a
+    /// member named twice (`{"amount":1000,"amount":1}`), invalid UTF-8 or a lone surrogate,
+    /// nesting deeper than metadata may be, a number that would not be kept exactly; and at the
+    /// top level, an object whose field names are the route's by their bytes (a misspelt
+    /// optional field must not be silently ignored), no null (an optional field is left out:
+    /// the document describes no nullable field), and numbers that are integers (`1.0`, `1e3`
+    /// and `2.5` are not amounts).
     private static func checkStrictly(_ bytes: [UInt8], fieldNames: Set<String>) throws(WalletError) {
         guard case .object(let members) = try JSONValue.strict(bytes, what: "the body") else {
             throw .invalidRequest("the body must be a JSON object")
@@ -120,32 +113,11 @@ enum RequestBodyReader {
             guard known.contains(Identifier(name)) else {
                 throw .invalidRequest("unknown field '\(name.prefix(64))'; this route accepts \(fieldNames.sorted().joined(separator: ", "))")
             }
-            if case .number = value { throw .invalidRequest("the field '\(name)' holds a fraction; amounts and counts are whole numbers") }
-        }
-    }
-
-    /// Checks the object's field names and values in the same pass that decodes the body.
-    private struct Strict<Wrapped: StrictBody>: Decodable {
-        let body: Wrapped
-
-        private struct Field: CodingKey {
-            let stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
-        init(from decoder: any Decoder) throws {
-            let fields = try decoder.container(keyedBy: Field.self)
-            let names = fields.allKeys.map(\.stringValue)
-            if let unknown = Set(names).subtracting(Wrapped.fieldNames).sorted().first {
-                throw APIError.invalidRequest("unknown field '\(unknown.prefix(64))'; this route accepts \(Wrapped.fieldNames.sorted().joined(separator: ", "))")
+            switch value {
+            case .null: throw .invalidRequest("the field '\(name)' must not be null; leave it out instead")
+            case .number: throw .invalidRequest("the field '\(name)' holds a fraction; amounts and counts are whole numbers")
+            default: break
             }
-            // An optional field is left out, not sent as null: the document describes no nullable field.
-            if let null = try fields.allKeys.filter({ try fields.decodeNil(forKey: $0) }).map(\.stringValue).sorted().first {
-                throw APIError.invalidRequest("the field '\(null)' must not be null; leave it out instead")
-            }
-            body = try Wrapped(from: decoder)
         }
     }
 }

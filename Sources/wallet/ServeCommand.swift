@@ -98,8 +98,12 @@ struct ServeCommand: AsyncParsableCommand {
     /// The HS256 secret from `--player-jwt-secret-file` (or its environment variable), if given.
     private func secretFromFile() throws -> String? {
         guard let path = playerJWTSecretFile ?? environment["WALLET_PLAYER_JWT_SECRET_FILE"] else { return nil }
-        guard var text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw ValidationError("cannot read the player JWT secret file '\(path)'.")
+        // A regular file of at most 4 KiB: a typo such as /dev/zero must not be read forever.
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= 4_096,
+            var text = try? String(contentsOfFile: path, encoding: .utf8)
+        else {
+            throw ValidationError("cannot read the player JWT secret file '\(path)': it must be a readable regular file of at most 4096 bytes of UTF-8.")
         }
         if text.hasSuffix("\n") { text.removeLast() }
         return text
@@ -112,6 +116,8 @@ struct ServeCommand: AsyncParsableCommand {
         return (Int64(idle ?? Int(ServerConfiguration.idleTimeoutSecondsDefault)), connections ?? ServerConfiguration.connectionsMaxDefault)
     }
 
+    /// A whole-number setting from its flag, else its environment variable, within `range`;
+    /// nil when neither is given.
     private static func number(_ flag: Int?, _ variable: String?, name: String, range: ClosedRange<Int>) throws -> Int? {
         guard let value = try flag ?? variable.map({ text in
             guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, not '\(text.prefix(40))'.") }
@@ -122,15 +128,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func resolvedPort() throws -> Int {
-        if let port { return try Self.checkedPort(port, source: "--port") }
-        guard let text = environment["WALLET_PORT"] else { return 8080 }
-        guard let port = Int(text) else { throw ValidationError("WALLET_PORT must be a number from 1 to 65535, not '\(text)'.") }
-        return try Self.checkedPort(port, source: "WALLET_PORT")
-    }
-
-    static func checkedPort(_ port: Int, source: String) throws -> Int {
-        guard (1...65535).contains(port) else { throw ValidationError("\(source) must be from 1 to 65535, not \(port).") }
-        return port
+        try Self.number(port, environment["WALLET_PORT"], name: "--port (or WALLET_PORT)", range: 1...65_535) ?? 8080
     }
 
     func resolvedLogLevel() throws -> Logger.Level {

@@ -67,11 +67,17 @@ struct ServeTests {
         let cli = try CLI()
         let notAKey = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("not-a-key.pem").path
         try "-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----\n".write(toFile: notAKey, atomically: true, encoding: .utf8)
+        let shortSecret = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("short-secret").path
+        try "short\n".write(toFile: shortSecret, atomically: true, encoding: .utf8)
         for (arguments, environment) in [
             (["serve", "--port", "0"], [String: String]()), (["serve", "--port", "70000"], [:]), (["serve"], ["WALLET_PORT": "http"]),
             (["serve", "--player-jwt-secret", "short"], [:]), (["serve", "--log-level", "loud"], [:]), (["serve", "--host", ""], [:]),
             (["serve", "--player-jwt-public-key", "/nonexistent/key.pem"], [:]), (["serve", "--player-jwt-public-key", notAKey], [:]),
             (["serve", "--player-jwt-secret", String(repeating: "s", count: 40)], ["WALLET_PLAYER_JWT_PUBLIC_KEY": notAKey]),
+            (["serve", "--idle-timeout", "0"], [:]), (["serve"], ["WALLET_IDLE_TIMEOUT": "3601"]), (["serve"], ["WALLET_IDLE_TIMEOUT": "soon"]),
+            (["serve", "--max-connections", "0"], [:]), (["serve"], ["WALLET_MAX_CONNECTIONS": "100001"]),
+            (["serve", "--player-jwt-secret-file", "/dev/zero"], [:]), (["serve", "--player-jwt-secret-file", "/nonexistent"], [:]),
+            (["serve", "--player-jwt-secret-file", shortSecret], [:]),
         ] {
             let output = CLI.finish(try cli.start(arguments, environment: environment))
             #expect(output.status == 64, "\(arguments) \(environment)")
@@ -106,6 +112,60 @@ struct ServeTests {
         #expect(try await spend("p1") == 201)
         #expect(try await spend("p2") == 403)
         #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 3])
+    }
+
+    @Test("the HS256 secret from a file (one trailing newline ignored) verifies player tokens")
+    func secretFromFile() async throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1")
+        let secret = String(repeating: "f", count: 40)
+        let path = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("secret").path
+        try (secret + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let (server, base) = try await Self.serve(cli, environment: ["WALLET_PLAYER_JWT_SECRET_FILE": path])
+        defer {
+            server.0.terminate()
+            _ = CLI.finish(server)
+        }
+        func balance(signedWith key: String) async -> Int? {
+            let header = Base64URL.encode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+            let claims = Base64URL.encode(Data(#"{"sub":"p1","exp":\#(Int(Date().timeIntervalSince1970) + 300)}"#.utf8))
+            let signature = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(claims)".utf8), using: SymmetricKey(data: Data(key.utf8)))
+            return await send("GET", "\(base)/v1/wallets/p1", headers: ["Authorization": "Bearer \(header).\(claims).\(Base64URL.encode(Data(signature)))"])?.status
+        }
+        #expect(await balance(signedWith: secret) == 200)
+        #expect(await balance(signedWith: secret + "\n") == 401)
+    }
+
+    @Test("a connection that stalls mid-request is closed after the idle timeout; the server keeps answering others")
+    func idleTimeout() async throws {
+        let cli = try CLI()
+        let (server, base) = try await Self.serve(cli, environment: ["WALLET_IDLE_TIMEOUT": "1"])
+        defer {
+            server.0.terminate()
+            _ = CLI.finish(server)
+        }
+        let port = try #require(URL(string: base)?.port)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        let half = Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
+        #expect(write(descriptor, half, half.count) == half.count)
+        // recv blocks until the server closes the connection (0 bytes) or 10 s pass (-1).
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 512)
+        var received = recv(descriptor, &buffer, buffer.count, 0)
+        while received > 0 { received = recv(descriptor, &buffer, buffer.count, 0) }
+        #expect(received == 0, "the server closed the stalled connection")
+        #expect(await send("GET", "\(base)/healthz")?.status == 200)
     }
 
     @Test("SIGTERM finishes in-flight requests and loses no acknowledged spend")

@@ -162,23 +162,4 @@ struct KeyScopeTests {
         #expect(try await ledger.balance("p1") == 26)
         #expect(try await ledger.store.verify().ok)
     }
-
-    @Test("a version 1 database: keys recorded under the shared wallet scope still replay after the upgrade")
-    func legacyScopeReplays() async throws {
-        let ledger = try await TestLedger.withCatalog()
-        try await ledger.grant("p1", "t1", quantity: 4)
-        let spend = try await ledger.spend("p1", 3, key: "old-key")
-        // Move the key to where version 1 kept it, as an upgraded database holds it.
-        try await ledger.rawConnection().write { db in
-            try db.execute(sql: "DROP TRIGGER idempotency_keys_append_only_update")
-            try db.execute(sql: "UPDATE idempotency_keys SET scope = 'wallet:p1' WHERE key = 'old-key'")
-        }
-        let replay = try await ledger.spend("p1", 3, key: "old-key")
-        #expect(replay.replayed && replay.transaction.seq == spend.transaction.seq)
-        let reuse = await walletError { try await ledger.spend("p1", 4, key: "old-key") }
-        #expect(reuse?.code == "idempotency_key_reused")
-        let adjustment = try await ledger.store.adjust(
-            AdjustRequest(playerID: "p1", amount: 1, reasonCode: "goodwill", note: "n", idempotencyKey: "old-key", actor: "support"))
-        #expect(!adjustment.replayed)
-    }
 }

@@ -234,8 +234,12 @@ extension GroupCommitTests {
         for result in results { #expect(result.failureCode == "storage_error", "\(result)") }
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 10)
         #expect(try await store.verify().transactions == 2)
-        // The writer goes on working afterwards.
+        // Until a commit succeeds, readiness says writes cannot commit, so a balancer stops sending them.
+        let unready = await walletError { try await store.checkReadiness() }
+        #expect(unready?.code == "storage_error" && unready?.detail.contains("cannot commit") == true)
+        // The writer goes on working afterwards, and is ready again.
         #expect(try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "before", actor: "t")).balance == 9)
+        try await store.checkReadiness()
     }
 
     @Test("the write path's raw statements refuse to run outside a transaction, so no write can autocommit alone")

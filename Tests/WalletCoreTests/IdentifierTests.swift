@@ -30,10 +30,10 @@ struct IdentifierTests {
 
     @Test("player ids: ASCII letters, digits and - _ . : @ + = | ~, 1 to 255 bytes; nothing else")
     func playerIDSyntax() throws {
-        for valid in ["p1", "Kate", "A:_1234abcd", "auth0|5f7c8ec7", "user+tag@example.com", "G:1234.5", "x=y~z", String(repeating: "a", count: 255)] {
+        for valid in ["p1", "Kate", "...", ".p", "p..", "A:_1234abcd", "auth0|5f7c8ec7", "user+tag@example.com", "G:1234.5", "x=y~z", String(repeating: "a", count: 255)] {
             #expect(throws: Never.self) { try PlayerID.validate(valid) }
         }
-        let invalid = Self.lookAlikes.map(\.0) + ["", " p1", "p 1", "p/1", "p%2F1", "p\u{0}1", "p\n1", "caf\u{E9}", String(repeating: "a", count: 256), "a#b", "a?b"]
+        let invalid = Self.lookAlikes.map(\.0) + ["", " p1", "p 1", "p/1", "p%2F1", "p\u{0}1", "p\n1", "caf\u{E9}", ".", "..", String(repeating: "a", count: 256), "a#b", "a?b"]
         for text in invalid {
             #expect(throws: WalletError.self, "\(text.unicodeScalars.map { String($0.value, radix: 16) })") { try PlayerID.validate(text) }
         }
@@ -81,7 +81,7 @@ struct IdentifierTests {
                     let player = index.isMultiple(of: 2) ? "Kate" : "\u{212A}ate"
                     do {
                         try await ledger.grant(player, "t\(index)")
-                        return "credited:\(player == "Kate" && Identifier.same(player, "Kate"))"
+                        return "credited " + player
                     } catch let error as WalletError {
                         return error.code
                     } catch {
@@ -93,7 +93,7 @@ struct IdentifierTests {
             for await outcome in group { outcomes[outcome, default: 0] += 1 }
             return outcomes
         }
-        #expect(outcomes == ["credited:true": 100, "invalid_request": 100])
+        #expect(outcomes == ["credited Kate": 100, "invalid_request": 100])
         #expect(try await ledger.balance("Kate") == 500)
         #expect(try await ledger.store.verify().ok)
     }

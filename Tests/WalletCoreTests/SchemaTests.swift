@@ -38,6 +38,46 @@ struct SchemaTests {
         #expect(try await reopened.balances(playerID: "p1").balances == ["credits": 5])
     }
 
+    /// The schema of a database, statement by statement, as SQLite keeps it.
+    static func schema(_ db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_master ORDER BY type, name")
+    }
+
+    @Test("a version 1 database is upgraded to the schema a new one has, and its wallet keys still replay")
+    func migrationFrom1() async throws {
+        let fresh = try TestLedger()
+        let expected = try await fresh.store.writer.read { db in try Self.schema(db) }
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("p1", "T1", quantity: 4)
+        let spend = try await ledger.spend("p1", 3, key: "k1")
+        let adjustment = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "n", idempotencyKey: "k2", actor: "s"))
+        // Turn it into what version 1 wrote: one scope per wallet, the old indexes, no state table.
+        try await ledger.rawConnection().write { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX transactions_corrections;
+                    DROP TABLE store_transaction_states;
+                    CREATE UNIQUE INDEX transactions_refund_of ON transactions (refund_of_seq) WHERE kind = 'refund';
+                    CREATE UNIQUE INDEX transactions_refund_reversal_of ON transactions (refund_of_seq) WHERE kind = 'refund_reversal';
+                    CREATE TABLE keys_v1 AS SELECT 'wallet:p1' AS scope, key, request_hash, seq FROM idempotency_keys WHERE scope LIKE '%:p1';
+                    DROP TRIGGER idempotency_keys_append_only_delete;
+                    DELETE FROM idempotency_keys WHERE scope LIKE '%:p1';
+                    INSERT INTO idempotency_keys SELECT * FROM keys_v1;
+                    DROP TABLE keys_v1;
+                    \(Schema.statement("CREATE TRIGGER idempotency_keys_append_only_delete "))
+                    PRAGMA user_version = 1;
+                    """)
+        }
+        let upgraded = try SQLiteLedgerStore.open(path: ledger.path)
+        #expect(try await upgraded.writer.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 2)
+        let replayedSpend = try await upgraded.spend(SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "k1", actor: "t"))
+        #expect(replayedSpend.replayed && replayedSpend.transaction.seq == spend.transaction.seq)
+        let replayedAdjustment = try await upgraded.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "n", idempotencyKey: "k2", actor: "s"))
+        #expect(replayedAdjustment.replayed && replayedAdjustment.transaction.seq == adjustment.transaction.seq)
+        #expect(try await upgraded.verify().ok)
+    }
+
     @Test("a database of an unknown schema version is refused untouched")
     func unknownVersion() async throws {
         let ledger = try TestLedger()

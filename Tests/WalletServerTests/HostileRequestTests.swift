@@ -27,13 +27,27 @@ struct HostileRequestTests {
                 #expect(spend.status == .unauthorized)
             }
             // The path spelled with a look-alike is not a valid id either.
-            for path in ["/v1/wallets/%E2%84%AAate", "/v1/wallets/caf%C3%A9", "/v1/wallets/cafe%CC%81", "/v1/wallets/a%E2%80%AEb"] {
+            for path in [
+                "/v1/wallets/%E2%84%AAate", "/v1/wallets/caf%C3%A9", "/v1/wallets/cafe%CC%81", "/v1/wallets/a%E2%80%AEb", "/v1/wallets/%EF%BB%BFKate",
+                "/v1/wallets/Ka%zzte", "/v1/wallets/Kate%", "/v1/wallets/Ka%00te", "/v1/wallets/%2E%2E",
+            ] {
                 let response = try await client.execute(uri: path, method: .get, headers: server.bearer(.support))
                 #expect(try response.status == .badRequest && response.problemCode() == "invalid_request", "\(path)")
             }
         }
         #expect(try await server.store.balances(playerID: "Kate").balances["credits"] == 10)
         #expect(try await server.store.verify().ok)
+    }
+
+    @Test("a percent-encoded id that is valid reaches its wallet: %7C is |")
+    func percentEncodedValidID() async throws {
+        let server = try await TestServer()
+        try await server.credit("auth0|42")
+        try await server.test { client in
+            let response = try await client.execute(uri: "/v1/wallets/auth0%7C42", method: .get, headers: server.bearer(.support))
+            #expect(response.status == .ok)
+            #expect(try response.object()["player_id"] as? String == "auth0|42")
+        }
     }
 
     @Test("a player token naming `sub` twice is refused, whichever one a parser would pick")

@@ -110,8 +110,7 @@ enum LedgerWrites {
         canonical.append(store)
         canonical.append(storeTransactionID)
         let key = IdempotencyKey(
-            scope: "refund_reversal:\(store):\(corrections.lastRefundSeq ?? 0)", legacyScope: "refund_reversal:\(store)", kind: .refundReversal,
-            key: storeTransactionID, requestHash: canonical.sha256Hex(),
+            scope: "refund_reversal:\(store):\(corrections.lastRefundSeq ?? 0)", key: storeTransactionID, requestHash: canonical.sha256Hex(),
             reusedDetail: "store transaction \(store)/\(storeTransactionID) had its refund reversed already")
         if let replay = try key.replay(db) { return replay }
         guard corrections.lastRefundSeq != nil, corrections.claimed > 0 else {
@@ -221,10 +220,6 @@ enum LedgerWrites {
 /// An idempotency key with the hash of the request it stands for.
 struct IdempotencyKey: Sendable {
     let scope: String
-    /// Where schema version 1 recorded keys of this kind: still read (for transactions of
-    /// `kind` only), never written, so a replay across the upgrade still answers the original.
-    var legacyScope: String? = nil
-    var kind: TransactionKind? = nil
     let key: String
     let requestHash: String
     /// What `idempotencyKeyReused` says when the key was used for another request.
@@ -235,32 +230,24 @@ struct IdempotencyKey: Sendable {
     /// the other will use.
     static func wallet(_ playerID: String, kind: TransactionKind, key: String, requestHash: String) -> IdempotencyKey {
         IdempotencyKey(
-            scope: "\(kind.rawValue):\(playerID)", legacyScope: "wallet:\(playerID)", kind: kind, key: key, requestHash: requestHash,
+            scope: "\(kind.rawValue):\(playerID)", key: key, requestHash: requestHash,
             reusedDetail: "idempotency key '\(key)' was already used for a different \(kind.rawValue) on this wallet")
     }
 
     /// The original result if this key was used for this same request; throws
     /// `idempotencyKeyReused` if it was used for another; nil if unused.
     func replay(_ db: Database) throws -> MutationResult? {
-        var found = try used(db, scope: scope)
-        if found == nil, let legacyScope { found = try used(db, scope: legacyScope) }
-        guard let used = found else { return nil }
-        let transaction = try LedgerReads.transaction(db, seq: used.seq)
-        // A version 1 key of another kind of operation does not bind this one.
-        if used.legacy, let kind, transaction.kind != kind { return nil }
+        let used = try RawStatement(db, sql: "SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?")
+            .bind([.text(scope), .text(key)])
+            .first { row in (requestHash: row.text(0), seq: row.integer(1)) }
+        guard let used else { return nil }
         guard used.requestHash == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
+        let transaction = try LedgerReads.transaction(db, seq: used.seq)
         let playerOwner = Account.playerOwner(transaction.playerID)
         guard let posting = transaction.postings.first(where: { Identifier.same($0.account, playerOwner) }) else {
             throw WalletError.storage("transaction \(transaction.seq) has no posting for \(playerOwner)")
         }
         return MutationResult(transaction: transaction, balance: posting.balanceAfter, replayed: true)
-    }
-
-    private func used(_ db: Database, scope: String) throws -> (requestHash: String, seq: Int64, legacy: Bool)? {
-        let isLegacy = scope != self.scope
-        return try RawStatement(db, sql: "SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?")
-            .bind([.text(scope), .text(key)])
-            .first { row in (requestHash: row.text(0) ?? "", seq: row.integer(1), legacy: isLegacy) }
     }
 
     func record(_ db: Database, seq: Int64) throws {

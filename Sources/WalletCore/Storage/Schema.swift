@@ -4,22 +4,32 @@ enum Schema {
     /// The `PRAGMA user_version` this build writes and understands.
     static let version = 2
 
-    /// Upgrades a database of the previous version in place, in the caller's transaction:
-    /// version 1 allowed one refund per purchase and kept no store-reported states.
-    static let migrationFrom1 = """
+    /// Upgrades a database of version 1 in place, in the caller's transaction. Version 1 allowed
+    /// one refund per purchase, kept no store-reported states and one key scope per wallet. The
+    /// new index and table are created by their statements in `sql`, not by a second copy.
+    static var migrationFrom1: String {
+        """
         DROP INDEX transactions_refund_of;
         DROP INDEX transactions_refund_reversal_of;
-        CREATE INDEX transactions_corrections ON transactions (refund_of_seq, seq) WHERE refund_of_seq IS NOT NULL;
-        CREATE TABLE store_transaction_states (
-            store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
-            store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
-            state TEXT NOT NULL CHECK (state IN ('refunded', 'refund_reversed')),
-            share_thousandths INTEGER NOT NULL CHECK (share_thousandths BETWEEN 0 AND 100000),
-            reported_at INTEGER NOT NULL,
-            PRIMARY KEY (store, store_transaction_id)
-        ) STRICT, WITHOUT ROWID;
+        \(statement("CREATE INDEX transactions_corrections "))
+        \(statement("CREATE TABLE store_transaction_states "))
+        INSERT INTO idempotency_keys (scope, key, request_hash, seq)
+            SELECT t.kind || ':' || substr(k.scope, 8), k.key, k.request_hash, k.seq
+            FROM idempotency_keys k JOIN transactions t ON t.seq = k.seq
+            WHERE k.scope LIKE 'wallet:%' AND t.kind IN ('spend', 'adjustment');
         PRAGMA user_version = 2;
         """
+    }
+
+    /// The statement of `sql` that starts with `opening`, through its closing semicolon (a
+    /// trigger's, after `END`).
+    static func statement(_ opening: String) -> String {
+        let terminator = opening.hasPrefix("CREATE TRIGGER") ? "\nEND;\n" : ";\n"
+        guard let start = sql.range(of: opening), let end = sql.range(of: terminator, range: start.upperBound..<sql.endIndex) else {
+            preconditionFailure("schema.sql has no statement starting with \(opening)")
+        }
+        return String(sql[start.lowerBound..<end.upperBound])
+    }
 
     static let sql = #"""
 -- CreditsWallet ledger schema, version 2.
@@ -107,8 +117,13 @@ CREATE TABLE postings (
     PRIMARY KEY (seq, account_id)
 ) STRICT, WITHOUT ROWID;
 
--- Every idempotency key ever used, kept as long as the ledger. `scope` is `wallet:<player id>`
--- for spends and adjustments, `purchase:<store>` and `refund:<store>` for store transactions.
+-- Every idempotency key ever used, kept as long as the ledger. `scope` is `spend:<player id>` or
+-- `adjustment:<player id>` for callers' keys (a player cannot take a key support will use),
+-- `purchase:<store>` for store transactions, `refund:<store>:<share>` and
+-- `refund_reversal:<store>:<refund seq>` for corrections. Version 1 kept spends and adjustments
+-- under `wallet:<player id>`: the upgrade copies those keys into their new scopes. Its
+-- `refund:<store>` and `refund_reversal:<store>` keys stay as history; a refund sent again after
+-- the upgrade is judged by the share already refunded (409 `already_refunded`, nothing moves).
 -- `request_hash` is the SHA-256 of the canonical request, so a replay is told from a reuse.
 CREATE TABLE idempotency_keys (
     scope TEXT NOT NULL CHECK (length(scope) BETWEEN 1 AND 300),
