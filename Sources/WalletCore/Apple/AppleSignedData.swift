@@ -96,10 +96,8 @@ public struct AppleSignedDataVerifier: Sendable {
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
             let signatureData = Base64URL.decode(parts[2])
         else { throw Self.invalid("the signed data is not a compact JWS") }
-        // Strict first: a member named twice is read differently by other parsers.
-        guard (try? JSONParser.checkedValue(of: Array(headerData), keepsNumbersExactly: false)) != nil, let header = try? JSONDecoder().decode(Header.self, from: headerData) else {
-            throw Self.invalid("the JWS header is malformed")
-        }
+        // Strictly: a member named twice is read differently by other parsers.
+        guard let header = WalletJSON.decodeStrictly(Header.self, from: headerData) else { throw Self.invalid("the JWS header is malformed") }
         guard header.alg == "ES256" else { throw Self.invalid("the JWS algorithm must be ES256, not \(header.alg)") }
         guard let chain = header.x5c, chain.count == 3 else {
             throw Self.invalid("the x5c chain must hold exactly three certificates, not \(header.x5c?.count ?? 0)")
@@ -114,13 +112,7 @@ public struct AppleSignedDataVerifier: Sendable {
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
             leafKey.isValidSignature(signature, for: Data(jws.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)))
         else { throw Self.invalid("the JWS signature does not verify") }
-        let payload: Payload
-        do {
-            _ = try JSONParser.checkedValue(of: Array(payloadData), keepsNumbersExactly: false)
-            payload = try JSONDecoder().decode(Payload.self, from: payloadData)
-        } catch {
-            throw Self.invalid("the signed payload is malformed")
-        }
+        guard let payload = WalletJSON.decodeStrictly(Payload.self, from: payloadData) else { throw Self.invalid("the signed payload is malformed") }
         // Checked before any library sees it: swift-certificates traps on years past 9999.
         let signedMilliseconds = signedDate(payload)
         guard Self.signedDateRange.contains(signedMilliseconds) else {

@@ -19,7 +19,7 @@ extension SQLiteLedgerStore {
         let store = notification.store
         let transactionID = notification.storeTransactionID ?? ""
         do {
-            if try isSuperseded(db, notification) {
+            if try recordReportUnlessSuperseded(db, notification) {
                 outcome.outcome = "superseded"
                 return try record(db, notification, outcome, now: now)
             }
@@ -54,9 +54,10 @@ extension SQLiteLedgerStore {
         return try record(db, notification, outcome, now: now)
     }
 
-    /// Keeps the latest refund state the store reported for the transaction, and says whether
-    /// this report is older than the one kept (then it changes nothing).
-    private static func isSuperseded(_ db: Database, _ notification: StoreNotification) throws -> Bool {
+    /// Keeps the refund state this notification reports as the transaction's latest, unless a
+    /// later report (by the store's signing time) is kept already: then it returns true and
+    /// changes nothing.
+    private static func recordReportUnlessSuperseded(_ db: Database, _ notification: StoreNotification) throws -> Bool {
         let state: StoreTransactionState.State
         var share: Int64 = 0
         switch notification.effect {

@@ -67,21 +67,16 @@ public struct PlayerTokenVerifier: Sendable {
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2])
         else { throw .unauthorized("the player token is not a well-formed JWT") }
-        // Strict first: a member named twice (two `sub`s, two `alg`s) is read differently by other parsers.
-        guard (try? JSONValue.strict(Array(headerData), what: "header", keepsNumbersExactly: false)) != nil,
-            (try? JSONValue.strict(Array(claimsData), what: "claims", keepsNumbersExactly: false)) != nil
-        else {
-            throw .unauthorized("the player token's header or claims are not strict JSON (a member named twice, invalid UTF-8, ...)")
-        }
-        guard let header = try? JSONDecoder().decode(Header.self, from: headerData), header.alg == key.algorithm else {
+        // Strictly: a member named twice (two `alg`s, two `sub`s) is read differently by other parsers.
+        guard let header = WalletJSON.decodeStrictly(Header.self, from: headerData), header.alg == key.algorithm else {
             throw .unauthorized("the player token must be signed with \(key.algorithm)")
         }
         let signedPart = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         guard key.isValid(signature: signature, of: signedPart) else {
             throw .unauthorized("the player token's signature is invalid")
         }
-        guard let claims = try? JSONDecoder().decode(Claims.self, from: claimsData) else {
-            throw .unauthorized("the player token needs a string 'sub' and a numeric 'exp'")
+        guard let claims = WalletJSON.decodeStrictly(Claims.self, from: claimsData) else {
+            throw .unauthorized("the player token needs a string 'sub' and a numeric 'exp', each once")
         }
         let now = clock().timeIntervalSince1970
         guard claims.exp > now else { throw .unauthorized("the player token has expired") }
