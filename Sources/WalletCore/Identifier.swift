@@ -22,8 +22,11 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     public func hash(into hasher: inout Hasher) {
+        // One call over the contiguous bytes (native strings always have them), not one per byte:
+        // identifiers are hashed on every request (key cache) and every batch (account cache).
+        var text = text
+        text.withUTF8 { bytes in hasher.combine(bytes: UnsafeRawBufferPointer(bytes)) }
         hasher.combine(text.utf8.count)
-        for byte in text.utf8 { hasher.combine(byte) }
     }
 
     public var description: String { text }

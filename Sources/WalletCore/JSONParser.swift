@@ -53,10 +53,10 @@ struct JSONParser {
         switch bytes[index] {
         case UInt8(ascii: "{"):
             var object: [String: JSONValue] = [:]
-            var names: Set<Identifier> = []
             try members { (parser: inout JSONParser, name: String) throws(Invalid) in
-                // Two spellings Swift finds canonically equal would be one key of `object`: refused too.
-                guard names.insert(Identifier(name)).inserted, object.updateValue(try parser.value(), forKey: name) == nil else {
+                // `String` keys merge canonically equal names, so a name twice by its bytes is
+                // caught here, and so are two spellings Swift finds equal (`K` and KELVIN SIGN).
+                guard object.updateValue(try parser.value(), forKey: name) == nil else {
                     throw Invalid(reason: "the member '\(name.prefix(64))' appears twice")
                 }
             }

@@ -51,7 +51,9 @@ AUDITOR = os.environ["HOSTILE_AUDITOR_KEY"]
 PRODUCT = os.environ.get("HOSTILE_PRODUCT", "com.example.game.consume5credits")
 JWT_SECRET = os.environ["WALLET_PLAYER_JWT_SECRET"].encode()
 BUNDLE_ID = os.environ.get("WALLET_APPLE_BUNDLE_ID", "com.example.game")
-APPLE_ROOT = os.environ.get("HOSTILE_APPLE_ROOT", "/work/shared/certs/AppleRootCA-G3.pem")
+# The repository's sibling shared/ folder holds Apple's public root, as CI lays it out.
+APPLE_ROOT = os.environ.get(
+    "HOSTILE_APPLE_ROOT", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "certs", "AppleRootCA-G3.pem"))
 BUDGET = float(os.environ.get("HOSTILE_SECONDS", "120"))
 START = time.monotonic()
 # Nothing starts after this: the whole run, stop and verify included, stays under BUDGET + 60 s.

@@ -67,5 +67,5 @@ done
 HOSTILE_WALLET="$wallet" HOSTILE_PORT="$port" HOSTILE_PID_FILE="$pid_file" HOSTILE_SERVER_LOG="$server_log" \
   HOSTILE_SERVICE_KEY="$service_key" HOSTILE_ADMIN_KEY="$admin_key" HOSTILE_SUPPORT_KEY="$support_key" \
   HOSTILE_AUDITOR_KEY="$auditor_key" HOSTILE_PRODUCT="$product" \
-  HOSTILE_APPLE_ROOT="${HOSTILE_APPLE_ROOT:-/work/shared/certs/AppleRootCA-G3.pem}" \
+  HOSTILE_APPLE_ROOT="${HOSTILE_APPLE_ROOT:-$(pwd)/../shared/certs/AppleRootCA-G3.pem}" \
   python3 Tests/Fuzz/hostile.py

@@ -29,7 +29,7 @@ struct HostileRequestTests {
             // The path spelled with a look-alike is not a valid id either.
             for path in [
                 "/v1/wallets/%E2%84%AAate", "/v1/wallets/caf%C3%A9", "/v1/wallets/cafe%CC%81", "/v1/wallets/a%E2%80%AEb", "/v1/wallets/%EF%BB%BFKate",
-                "/v1/wallets/Ka%zzte", "/v1/wallets/Kate%", "/v1/wallets/Ka%00te", "/v1/wallets/%2E%2E",
+                "/v1/wallets/Ka%zzte", "/v1/wallets/Kate%", "/v1/wallets/Ka%00te", "/v1/wallets/%2E%2E", "/v1/wallets/Ka%2574e",
             ] {
                 let response = try await client.execute(uri: path, method: .get, headers: server.bearer(.support))
                 #expect(try response.status == .badRequest && response.problemCode() == "invalid_request", "\(path)")
