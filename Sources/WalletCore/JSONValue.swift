@@ -130,9 +130,10 @@ public enum WalletJSON {
     /// The JSON bytes of `value`. The wallet's own values hold only strings, integers, booleans,
     /// finite numbers and containers; should encoding fail all the same, the caller gets an
     /// error to answer, never a trap.
-    public static func data<Value: Encodable>(_ value: Value) throws(WalletError) -> Data {
+    public static func data<Value: Encodable>(_ value: Value, for audience: Audience = .staff) throws(WalletError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        if let key = Audience.key { encoder.userInfo[key] = audience }
         do {
             return try encoder.encode(value)
         } catch {
@@ -148,7 +149,7 @@ public enum WalletJSON {
         return try? JSONDecoder().decode(type, from: bytes)
     }
 
-    public static func text<Value: Encodable>(_ value: Value) throws(WalletError) -> String {
-        String(decoding: try data(value), as: UTF8.self)
+    public static func text<Value: Encodable>(_ value: Value, for audience: Audience = .staff) throws(WalletError) -> String {
+        String(decoding: try data(value, for: audience), as: UTF8.self)
     }
 }

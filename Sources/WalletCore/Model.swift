@@ -74,6 +74,62 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
         case refundOfSeq = "refund_of_seq"
         case prevHash = "prev_hash"
     }
+
+    /// The whole record for staff; for a player, only what is theirs to see (`Audience`).
+    public func encode(to encoder: any Encoder) throws {
+        let staff = Audience.of(encoder) == .staff
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(seq, forKey: .seq)
+        try container.encode(id, forKey: .id)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(playerID, forKey: .playerID)
+        try container.encode(currency, forKey: .currency)
+        try container.encode(amount, forKey: .amount)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encodeIfPresent(store, forKey: .store)
+        try container.encodeIfPresent(storeTransactionID, forKey: .storeTransactionID)
+        try container.encodeIfPresent(productID, forKey: .productID)
+        try container.encodeIfPresent(quantity, forKey: .quantity)
+        try container.encodeIfPresent(refundOfSeq, forKey: .refundOfSeq)
+        try container.encode(uncollected, forKey: .uncollected)
+        try container.encodeIfPresent(metadata, forKey: .metadata)
+        // A spend's key and reason (kept as its note) are the game's own; an adjustment's key,
+        // note and ticket are support's.
+        if staff || kind == .spend {
+            try container.encodeIfPresent(idempotencyKey, forKey: .idempotencyKey)
+            try container.encodeIfPresent(note, forKey: .note)
+        }
+        if staff {
+            try container.encode(actor, forKey: .actor)
+            try container.encodeIfPresent(reasonCode, forKey: .reasonCode)
+            try container.encodeIfPresent(ticket, forKey: .ticket)
+            try container.encode(prevHash, forKey: .prevHash)
+            try container.encode(hash, forKey: .hash)
+            try container.encode(postings, forKey: .postings)
+        } else {
+            let own = Account.playerOwner(playerID)
+            try container.encode(postings.filter { Identifier.same($0.account, own) }, forKey: .postings)
+        }
+    }
+}
+
+/// Who an answer is for. Staff (API keys of every role, and operators at the CLI) see whole
+/// records. A player sees the transactions of their own wallet as they concern them: kind,
+/// amount, time, their own postings, and a spend's own key, reason and metadata; never who
+/// at the studio acted (`actor`), support's `note`, `ticket` and `reason_code`, the hash
+/// chain, or the system accounts' side of the postings.
+public enum Audience: Sendable, Equatable {
+    case staff
+    case player
+
+    static let key = CodingUserInfoKey(rawValue: "wallet.audience")
+
+    /// The audience an encoder was set up for; an encoder that does not say gets the player's
+    /// view, so that a forgotten setting hides too much rather than too little.
+    static func of(_ encoder: any Encoder) -> Audience {
+        guard let key, let audience = encoder.userInfo[key] as? Audience else { return .player }
+        return audience
+    }
 }
 
 /// The answer to every ledger mutation, fresh or replayed.

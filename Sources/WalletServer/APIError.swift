@@ -51,13 +51,17 @@ struct Problem: Codable, Equatable {
 
 /// JSON encoding for response bodies.
 enum JSONBody {
-    static func encode<Value: Encodable>(_ value: Value) throws(WalletError) -> ByteBuffer {
-        ByteBuffer(bytes: try WalletJSON.data(value))
+    static func encode<Value: Encodable>(_ value: Value, for audience: Audience = .staff) throws(WalletError) -> ByteBuffer {
+        ByteBuffer(bytes: try WalletJSON.data(value, for: audience))
     }
 
-    static func response<Value: Encodable>(_ value: Value, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws(WalletError) -> Response {
+    /// A JSON answer, shaped for whoever called (`Audience`): a player's token gets only what
+    /// is theirs to see of each transaction.
+    static func response<Value: Encodable>(
+        _ value: Value, for context: WalletRequestContext, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+    ) throws(WalletError) -> Response {
         var headers = headers
         headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: try encode(value)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: try encode(value, for: context.audience)))
     }
 }

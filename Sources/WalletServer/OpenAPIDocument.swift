@@ -1316,6 +1316,7 @@ enum OpenAPIDocument {
       },
       "Transaction": {
         "type": "object",
+        "description": "A ledger transaction. API keys (service, support, auditor, admin) get the whole record. A player token gets the player's view: no `actor`, `reason_code`, `ticket`, `prev_hash` or `hash`; `note` and `idempotency_key` only on a spend (its own reason and key); and only the player's own postings.",
         "additionalProperties": false,
         "required": [
           "seq",
@@ -1324,11 +1325,8 @@ enum OpenAPIDocument {
           "player_id",
           "currency",
           "amount",
-          "actor",
           "created_at",
           "uncollected",
-          "prev_hash",
-          "hash",
           "postings"
         ],
         "properties": {
@@ -1358,7 +1356,7 @@ enum OpenAPIDocument {
           },
           "actor": {
             "type": "string",
-            "description": "The API key id or `player:<id>` that asked for it."
+            "description": "The API key id or `player:<id>` that asked for it. Not shown to players."
           },
           "created_at": {
             "type": "string",
@@ -1384,10 +1382,12 @@ enum OpenAPIDocument {
             "type": "string"
           },
           "note": {
-            "type": "string"
+            "type": "string",
+            "description": "Support's note on an adjustment (not shown to players), or a spend's `reason`."
           },
           "ticket": {
-            "type": "string"
+            "type": "string",
+            "description": "Support's ticket reference. Not shown to players."
           },
           "refund_of_seq": {
             "type": "integer",
@@ -1412,7 +1412,8 @@ enum OpenAPIDocument {
           },
           "postings": {
             "type": "array",
-            "minItems": 2,
+            "description": "Every leg for API keys (at least two); the player's own leg for a player token.",
+            "minItems": 1,
             "items": {
               "$ref": "#/components/schemas/Posting"
             }

@@ -25,6 +25,12 @@ public struct WalletRequestContext: RequestContext {
         return caller
     }
 
+    /// Whom the answer is for: staff for an API key; a player token, or no credentials at
+    /// all, gets the player's view of transactions.
+    var audience: Audience {
+        if case .key = caller { .staff } else { .player }
+    }
+
     /// The wallet a `{player_id}` route acts on; the access check sets it.
     func requireWalletPlayerID() throws -> String {
         guard let walletPlayerID else { throw APIError.invalidRequest("this route names no wallet") }

@@ -145,7 +145,65 @@ struct AccessTests {
                 headers: .jsonContent + [.authorization: "Bearer \(playerToken("p1"))", .idempotencyKey: "k1"],
                 body: json(#"{"amount": 2}"#))
             #expect(response.status == .created)
-            #expect(try (response.object()["transaction"] as? [String: Any])?["actor"] as? String == "player:p1")
+            let page = try await server.store.history(HistoryQuery(playerID: "p1", limit: 1))
+            #expect(page.transactions.first?.actor == "player:p1")
+            #expect(page.transactions.first?.kind == .spend)
+        }
+    }
+
+    @Test("a player's answers show their own postings and what they did, never what support wrote")
+    func playerView() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1", quantity: 4)
+        _ = try await server.store.adjust(AdjustRequest(
+            playerID: "p1", amount: -3, reasonCode: "abuse", note: "internal: suspected chargeback fraud", ticket: "SUP-77",
+            idempotencyKey: "SUP-77-1", actor: "key-of-support"))
+        /// Checks one transaction as a player sees it; answers its kind.
+        @Sendable func checkPlayerView(_ transaction: [String: Any]?) -> String? {
+            guard let transaction, let postings = transaction["postings"] as? [[String: Any]] else {
+                Issue.record("no transaction with postings in the answer")
+                return nil
+            }
+            for field in ["actor", "ticket", "reason_code", "prev_hash", "hash"] { #expect(transaction[field] == nil, "\(field) shown to the player") }
+            #expect(postings.count == 1)
+            #expect(postings.allSatisfy { $0["account"] as? String == "player:p1" })
+            let kind = transaction["kind"] as? String
+            if kind == "spend" {
+                #expect(transaction["note"] as? String == "a sword")
+                #expect(transaction["idempotency_key"] as? String == "k1")
+                #expect((transaction["metadata"] as? [String: Any])?["item"] as? String == "sword")
+            } else {
+                #expect(transaction["note"] == nil && transaction["idempotency_key"] == nil, "support's note or key shown in a \(kind ?? "?")")
+            }
+            return kind
+        }
+        try await server.test { client in
+            let player: HTTPFields = [.authorization: "Bearer \(playerToken("p1"))"]
+            let spend = try await client.execute(
+                uri: "/v1/wallets/p1/spend", method: .post, headers: .jsonContent + player + [.idempotencyKey: "k1"],
+                body: json(#"{"amount": 2, "reason": "a sword", "metadata": {"item": "sword"}}"#))
+            #expect(spend.status == .created)
+            #expect(checkPlayerView(try spend.object()["transaction"] as? [String: Any]) == "spend")
+            #expect(try spend.object()["balance"] as? Int == 15)
+
+            for uri in ["/v1/wallets/p1/transactions", "/v1/wallets/p1/statement"] {
+                let response = try await client.execute(uri: uri, method: .get, headers: player)
+                #expect(response.status == .ok)
+                let object = try response.object()
+                let transactions = (object["transactions"] as? [[String: Any]])
+                    ?? ((object["currencies"] as? [[String: Any]])?.first?["transactions"] as? [[String: Any]]) ?? []
+                #expect(transactions.map(checkPlayerView).sorted { ($0 ?? "") < ($1 ?? "") } == ["adjustment", "purchase", "spend"], "\(uri)")
+            }
+
+            // Staff see the whole record, support's words included.
+            let staff = try await client.execute(uri: "/v1/wallets/p1/transactions?kind=adjustment", method: .get, headers: server.bearer(.support))
+            let adjustment = try #require((try staff.object()["transactions"] as? [[String: Any]])?.first)
+            #expect(adjustment["note"] as? String == "internal: suspected chargeback fraud")
+            #expect(adjustment["ticket"] as? String == "SUP-77")
+            #expect(adjustment["actor"] as? String == "key-of-support")
+            #expect(adjustment["idempotency_key"] as? String == "SUP-77-1")
+            #expect((adjustment["postings"] as? [Any])?.count == 2)
+            #expect((adjustment["hash"] as? String)?.count == 64)
         }
     }
 

@@ -398,8 +398,14 @@ struct ApplePurchaseRouteTests {
             let body = json(#"{"player_id": "p1", "signed_transaction": "\#(jws)"}"#)
             let first = try await client.execute(uri: "/v1/purchases/apple", method: .post, headers: .jsonContent + [.authorization: "Bearer \(playerToken("p1"))"], body: body)
             #expect(try first.status == .created && (first.object()["balance"] as? Int) == 10)
-            let again = try await client.execute(uri: "/v1/purchases/apple", method: .post, headers: server.bearer(.service) + .jsonContent, body: body)
+            let again = try await client.execute(uri: "/v1/purchases/apple", method: .post, headers: .jsonContent + [.authorization: "Bearer \(playerToken("p1"))"], body: body)
             #expect(again.status == .created && again.headers[.idempotentReplayed] == "true" && again.body == first.body)
+            // The game's backend replays it too, and sees the whole record of the same transaction.
+            let byService = try await client.execute(uri: "/v1/purchases/apple", method: .post, headers: server.bearer(.service) + .jsonContent, body: body)
+            let transaction = try #require(try byService.object()["transaction"] as? [String: Any])
+            #expect(byService.headers[.idempotentReplayed] == "true")
+            #expect(transaction["id"] as? String == (try first.object()["transaction"] as? [String: Any])?["id"] as? String)
+            #expect(transaction["actor"] as? String == "player:p1" && (transaction["postings"] as? [Any])?.count == 2)
             let other = try await client.execute(
                 uri: "/v1/purchases/apple", method: .post, headers: server.bearer(.service) + .jsonContent,
                 body: json(#"{"player_id": "p2", "signed_transaction": "\#(jws)"}"#))

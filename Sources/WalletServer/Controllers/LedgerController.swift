@@ -27,10 +27,10 @@ struct LedgerController {
     }
 
     @Sendable func verify(request: Request, context: WalletRequestContext) async throws -> Response {
-        try JSONBody.response(try await store.verify())
+        try JSONBody.response(try await store.verify(), for: context)
     }
 
     @Sendable func head(request: Request, context: WalletRequestContext) async throws -> Response {
-        try JSONBody.response(try await store.head())
+        try JSONBody.response(try await store.head(), for: context)
     }
 }

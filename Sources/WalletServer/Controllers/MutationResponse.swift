@@ -8,14 +8,14 @@ struct MutationResponse: Encodable {
     var transaction: LedgerTransaction
     var balance: Int64
 
-    static func response(for result: MutationResult) throws(WalletError) -> Response {
+    static func response(for result: MutationResult, context: WalletRequestContext) throws(WalletError) -> Response {
         var headers: HTTPFields = [:]
         if result.replayed {
             headers[.idempotentReplayed] = "true"
         } else {
             WalletMetrics.recordTransaction(result.transaction.kind)
         }
-        return try JSONBody.response(MutationResponse(transaction: result.transaction, balance: result.balance), status: .created, headers: headers)
+        return try JSONBody.response(MutationResponse(transaction: result.transaction, balance: result.balance), for: context, status: .created, headers: headers)
     }
 }
 

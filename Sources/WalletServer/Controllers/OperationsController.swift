@@ -17,13 +17,13 @@ struct OperationsController {
     }
 
     @Sendable func health(request: Request, context: WalletRequestContext) async throws -> Response {
-        try JSONBody.response(Status(status: "ok"))
+        try JSONBody.response(Status(status: "ok"), for: context)
     }
 
     /// Ready when the database answers a read; 503 otherwise, so a balancer stops sending traffic.
     @Sendable func ready(request: Request, context: WalletRequestContext) async throws -> Response {
         try await store.checkReadiness()
-        return try JSONBody.response(Status(status: "ready"))
+        return try JSONBody.response(Status(status: "ready"), for: context)
     }
 
     @Sendable func metrics(request: Request, context: WalletRequestContext) async throws -> Response {

@@ -15,7 +15,7 @@ struct ProductController {
     }
 
     @Sendable func list(request: Request, context: WalletRequestContext) async throws -> Response {
-        try JSONBody.response(ProductList(products: try await store.products()))
+        try JSONBody.response(ProductList(products: try await store.products()), for: context)
     }
 
     struct ProductBody: StrictBody {
@@ -36,6 +36,6 @@ struct ProductController {
         let body = try await RequestBodyReader.decode(ProductBody.self, from: request)
         let product = try await store.setProduct(
             ProductUpdate(productID: productID, credits: body.credits, currency: body.currency ?? defaultCurrency, store: body.store, active: body.active ?? true))
-        return try JSONBody.response(product)
+        return try JSONBody.response(product, for: context)
     }
 }

@@ -36,7 +36,7 @@ struct PurchaseController {
             GrantRequest(
                 playerID: body.playerID, store: body.store, storeTransactionID: body.transactionID, productID: body.productID,
                 quantity: body.quantity ?? 1, actor: try context.requireCaller().actor))
-        return try MutationResponse.response(for: result)
+        return try MutationResponse.response(for: result, context: context)
     }
 
     struct ApplePurchaseBody: StrictBody {
@@ -59,7 +59,7 @@ struct PurchaseController {
             throw WalletError.notConfigured("Apple purchases are not configured on this server: start it with --apple-bundle-id")
         }
         let result = try await applePurchases.redeem(playerID: body.playerID, signedTransaction: body.signedTransaction, actor: caller.actor)
-        return try MutationResponse.response(for: result)
+        return try MutationResponse.response(for: result, context: context)
     }
 
     struct AppleNotificationBody: StrictBody {
@@ -80,7 +80,7 @@ struct PurchaseController {
         }
         let outcome = try await applePurchases.handleNotification(signedPayload: body.signedPayload)
         context.logger.info("apple notification", metadata: ["type": .string(outcome.notificationType), "outcome": .string(outcome.outcome)])
-        return try JSONBody.response(outcome)
+        return try JSONBody.response(outcome, for: context)
     }
 
     struct RefundBody: StrictBody {
@@ -101,6 +101,6 @@ struct PurchaseController {
         let refund = try RefundRequest(
             store: body.store, storeTransactionID: body.transactionID, percentage: body.percentage ?? 100,
             policy: body.policy ?? .debt, actor: try context.requireCaller().actor)
-        return try MutationResponse.response(for: try await store.refund(refund))
+        return try MutationResponse.response(for: try await store.refund(refund), context: context)
     }
 }

@@ -15,7 +15,7 @@ struct WalletController {
     }
 
     @Sendable func balance(request: Request, context: WalletRequestContext) async throws -> Response {
-        try JSONBody.response(try await store.balances(playerID: try context.requireWalletPlayerID()))
+        try JSONBody.response(try await store.balances(playerID: try context.requireWalletPlayerID()), for: context)
     }
 
     @Sendable func transactions(request: Request, context: WalletRequestContext) async throws -> Response {
@@ -31,13 +31,13 @@ struct WalletController {
             playerID: try context.requireWalletPlayerID(), limit: limit, after: after, kind: kind,
             from: request.uri.queryParameters.get("from"), to: request.uri.queryParameters.get("to"))
         let page = try await store.history(query)
-        return try JSONBody.response(page)
+        return try JSONBody.response(page, for: context)
     }
 
     /// Opening balance, transactions and closing balance per currency for `[from, to)`.
     @Sendable func statement(request: Request, context: WalletRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        return try JSONBody.response(try await store.statement(StatementQuery(playerID: try context.requireWalletPlayerID(), from: query.get("from"), to: query.get("to"))))
+        return try JSONBody.response(try await store.statement(StatementQuery(playerID: try context.requireWalletPlayerID(), from: query.get("from"), to: query.get("to"))), for: context)
     }
 
     struct SpendBody: StrictBody {
@@ -60,7 +60,7 @@ struct WalletController {
                 playerID: try context.requireWalletPlayerID(), amount: body.amount, currency: body.currency ?? defaultCurrency,
                 idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: body.idempotencyKey), reason: body.reason,
                 metadata: try body.metadata.map { value throws(WalletError) in try Metadata(value) }, actor: try context.requireCaller().actor))
-        return try MutationResponse.response(for: result)
+        return try MutationResponse.response(for: result, context: context)
     }
 
     struct AdjustmentBody: StrictBody {
@@ -88,7 +88,7 @@ struct WalletController {
                 reasonCode: body.reasonCode, note: body.note, ticket: body.ticket,
                 idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: body.idempotencyKey),
                 allowNegative: body.allowNegative ?? false, actor: try context.requireCaller().actor))
-        return try MutationResponse.response(for: result)
+        return try MutationResponse.response(for: result, context: context)
     }
 }
 
