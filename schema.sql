@@ -1,4 +1,4 @@
--- CreditsWallet ledger schema, version 2.
+-- CreditsWallet ledger schema, version 3.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletCore/Storage/Schema.swift, checked by a test) and applies it to an empty
@@ -135,6 +135,16 @@ CREATE TABLE store_transaction_states (
     PRIMARY KEY (store, store_transaction_id)
 ) STRICT, WITHOUT ROWID;
 
+-- Which player an App Store `appAccountToken` (a UUID, kept lowercase) belongs to: bound by the
+-- first credit that carries it, so a purchase made for one player's account never credits another.
+CREATE TABLE store_account_tokens (
+    store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+    token TEXT NOT NULL CHECK (length(token) = 36 AND token NOT GLOB '*[^0-9a-f-]*'),
+    player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
+    seq INTEGER NOT NULL REFERENCES transactions (seq),
+    PRIMARY KEY (store, token)
+) STRICT, WITHOUT ROWID;
+
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
 CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
 BEGIN
@@ -172,4 +182,4 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;

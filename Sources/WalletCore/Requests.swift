@@ -1,3 +1,5 @@
+import Foundation
+
 /// The currency used when a request names none.
 public let defaultCurrency = "credits"
 
@@ -31,14 +33,22 @@ public struct GrantRequest: LedgerMutation, Equatable {
     public var productID: String
     public var quantity: Int64
     public var actor: String
+    /// The store's token for the player's account (App Store `appAccountToken`: a UUID, in
+    /// lowercase), when the purchase carries one. The first credit that carries a token binds
+    /// it to its player; a purchase with a token bound to another player is refused.
+    public var accountToken: String?
 
-    public init(playerID: String, store: String, storeTransactionID: String, productID: String, quantity: Int64 = 1, actor: String) {
+    public init(
+        playerID: String, store: String, storeTransactionID: String, productID: String, quantity: Int64 = 1, actor: String,
+        accountToken: String? = nil
+    ) {
         self.playerID = playerID
         self.store = store
         self.storeTransactionID = storeTransactionID
         self.productID = productID
         self.quantity = quantity
         self.actor = actor
+        self.accountToken = accountToken
     }
 
     func validate() throws(WalletError) {
@@ -50,6 +60,9 @@ public struct GrantRequest: LedgerMutation, Equatable {
             throw .invalidRequest("quantity must be between 1 and \(Limits.quantityMax)")
         }
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
+        if let accountToken, UUID(uuidString: accountToken)?.uuidString.lowercased() != accountToken {
+            throw .invalidRequest("an account token must be a UUID in lowercase")
+        }
     }
 
     /// Keyed by the store transaction, globally.

@@ -146,6 +146,41 @@ struct AppleTests {
         #expect(try await purchases.redeem(playerID: player.uuidString, signedTransaction: jws, actor: "t").balance == 5)
     }
 
+    @Test("an appAccountToken belongs to the first player it credits, whatever the player id looks like; case variants are one token")
+    func accountTokenBinding() async throws {
+        let (purchases, ledger) = try await Self.purchases()
+        let token = UUID()
+        let first = try Self.authority.transaction("T1", changes: ["appAccountToken": token.uuidString.lowercased()])
+        #expect(try await purchases.redeem(playerID: "auth0|kate", signedTransaction: first, actor: "t").balance == 5)
+        // The account's next purchase, its token in capitals, is the same token: it credits Kate, never Mallory.
+        let second = try Self.authority.transaction("T2", changes: ["appAccountToken": token.uuidString.uppercased()])
+        let stolen = await walletError { _ = try await purchases.redeem(playerID: "auth0|mallory", signedTransaction: second, actor: "t") }
+        #expect(stolen?.code == "purchase_invalid" && stolen?.detail.contains("another player") == true, "\(stolen?.detail ?? "")")
+        #expect(try await purchases.redeem(playerID: "auth0|kate", signedTransaction: second, actor: "t").balance == 10)
+        // A token that is not a UUID is refused; a UUID player id must equal its token, in any case.
+        let malformed = try Self.authority.transaction("T3", changes: ["appAccountToken": "kate"])
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "auth0|kate", signedTransaction: malformed, actor: "t") }?.code == "purchase_invalid")
+        let uuidPlayer = UUID()
+        let own = try Self.authority.transaction("T4", changes: ["appAccountToken": uuidPlayer.uuidString.uppercased()])
+        #expect(try await purchases.redeem(playerID: uuidPlayer.uuidString.lowercased(), signedTransaction: own, actor: "t").balance == 5)
+
+        // Many players race to redeem purchases of one new account: one player gets them all.
+        let raced = UUID().uuidString
+        let jws = try (0..<16).map { index in try Self.authority.transaction("R\(index)", changes: ["appAccountToken": raced]) }
+        let winners = await withTaskGroup(of: String?.self) { group in
+            for (index, transaction) in jws.enumerated() {
+                group.addTask { try? await purchases.redeem(playerID: "racer-\(index % 4)", signedTransaction: transaction, actor: "t").transaction.playerID }
+            }
+            return await group.reduce(into: [String]()) { winners, player in if let player { winners.append(player) } }
+        }
+        #expect(Set(winners).count == 1 && !winners.isEmpty, "\(winners)")
+        var credited: [Int64] = []
+        for index in 0..<4 { credited.append(try await ledger.store.balances(playerID: "racer-\(index)").balances["credits"] ?? 0) }
+        #expect(credited.reduce(0, +) == Int64(winners.count) * 5 && credited.filter { $0 > 0 }.count == 1)
+        #expect(try await ledger.store.balances(playerID: "auth0|mallory").balances["credits"] == 0)
+        #expect(try await ledger.store.verify().ok)
+    }
+
     @Test("configuration refuses bad values")
     func configuration() {
         #expect(throws: WalletError.self) { try AppleConfiguration(bundleID: "") }

@@ -57,6 +57,7 @@ struct SchemaTests {
                 sql: """
                     DROP INDEX transactions_corrections;
                     DROP TABLE store_transaction_states;
+                    DROP TABLE store_account_tokens;
                     CREATE UNIQUE INDEX transactions_refund_of ON transactions (refund_of_seq) WHERE kind = 'refund';
                     CREATE UNIQUE INDEX transactions_refund_reversal_of ON transactions (refund_of_seq) WHERE kind = 'refund_reversal';
                     CREATE TABLE keys_v1 AS SELECT 'wallet:p1' AS scope, key, request_hash, seq FROM idempotency_keys WHERE scope LIKE '%:p1';
@@ -70,11 +71,27 @@ struct SchemaTests {
         }
         let upgraded = try SQLiteLedgerStore.open(path: ledger.path)
         #expect(try await upgraded.writer.read { db in try Self.schema(db) } == expected)
-        #expect(try await upgraded.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 2)
+        #expect(try await upgraded.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
         let replayedSpend = try await upgraded.spend(SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "k1", actor: "t"))
         #expect(replayedSpend.replayed && replayedSpend.transaction.seq == spend.transaction.seq)
         let replayedAdjustment = try await upgraded.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "n", idempotencyKey: "k2", actor: "s"))
         #expect(replayedAdjustment.replayed && replayedAdjustment.transaction.seq == adjustment.transaction.seq)
+        #expect(try await upgraded.verify().ok)
+    }
+
+    @Test("a version 2 database gains the App Store account-token table and keeps its ledger")
+    func migrationFrom2() async throws {
+        let fresh = try TestLedger()
+        let expected = try await fresh.store.writer.read { db in try Self.schema(db) }
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("p1", "T1", quantity: 2)
+        try await ledger.rawConnection().write { db in
+            try db.execute(sql: "DROP TABLE store_account_tokens; PRAGMA user_version = 2;")
+        }
+        let upgraded = try SQLiteLedgerStore.open(path: ledger.path)
+        #expect(try await upgraded.writer.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 3)
+        #expect(try await upgraded.balances(playerID: "p1").balances["credits"] == 10)
         #expect(try await upgraded.verify().ok)
     }
 

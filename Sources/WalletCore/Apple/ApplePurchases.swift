@@ -17,12 +17,20 @@ public struct ApplePurchases: Sendable {
     public func redeem(playerID: String, signedTransaction: String, actor: String) async throws(WalletError) -> MutationResult {
         try PlayerID.validate(playerID)
         let transaction = try await verifiedTransaction(signedTransaction)
-        if let token = transaction.appAccountToken, let playerUUID = UUID(uuidString: playerID), UUID(uuidString: token) != playerUUID {
-            throw .purchaseInvalid("the transaction's appAccountToken belongs to another player")
-        }
         return try await ledger.grant(
             GrantRequest(playerID: playerID, store: "apple", storeTransactionID: transaction.transactionId, productID: transaction.productId,
-                         quantity: transaction.quantity, actor: actor))
+                         quantity: transaction.quantity, actor: actor, accountToken: try Self.accountToken(of: transaction, playerID: playerID)))
+    }
+
+    /// The transaction's `appAccountToken` in lowercase, which the ledger binds to the first
+    /// player it credits. A player id that is itself a UUID must equal it (in any case).
+    static func accountToken(of transaction: AppleTransaction, playerID: String) throws(WalletError) -> String? {
+        guard let text = transaction.appAccountToken, !text.isEmpty else { return nil }
+        guard let token = UUID(uuidString: text) else { throw .purchaseInvalid("the transaction's appAccountToken is not a UUID") }
+        if let playerUUID = UUID(uuidString: playerID), playerUUID != token {
+            throw .purchaseInvalid("the transaction's appAccountToken belongs to another player")
+        }
+        return token.uuidString.lowercased()
     }
 
     /// The transaction, once its signature and every claim check out.

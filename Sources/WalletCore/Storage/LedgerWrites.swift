@@ -13,6 +13,10 @@ enum LedgerWrites {
             throw WalletError.purchaseInvalid(
                 "refunded: the store reported store transaction \(request.store)/\(request.storeTransactionID) refunded; nothing was credited")
         }
+        let tokenOwner = try request.accountToken.flatMap { token in try StoreAccountToken.owner(db, store: request.store, token: token) }
+        if let tokenOwner, !Identifier.same(tokenOwner, request.playerID) {
+            throw WalletError.purchaseInvalid("the purchase's account token belongs to another player; nothing was credited")
+        }
         guard let product = try LedgerReads.product(db, id: request.productID), product.active else {
             throw WalletError.unknownProduct("product '\(request.productID)' is not in the catalog or is inactive; nothing was credited")
         }
@@ -29,7 +33,11 @@ enum LedgerWrites {
         draft.storeTransactionID = request.storeTransactionID
         draft.productID = request.productID
         draft.quantity = request.quantity
-        return try append(db, draft, legs: [(player, amount), (store, -amount)], key: key, now: now, context: &context)
+        let result = try append(db, draft, legs: [(player, amount), (store, -amount)], key: key, now: now, context: &context)
+        if let token = request.accountToken, tokenOwner == nil {
+            try StoreAccountToken.bind(db, store: request.store, token: token, playerID: request.playerID, seq: result.transaction.seq)
+        }
+        return result
     }
 
     static func spend(_ db: Database, _ checked: Checked<SpendRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
@@ -313,6 +321,18 @@ struct StoreTransactionState {
                     share_thousandths = excluded.share_thousandths, reported_at = excluded.reported_at
                 """
         ).bind([.text(store), .text(storeTransactionID), .text(state.rawValue), .integer(shareThousandths), .integer(reportedAt)]).execute()
+    }
+}
+
+/// The player a store's account token was first credited to (`store_account_tokens`).
+enum StoreAccountToken {
+    static func owner(_ db: Database, store: String, token: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT player_id FROM store_account_tokens WHERE store = ? AND token = ?", arguments: [store, token])
+    }
+
+    static func bind(_ db: Database, store: String, token: String, playerID: String, seq: Int64) throws {
+        try RawStatement(db, sql: "INSERT INTO store_account_tokens (store, token, player_id, seq) VALUES (?, ?, ?, ?)")
+            .bind([.text(store), .text(token), .text(playerID), .integer(seq)]).execute()
     }
 }
 

@@ -113,7 +113,15 @@ public struct SQLiteLedgerStore: LedgerStore {
     static func applySchema(_ db: Database) throws {
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         if version == Schema.version { return }
-        if version == 1 { return try db.execute(sql: Schema.migrationFrom1) }
+        if version > 0, version < Schema.version {
+            for step in version..<Schema.version {
+                guard let upgrade = Schema.upgrade(from: step) else {
+                    throw WalletError.unsupportedDatabase("the database has schema version \(version), which this wallet cannot upgrade")
+                }
+                try db.execute(sql: upgrade)
+            }
+            return
+        }
         guard version == 0 else {
             throw WalletError.unsupportedDatabase(
                 "the database has schema version \(version), but this wallet knows only version \(Schema.version); use a newer wallet")

@@ -2,23 +2,35 @@
 /// repository root byte for byte; `SchemaTests` checks that, so edit both together.
 enum Schema {
     /// The `PRAGMA user_version` this build writes and understands.
-    static let version = 2
+    static let version = 3
 
-    /// Upgrades a database of version 1 in place, in the caller's transaction. Version 1 allowed
-    /// one refund per purchase, kept no store-reported states and one key scope per wallet. The
-    /// new index and table are created by their statements in `sql`, not by a second copy.
-    static var migrationFrom1: String {
-        """
-        DROP INDEX transactions_refund_of;
-        DROP INDEX transactions_refund_reversal_of;
-        \(statement("CREATE INDEX transactions_corrections "))
-        \(statement("CREATE TABLE store_transaction_states "))
-        INSERT INTO idempotency_keys (scope, key, request_hash, seq)
-            SELECT t.kind || ':' || substr(k.scope, 8), k.key, k.request_hash, k.seq
-            FROM idempotency_keys k JOIN transactions t ON t.seq = k.seq
-            WHERE k.scope LIKE 'wallet:%' AND t.kind IN ('spend', 'adjustment');
-        PRAGMA user_version = 2;
-        """
+    /// The upgrade from each older version to the next, run in order in the caller's
+    /// transaction. New tables and indexes are created by their statements in `sql`, not by a
+    /// second copy.
+    static func upgrade(from version: Int) -> String? {
+        switch version {
+        // Version 1 allowed one refund per purchase, kept no store-reported states and one key
+        // scope per wallet.
+        case 1:
+            """
+            DROP INDEX transactions_refund_of;
+            DROP INDEX transactions_refund_reversal_of;
+            \(statement("CREATE INDEX transactions_corrections "))
+            \(statement("CREATE TABLE store_transaction_states "))
+            INSERT INTO idempotency_keys (scope, key, request_hash, seq)
+                SELECT t.kind || ':' || substr(k.scope, 8), k.key, k.request_hash, k.seq
+                FROM idempotency_keys k JOIN transactions t ON t.seq = k.seq
+                WHERE k.scope LIKE 'wallet:%' AND t.kind IN ('spend', 'adjustment');
+            PRAGMA user_version = 2;
+            """
+        // Version 2 did not bind App Store account tokens to players.
+        case 2:
+            """
+            \(statement("CREATE TABLE store_account_tokens "))
+            PRAGMA user_version = 3;
+            """
+        default: nil
+        }
     }
 
     /// The statement of `sql` that starts with `opening`, through its closing semicolon (a
@@ -32,7 +44,7 @@ enum Schema {
     }
 
     static let sql = #"""
--- CreditsWallet ledger schema, version 2.
+-- CreditsWallet ledger schema, version 3.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletCore/Storage/Schema.swift, checked by a test) and applies it to an empty
@@ -169,6 +181,16 @@ CREATE TABLE store_transaction_states (
     PRIMARY KEY (store, store_transaction_id)
 ) STRICT, WITHOUT ROWID;
 
+-- Which player an App Store `appAccountToken` (a UUID, kept lowercase) belongs to: bound by the
+-- first credit that carries it, so a purchase made for one player's account never credits another.
+CREATE TABLE store_account_tokens (
+    store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+    token TEXT NOT NULL CHECK (length(token) = 36 AND token NOT GLOB '*[^0-9a-f-]*'),
+    player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
+    seq INTEGER NOT NULL REFERENCES transactions (seq),
+    PRIMARY KEY (store, token)
+) STRICT, WITHOUT ROWID;
+
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
 CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
 BEGIN
@@ -206,7 +228,7 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 """#
 }
