@@ -29,6 +29,10 @@ public enum Limits {
     public static let pageSizeMax = 500
     /// History page size when the caller gives none.
     public static let pageSizeDefault = 50
+    /// Longest line (CSV record) `verify --export` reads. The exporter's longest line, a
+    /// posting of a transaction whose every field is at its limit, is under 20 KiB; a longer
+    /// one is refused as not a wallet export, so a hostile file cannot make it buffer more.
+    public static let exportRecordBytesMax = 64 * 1024
     /// A refund share is given in thousandths of a percent, as Apple's `revocationPercentage`.
     public static let refundShareMax: Int64 = 100_000
 }

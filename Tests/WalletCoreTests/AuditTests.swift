@@ -176,6 +176,92 @@ struct AuditTests {
         }
     }
 
+    /// Edits that keep every value (so every hash) but change the bytes: an export that verifies
+    /// must be the very file the exporter wrote.
+    @Test("only the exporter's own bytes verify: equal values written differently fail", arguments: [
+        ("stray-quote-prefix", ExportFormat.csv, Int64(7)), ("quoted-plain-cell", .csv, 7), ("line-ending", .csv, 6),
+        ("invalid-utf8", .csv, 10), ("unicode-escape", .jsonl, 7), ("spaces", .jsonl, 7), ("member-order", .jsonl, 7),
+        ("invalid-utf8", .jsonl, 0), ("checkpoint-spaces", .jsonl, 1), ("blank-line", .jsonl, 0),
+    ])
+    func bytesExactly(_ edit: String, _ format: ExportFormat, _ badSeq: Int64) async throws {
+        let (ledger, _) = try await Self.ledger()
+        // A note holding U+FFFD: an invalid byte in its place decodes back to the same text.
+        _ = try await ledger.store.adjust(AdjustRequest(playerID: "p3", amount: 1, reasonCode: "goodwill", note: "odd \u{FFFD} byte", idempotencyKey: "a2", actor: "s"))
+        let (path, _) = try await export(ledger, format: format)
+        let original = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(try ExportFileVerifier.verify(path: path).ok)
+        func replacing(_ old: String, _ new: [UInt8], count: Int = 1) -> [UInt8] {
+            var bytes = original
+            let target = Array(old.utf8)
+            var done = 0
+            var index = 0
+            while done < count, index + target.count <= bytes.count {
+                if Array(bytes[index..<(index + target.count)]) == target {
+                    bytes.replaceSubrange(index..<(index + target.count), with: new)
+                    done += 1
+                    index += new.count
+                } else {
+                    index += 1
+                }
+            }
+            #expect(done == count, "\(edit): '\(old)' was not found in the export")
+            return bytes
+        }
+        let edited: [UInt8] = switch edit {
+        case "stray-quote-prefix": replacing(",p3,", Array(",'p3,".utf8))
+        case "quoted-plain-cell": replacing(",p3,", Array(#","p3","#.utf8))
+        // The line ending of seq 6's last line.
+        case "line-ending": replacing("\r\nposting,7,", Array("\nposting,7,".utf8))
+        case "invalid-utf8": replacing("odd \u{FFFD}", Array("odd ".utf8) + [0xFF], count: 2)
+        case "unicode-escape": replacing(#""player_id":"p3""#, Array(#""player_id":"\u0070\u0033""#.utf8))
+        case "spaces": replacing(#""player_id":"p3""#, Array(#""player_id": "p3""#.utf8))
+        case "member-order": replacing(#"{"type":"posting","seq":7,"#, Array(#"{"seq":7,"type":"posting","#.utf8))
+        case "checkpoint-spaces": replacing(#"{"type":"checkpoint","#, Array(#"{"type": "checkpoint","#.utf8))
+        default: replacing("\n{\"type\":\"posting\",\"seq\":1,", Array("\n\n{\"type\":\"posting\",\"seq\":1,".utf8))
+        }
+        try Data(edited).write(to: URL(fileURLWithPath: path))
+        if badSeq == 0 {
+            // Not even well-formed JSON Lines: refused as no export at all.
+            #expect(throws: WalletError.self) { try ExportFileVerifier.verify(path: path) }
+            return
+        }
+        let report = try ExportFileVerifier.verify(path: path)
+        #expect(!report.ok && report.firstBadSeq == badSeq, "\(edit) \(format): \(report.problem ?? "ok")")
+    }
+
+    @Test("cells a spreadsheet could run are defused, spaces and full-width signs included, and read back exactly", arguments: [
+        " =1+2", "\t=cmd", "＝HYPERLINK(1)", "＋1", "－1", "＠SUM(A1)", "'", "''", "a'b", "\n=1",
+    ])
+    func formulaCells(_ note: String) async throws {
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("p1", "T1")
+        _ = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: 1, reasonCode: "goodwill", note: note, idempotencyKey: "a1", actor: "s"))
+        let (path, _) = try await export(ledger, format: .csv)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(CSVCell.text(note).first == (note.first == "a" ? "a" : note.contains("\n") ? "\"" : "'"), "\(note) → \(CSVCell.text(note))")
+        #expect(text.contains(CSVCell.text(note)))
+        let report = try ExportFileVerifier.verify(path: path)
+        #expect(report.ok, "\(report.problem ?? "")")
+    }
+
+    @Test("a hostile file costs bounded memory: overlong lines and rows with too many cells are refused", arguments: [
+        "line", "cells", "jsonl-line",
+    ])
+    func boundedRecords(_ kind: String) async throws {
+        let ledger = try TestLedger()
+        let (path, _) = try await export(ledger, format: kind == "jsonl-line" ? .jsonl : .csv)
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        switch kind {
+        case "line": bytes += Array("posting,".utf8) + Array(repeating: UInt8(ascii: "x"), count: 8 << 20) + Array("\r\n".utf8)
+        case "cells": bytes += Array(repeating: UInt8(ascii: ","), count: 8 << 20) + Array("\r\n".utf8)
+        default: bytes += Array(#"{"type":"posting","note":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 8 << 20) + Array("\"}\n".utf8)
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let error = #expect(throws: WalletError.self) { try ExportFileVerifier.verify(path: path) }
+        #expect(error?.code == "invalid_request")
+        #expect(error?.detail.contains(kind == "cells" ? "more than 27 cells" : "longer than 65536 bytes") == true, "\(error?.detail ?? "")")
+    }
+
     @Test("a page that cannot be read ends the export with its error, after the pages before it")
     func pageFailure() async throws {
         let (ledger, _) = try await Self.ledger()

@@ -1,15 +1,25 @@
 /// RFC 4180 cells that are safe to open in a spreadsheet.
 ///
-/// A text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return would run as a
-/// formula, so it is written with a leading `'`; a cell that itself starts with `'` gets one
-/// more, so the reader removes exactly one `'` from any text cell that starts with it and gets
-/// the original back. Numbers are never prefixed.
+/// A text cell that a spreadsheet could run as a formula is written with a leading `'`: one
+/// starting with `=`, `+`, `-`, `@`, a tab, a line break or a space (spreadsheets skip leading
+/// spaces before `=`), or with the full-width `＝`, `＋`, `－` or `＠`. A cell that itself starts
+/// with `'` gets one more. The reader removes one leading `'`; `verify --export` then writes
+/// every line again and requires the very bytes of the file, so a `'` the exporter did not
+/// write, an unescaped formula or a byte that is not UTF-8 fails verification. Numbers are
+/// never prefixed.
 enum CSVCell {
-    /// Whether `byte` starts a formula (or is the escape itself): `=`, `+`, `-`, `@`, tab, CR, `'`.
-    private static func startsFormula(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D, UInt8(ascii: "'"): true
-        default: false
+    /// Whether a text cell starting with `bytes` must be prefixed with `'`.
+    private static func needsPrefix(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = bytes.first else { return false }
+        switch first {
+        case UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), UInt8(ascii: "'"), UInt8(ascii: " "), 0x09, 0x0A, 0x0D:
+            return true
+        case 0xEF:
+            // U+FF0B ＋, U+FF0D －, U+FF1D ＝ (EF BC 8B/8D/9D) and U+FF20 ＠ (EF BC A0).
+            guard bytes.count >= 3, bytes[1] == 0xBC else { return false }
+            return [0x8B, 0x8D, 0x9D, 0xA0].contains(bytes[2])
+        default:
+            return false
         }
     }
 
@@ -24,7 +34,7 @@ enum CSVCell {
     static func append(_ value: String, to output: inout [UInt8]) {
         var value = value
         value.withUTF8 { bytes in
-            let prefixed = bytes.first.map(startsFormula) ?? false
+            let prefixed = needsPrefix(bytes)
             let quoted = bytes.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
             if quoted { output.append(UInt8(ascii: "\"")) }
             if prefixed { output.append(UInt8(ascii: "'")) }
@@ -40,7 +50,7 @@ enum CSVCell {
         }
     }
 
-    /// The original text of a text cell read back from a file.
+    /// The text of a cell read back from a file, without the exporter's `'`.
     static func untext(_ cell: String) -> String {
         cell.hasPrefix("'") ? String(cell.dropFirst()) : cell
     }

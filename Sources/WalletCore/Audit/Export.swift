@@ -112,23 +112,31 @@ struct ExportEncoder {
         format == .csv ? ExportColumns.all.joined(separator: ",") + "\r\n" : nil
     }
 
+    /// The checkpoint line, then one `opening_balance` line per opening balance: every line of
+    /// an export is short, so a reader needs no more memory than its longest transaction.
     func checkpoint(_ checkpoint: ExportCheckpoint) -> String {
-        let type = checkpoint.filtered ? "checkpoint_filtered" : "checkpoint"
+        checkpointLine(seq: checkpoint.seq, hash: checkpoint.hash, filtered: checkpoint.filtered)
+            + checkpoint.openingBalances.map(openingLine).joined()
+    }
+
+    func checkpointLine(seq: Int64, hash: String, filtered: Bool) -> String {
+        let type = filtered ? "checkpoint_filtered" : "checkpoint"
+        switch format {
+        case .csv: return csvRow(["type": type, "seq": String(seq), "hash": CSVCell.text(hash)])
+        case .jsonl: return #"{"type":"\#(type)","seq":\#(seq),"hash":\#(JSONText.string(hash))}"# + "\n"
+        }
+    }
+
+    func openingLine(_ opening: ExportCheckpoint.OpeningBalance) -> String {
         switch format {
         case .csv:
-            var lines = csvRow(["type": CSVCell.text(type), "seq": String(checkpoint.seq), "hash": checkpoint.hash])
-            for opening in checkpoint.openingBalances {
-                lines += csvRow([
-                    "type": "opening_balance", "account": CSVCell.text(opening.account), "currency": CSVCell.text(opening.currency),
-                    "balance_after": String(opening.balance),
-                ])
-            }
-            return lines
+            return csvRow([
+                "type": "opening_balance", "account": CSVCell.text(opening.account), "currency": CSVCell.text(opening.currency),
+                "balance_after": String(opening.balance),
+            ])
         case .jsonl:
-            let openings = checkpoint.openingBalances.map { opening in
-                #"{"account":\#(JSONText.string(opening.account)),"balance":\#(opening.balance),"currency":\#(JSONText.string(opening.currency))}"#
-            }
-            return #"{"type":"\#(type)","seq":\#(checkpoint.seq),"hash":"\#(checkpoint.hash)","opening_balances":[\#(openings.joined(separator: ","))]}"# + "\n"
+            return #"{"type":"opening_balance","account":\#(JSONText.string(opening.account)),"currency":\#(JSONText.string(opening.currency)),"balance_after":\#(opening.balance)}"#
+                + "\n"
         }
     }
 

@@ -58,15 +58,18 @@ public enum ExportFileVerifier {
     static func verify(_ records: inout RecordReader, head: String?, progress: ((Int64) -> Void)?) throws -> ExportVerifyReport {
         guard let first = try records.next() else { throw WalletError.invalidRequest("the export file is empty") }
         let format = records.format
+        let encoder = ExportEncoder(format: format)
         var report = ExportVerifyReport(ok: false, format: format.rawValue, transactions: 0, checkpointSeq: 0, filtered: false, headHash: HashChain.genesis)
-        var fields = try ExportRecord(first, format: format)
-        guard case .checkpoint(let seq, let hash, let filtered, var openings) = fields else {
+        guard case .checkpoint(let seq, let hash, let filtered) = try ExportRecord(first.fields, format: format) else {
             throw WalletError.invalidRequest("the export file does not start with a checkpoint; it is not a wallet export")
         }
         report.checkpointSeq = seq
         report.filtered = filtered
         report.headHash = hash
+        var openings: [ChainChecker.AccountKey: Int64] = [:]
         var pending: [ExportRecord.PostingLine] = []
+        var pendingBytes: [UInt8] = []
+        var written: [UInt8] = []
         var checker: ChainChecker?
         func fail(_ seq: Int64, _ problem: String) -> ExportVerifyReport {
             var failed = report
@@ -76,14 +79,20 @@ public enum ExportFileVerifier {
             failed.problem = problem
             return failed
         }
+        let notWritten = "is not, byte for byte, what the exporter writes (an edited cell, escape, encoding or line ending)"
+        guard first.raw.elementsEqual(((encoder.header() ?? "") + encoder.checkpointLine(seq: seq, hash: hash, filtered: filtered)).utf8) else {
+            return fail(seq + 1, "the header or checkpoint line \(notWritten)")
+        }
         while let record = try records.next() {
-            fields = try ExportRecord(record, format: format)
-            switch fields {
+            switch try ExportRecord(record.fields, format: format) {
             case .checkpoint:
                 return fail(seq + 1, "a second checkpoint in the file")
-            case .opening(let account, let currency, let balance):
+            case .opening(let opening):
                 guard checker == nil else { return fail(seq + 1, "an opening balance after the first posting") }
-                openings[ChainChecker.AccountKey(account: account, currency: currency)] = balance
+                guard record.raw.elementsEqual(encoder.openingLine(opening).utf8) else {
+                    return fail(seq + 1, "the opening balance line of \(opening.account.prefix(300)) \(notWritten)")
+                }
+                openings[ChainChecker.AccountKey(account: opening.account, currency: opening.currency)] = opening.balance
             case .posting(let line):
                 if checker == nil {
                     let unknown: ChainChecker.UnknownAccounts = filtered ? .skip : (seq == 0 ? .startAtZero : .mustBeListed)
@@ -96,6 +105,7 @@ public enum ExportFileVerifier {
                     return fail(line.transaction.seq, "the posting lines of transaction \(line.transaction.seq) disagree on its fields")
                 }
                 pending.append(line)
+                pendingBytes.append(contentsOf: record.raw)
                 if pending.count == line.postingCount {
                     var transaction = line.transaction
                     transaction.postings = pending.map(\.posting)
@@ -105,6 +115,11 @@ public enum ExportFileVerifier {
                     } catch {
                         return fail(error.seq, error.problem)
                     }
+                    // The fields check out; the bytes must be those the exporter writes for them.
+                    written.removeAll(keepingCapacity: true)
+                    encoder.append(transaction, to: &written)
+                    guard written == pendingBytes else { return fail(transaction.seq, "a posting line of transaction \(transaction.seq) \(notWritten)") }
+                    pendingBytes.removeAll(keepingCapacity: true)
                     if checker!.checkedCount % 50_000 == 0 { progress?(checker!.checkedCount) }
                 }
             }
@@ -125,8 +140,8 @@ public enum ExportFileVerifier {
 
 /// One line of an export, parsed.
 enum ExportRecord {
-    case checkpoint(seq: Int64, hash: String, filtered: Bool, openings: [ChainChecker.AccountKey: Int64])
-    case opening(account: String, currency: String, balance: Int64)
+    case checkpoint(seq: Int64, hash: String, filtered: Bool)
+    case opening(ExportCheckpoint.OpeningBalance)
     case posting(PostingLine)
 
     struct PostingLine {
@@ -141,11 +156,9 @@ enum ExportRecord {
         let type = try fields.text("type")
         switch type {
         case "checkpoint", "checkpoint_filtered":
-            var openings: [ChainChecker.AccountKey: Int64] = [:]
-            for opening in try fields.openingBalances() { openings[ChainChecker.AccountKey(account: opening.account, currency: opening.currency)] = opening.balance }
-            self = .checkpoint(seq: try fields.number("seq"), hash: try fields.text("hash"), filtered: type == "checkpoint_filtered", openings: openings)
+            self = .checkpoint(seq: try fields.number("seq"), hash: try fields.text("hash"), filtered: type == "checkpoint_filtered")
         case "opening_balance":
-            self = .opening(account: try fields.text("account"), currency: try fields.text("currency"), balance: try fields.number("balance_after"))
+            self = .opening(.init(account: try fields.text("account"), currency: try fields.text("currency"), balance: try fields.number("balance_after")))
         case "posting":
             let kindText = try fields.text("kind")
             guard let kind = TransactionKind(rawValue: kindText) else { throw fields.invalid("kind", "unknown kind '\(kindText)'") }
@@ -224,25 +237,22 @@ struct FieldReader {
         }
     }
 
-    func openingBalances() throws -> [(account: String, currency: String, balance: Int64)] {
-        guard case .json(.array(let items)) = record["opening_balances"] else { return [] }
-        return try items.map { item in
-            guard case .object(let object) = item, case .string(let account)? = object["account"], case .string(let currency)? = object["currency"],
-                case .integer(let balance)? = object["balance"]
-            else { throw invalid("opening_balances", "each needs account, currency and balance") }
-            return (account, currency, balance)
-        }
-    }
 }
 
-/// Reads an export file's records one at a time: CSV (RFC 4180, quoted newlines included)
-/// or JSON Lines, told apart by the first byte.
+/// Reads an export file's records one at a time, each with the bytes it was read from: CSV
+/// (RFC 4180, quoted newlines included) or JSON Lines, told apart by the first byte. No record
+/// may be longer than `Limits.exportRecordBytesMax`, so memory stays bounded whatever the file.
 struct RecordReader {
+    struct Record {
+        var fields: [String: FieldValue]
+        /// The record's bytes in the file, its line ending included.
+        var raw: [UInt8]
+    }
+
     private let handle: FileHandle
     private var buffer: [UInt8] = []
     private var position = 0
     private var finished = false
-    private var columns: [String]?
     private(set) var format: ExportFormat = .csv
     private var started = false
 
@@ -250,32 +260,38 @@ struct RecordReader {
         self.handle = handle
     }
 
-    mutating func next() throws -> [String: FieldValue]? {
+    mutating func next() throws -> Record? {
         if !started {
             started = true
             guard let byte = try peek() else { return nil }
             format = byte == UInt8(ascii: "{") ? .jsonl : .csv
             if format == .csv {
-                guard let header = try nextCSVRecord(), header == ExportColumns.all else {
+                guard let header = try nextCSVRecord(), header.cells == ExportColumns.all else {
                     throw WalletError.invalidRequest("the CSV header is not that of a wallet export")
                 }
-                columns = header
+                // The header's bytes go with the checkpoint record that follows it.
+                guard var record = try next() else { return nil }
+                record.raw = header.raw + record.raw
+                return record
             }
         }
         switch format {
         case .jsonl:
-            while let line = try nextLine() {
-                if line.isEmpty { continue }
-                return try ExportJSONLine.fields(line)
-            }
-            return nil
+            guard let line = try nextLine() else { return nil }
+            guard line.count > 1 else { throw WalletError.invalidRequest("a blank line in the JSON Lines export") }
+            let content = line.last == UInt8(ascii: "\n") ? Array(line.dropLast()) : line
+            return Record(fields: try ExportJSONLine.fields(content), raw: line)
         case .csv:
-            guard let cells = try nextCSVRecord(), let columns else { return nil }
-            guard cells.count == columns.count else {
-                throw WalletError.invalidRequest("a CSV row has \(cells.count) cells, not \(columns.count)")
+            guard let record = try nextCSVRecord() else { return nil }
+            guard record.cells.count == ExportColumns.all.count else {
+                throw WalletError.invalidRequest("a CSV row has \(record.cells.count) cells, not \(ExportColumns.all.count)")
             }
-            return Dictionary(uniqueKeysWithValues: zip(columns, cells.map(FieldValue.csv)))
+            return Record(fields: Dictionary(uniqueKeysWithValues: zip(ExportColumns.all, record.cells.map(FieldValue.csv))), raw: record.raw)
         }
+    }
+
+    private var tooLong: WalletError {
+        .invalidRequest("a line of the file is longer than \(Limits.exportRecordBytesMax) bytes, which no wallet export has")
     }
 
     private mutating func fill() throws -> Bool {
@@ -303,31 +319,41 @@ struct RecordReader {
         return byte
     }
 
+    /// The next line with its `\n` (none at the end of a file that lacks it).
     private mutating func nextLine() throws -> [UInt8]? {
         var line: [UInt8] = []
         while true {
             if position >= buffer.count, try !fill() { return line.isEmpty ? nil : line }
-            if let newline = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) {
-                line.append(contentsOf: buffer[position..<newline])
-                position = newline + 1
-                return line
-            }
-            line.append(contentsOf: buffer[position...])
-            position = buffer.count
+            let end = buffer[position...].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 }
+            line.append(contentsOf: buffer[position..<(end ?? buffer.count)])
+            position = end ?? buffer.count
+            guard line.count <= Limits.exportRecordBytesMax else { throw tooLong }
+            if end != nil { return line }
         }
     }
 
-    /// One RFC 4180 record; nil at the end of the file.
-    private mutating func nextCSVRecord() throws -> [String]? {
+    /// One RFC 4180 record and its bytes; nil at the end of the file.
+    private mutating func nextCSVRecord() throws -> (cells: [String], raw: [UInt8])? {
         guard try peek() != nil else { return nil }
+        var raw: [UInt8] = []
         var cells: [String] = []
         var cell: [UInt8] = []
         var quoted = false
+        func endCell() throws {
+            guard cells.count < ExportColumns.all.count else {
+                throw WalletError.invalidRequest("a CSV row has more than \(ExportColumns.all.count) cells")
+            }
+            cells.append(String(decoding: cell, as: UTF8.self))
+            cell.removeAll(keepingCapacity: true)
+        }
         while let byte = try nextByte() {
+            raw.append(byte)
+            guard raw.count <= Limits.exportRecordBytesMax else { throw tooLong }
             if quoted {
                 if byte == UInt8(ascii: "\"") {
                     if try peek() == UInt8(ascii: "\"") {
                         position += 1
+                        raw.append(byte)
                         cell.append(byte)
                     } else {
                         quoted = false
@@ -342,19 +368,18 @@ struct RecordReader {
                 guard cell.isEmpty else { throw WalletError.invalidRequest("a CSV cell has a quote in the middle") }
                 quoted = true
             case UInt8(ascii: ","):
-                cells.append(String(decoding: cell, as: UTF8.self))
-                cell.removeAll(keepingCapacity: true)
+                try endCell()
             case UInt8(ascii: "\r") where try peek() == UInt8(ascii: "\n"):
                 continue
             case UInt8(ascii: "\n"):
-                cells.append(String(decoding: cell, as: UTF8.self))
-                return cells
+                try endCell()
+                return (cells, raw)
             default:
                 cell.append(byte)
             }
         }
         if quoted { throw WalletError.invalidRequest("the CSV file ends inside a quoted cell") }
-        cells.append(String(decoding: cell, as: UTF8.self))
-        return cells
+        try endCell()
+        return (cells, raw)
     }
 }
