@@ -290,7 +290,7 @@ struct AuditTests {
         #expect(throws: WalletError.notFound("cannot read the export file /nonexistent.csv")) { try ExportFileVerifier.verify(path: "/nonexistent.csv") }
     }
 
-    @Test("an export is one snapshot: writes that land while it streams are not in it")
+    @Test("an export holds the range fixed at its start: writes that land while it streams are not in it")
     func consistentWhileWriting() async throws {
         let (ledger, _) = try await Self.ledger()
         let head = try await ledger.store.head()
@@ -306,6 +306,25 @@ struct AuditTests {
         let report = try ExportFileVerifier.verify(path: path, head: head.hash)
         #expect(report.ok && report.transactions == 9, "\(report.problem ?? "")")
         #expect(try await ledger.store.head().seq == 15)
+    }
+
+    @Test("an export nobody reads holds no read transaction: the WAL is checkpointed and truncated meanwhile")
+    func stalledExportPinsNothing() async throws {
+        let (ledger, _) = try await Self.ledger()
+        let stream = try await ledger.store.export(ExportQuery(), format: .csv)
+        var iterator = stream.makeAsyncIterator()
+        _ = try await iterator.next()
+        // The consumer stalls after the first chunk (its next page already read) while writes go on.
+        for index in 0..<20 { try await ledger.grant("p4", "stalled-\(index)") }
+        let checkpoint = try ledger.rawConnection().writeWithoutTransaction { db in
+            try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        #expect(checkpoint?[0] as Int? == 0, "the checkpoint was blocked by a reader")
+        let wal = try FileManager.default.attributesOfItem(atPath: ledger.path + "-wal")[.size] as? Int
+        #expect(wal == 0)
+        var text = ""
+        while let chunk = try await iterator.next() { text += String(decoding: chunk.bytes, as: UTF8.self) }
+        #expect(text.components(separatedBy: "\r\n").filter { $0.hasPrefix("posting,") }.count == 18, "the export still holds exactly its nine transactions")
     }
 
     @Test("a statement's closing balance is its opening balance plus its transactions")

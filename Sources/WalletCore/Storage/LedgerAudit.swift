@@ -14,19 +14,23 @@ extension SQLiteLedgerStore {
         }
     }
 
-    /// The export as a stream of chunks, read page by page from one snapshot of the database,
-    /// so the file is consistent however many writes land meanwhile, and memory stays flat
-    /// whatever its size: a page is read only when the consumer asks for the next chunk.
+    /// The export as a stream of chunks, read page by page, each page in its own short read:
+    /// the file holds the seq range fixed when the export started, however many writes land
+    /// meanwhile, and memory stays flat whatever its size: a page is read only when the
+    /// consumer asks for the next chunk.
     public func export(_ query: ExportQuery, format: ExportFormat) async throws(WalletError) -> ExportStream {
         let bounds = try query.bounds()
-        let snapshot = try snapshotReader()
-        let (seqs, checkpoint) = try await Self.read(snapshot, path: writer.path) { db in
+        // The range and its checkpoint are read together, once. Each page is then its own short
+        // read: the rows up to the range's last seq never change (the ledger is append-only),
+        // so no read transaction outlives a page, and an export nobody reads (a stalled client,
+        // `wallet export | less`) never holds back the WAL checkpoint.
+        let (seqs, checkpoint) = try await Self.read(writer, path: writer.path) { db in
             let seqs = try Self.seqRange(db, from: bounds.from, to: bounds.to)
             return (seqs, try Self.checkpoint(db, before: seqs, query: query))
         }
-        let path = writer.path
+        let (reader, path) = (writer, writer.path)
         return ExportStream(format: format, checkpoint: checkpoint, seqs: seqs, pageSize: Self.exportPageSize) { pageSeqs throws(WalletError) in
-            try await Self.read(snapshot, path: path) { db in
+            try await Self.read(reader, path: path) { db in
                 var transactions: [LedgerTransaction] = []
                 try TransactionStream.forEach(db, seqs: pageSeqs) { transaction in
                     if let playerID = query.playerID, transaction.playerID != playerID { return }
@@ -45,17 +49,6 @@ extension SQLiteLedgerStore {
             return try await reader.read { db in try operation(db) }
         } catch {
             throw mapped(error, path: path)
-        }
-    }
-
-    /// A dedicated read transaction that sees the database as it is now, for as many reads as
-    /// needed. (An in-memory queue, used only in tests, has no snapshots and is read directly.)
-    private func snapshotReader() throws(WalletError) -> any DatabaseReader {
-        guard let pool = writer as? DatabasePool else { return writer }
-        do {
-            return try pool.makeSnapshot()
-        } catch {
-            throw Self.mapped(error, path: writer.path)
         }
     }
 
