@@ -12,11 +12,13 @@ public struct ServerConfiguration: Sendable {
     /// Redeems StoreKit 2 transactions; nil when no Apple bundle id is configured.
     public var applePurchases: ApplePurchases?
     /// A connection that sends nothing for this long is closed: an idle keep-alive, or a request
-    /// head or body left half-sent.
+    /// head or body left half-sent; so is one that stops reading its response for this long.
     public var idleTimeoutSeconds: Int64
     /// Connections open at once; beyond it new ones wait in the listen backlog, so idle
     /// clients cannot use up the process's file descriptors.
     public var connectionsMax: Int
+    /// Tells responses that the server is shutting down; `wallet serve` runs it as a service.
+    public var shutdown = ShutdownNotice()
 
     public static let idleTimeoutSecondsDefault: Int64 = 30
     public static let connectionsMaxDefault = 512
@@ -39,6 +41,7 @@ public struct ServerConfiguration: Sendable {
 public func buildRouter(store: any LedgerStore, configuration: ServerConfiguration) -> (Router<WalletRequestContext>, RouteTable) {
     let router = Router(context: WalletRequestContext.self)
     let table = RouteTable()
+    router.add(middleware: ShutdownMiddleware(notice: configuration.shutdown))
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: ProblemMiddleware(routes: table))
@@ -51,13 +54,17 @@ public func buildRouter(store: any LedgerStore, configuration: ServerConfigurati
     return (router, table)
 }
 
-/// The wallet's HTTP application on `configuration.host:port`. Run it with `runService()`:
-/// SIGTERM or SIGINT stops accepting connections and lets in-flight requests finish.
+/// The wallet's HTTP application on `configuration.host:port`. Run it in a service group
+/// followed by `configuration.shutdown`: SIGTERM or SIGINT then stops accepting connections,
+/// lets in-flight requests finish, and their responses say `Connection: close`.
 public func buildApplication(store: any LedgerStore, configuration: ServerConfiguration, logger: Logger) -> some ApplicationProtocol {
     let (router, _) = buildRouter(store: store, configuration: configuration)
     return Application(
         router: router,
-        server: .http1(configuration: .init(idleTimeout: .seconds(configuration.idleTimeoutSeconds))),
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [StalledReaderHandler(timeout: .seconds(configuration.idleTimeoutSeconds))],
+                idleTimeout: .seconds(configuration.idleTimeoutSeconds))),
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "CreditsWallet",
             availableConnectionsDelegate: MaximumAvailableConnections(configuration.connectionsMax, logger: logger)),

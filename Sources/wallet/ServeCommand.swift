@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import WalletCore
 import WalletServer
 
@@ -35,7 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("File holding the HS256 secret of player tokens (env WALLET_PLAYER_JWT_SECRET_FILE); one trailing newline is ignored.", valueName: "path"))
     var playerJWTSecretFile: String?
 
-    @Option(help: ArgumentHelp("Close a connection idle (or stalled mid-request) this many seconds, 1 to 3600 (env WALLET_IDLE_TIMEOUT; default 30).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Close a connection idle, stalled mid-request or not reading its response this many seconds, 1 to 3600 (env WALLET_IDLE_TIMEOUT; default 30).", valueName: "seconds"))
     var idleTimeout: Int?
 
     @Option(help: ArgumentHelp("Connections open at once, 1 to 100000; more wait in the backlog (env WALLET_MAX_CONNECTIONS; default 512).", valueName: "count"))
@@ -158,7 +159,10 @@ struct ServeCommand: AsyncParsableCommand {
                 "apple_bundle_id": .string(apple?.verifier.configuration.bundleID ?? "not configured"),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)
-        try await app.runService()
+        // The notice comes after the application: it hears of the shutdown first.
+        let services = ServiceGroup(
+            configuration: .init(services: [app, configuration.shutdown], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await services.run()
         logger.info("stopped")
     }
 }

@@ -9,6 +9,7 @@ import Glibc
 import Synchronization
 import Testing
 import WalletCore
+import WalletTestSupport
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 func freeLoopbackPort() throws -> Int {
@@ -144,27 +145,11 @@ struct ServeTests {
             server.0.terminate()
             _ = CLI.finish(server)
         }
-        let port = try #require(URL(string: base)?.port)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(descriptor >= 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
-        let half = Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
-        #expect(write(descriptor, half, half.count) == half.count)
-        // recv blocks until the server closes the connection (0 bytes) or 10 s pass (-1).
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var buffer = [UInt8](repeating: 0, count: 512)
-        var received = recv(descriptor, &buffer, buffer.count, 0)
-        while received > 0 { received = recv(descriptor, &buffer, buffer.count, 0) }
-        #expect(received == 0, "the server closed the stalled connection")
+        let socket = try LoopbackSocket(port: try #require(URL(string: base)?.port))
+        #expect(socket.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "))
+        let (received, closed) = socket.readToEnd()
+        #expect(received.isEmpty)
+        #expect(closed, "the server closed the stalled connection")
         #expect(await send("GET", "\(base)/healthz")?.status == 200)
     }
 
@@ -173,6 +158,31 @@ struct ServeTests {
         let (exit, acknowledged, cli) = try await Self.spendUnderLoad(until: SIGTERM)
         #expect(exit.status == 0, "\(exit.stderr)")
         try Self.expectStored(acknowledged, cli)
+    }
+
+    @Test("on SIGTERM, a request still arriving is answered, with Connection: close, and the server exits")
+    func connectionCloseOnShutdown() async throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1", quantity: 2)
+        let key = try #require(try cli.json("keys", "create", "--role", "service", "--name", "slow")["key"] as? String)
+        let (server, base) = try await Self.serve(cli)
+        let socket = try LoopbackSocket(port: try #require(URL(string: base)?.port))
+        let body = #"{"amount": 3}"#
+        #expect(socket.send(
+            "POST /v1/wallets/p1/spend HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(key)\r\nIdempotency-Key: slow-1\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body.prefix(5))"))
+        try await Task.sleep(for: .milliseconds(300))
+        kill(server.0.processIdentifier, SIGTERM)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(socket.send(String(body.dropFirst(5))))
+        let (received, closed) = socket.readToEnd()
+        let head = String(decoding: received, as: UTF8.self).lowercased()
+        #expect(head.hasPrefix("http/1.1 201"), "\(head.prefix(200))")
+        #expect(head.contains("\r\nconnection: close\r\n"), "\(head.prefix(400))")
+        #expect(closed)
+        let exit = CLI.finish(server)
+        #expect(exit.status == 0, "\(exit.stderr)")
+        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 7])
     }
 
     @Test("a crash (SIGKILL) mid-load loses no acknowledged spend")

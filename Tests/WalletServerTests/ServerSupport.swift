@@ -99,3 +99,4 @@ extension Data {
         self.init(buffer.readableBytesView)
     }
 }
+

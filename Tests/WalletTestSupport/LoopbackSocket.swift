@@ -1,0 +1,57 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A raw TCP connection to 127.0.0.1, for what an HTTP client library would not do: stop
+/// reading, or send half a request.
+public final class LoopbackSocket {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    let descriptor: Int32
+
+    /// `receiveBuffer` shrinks the socket's receive buffer (and so the window the server sees).
+    public init(port: Int, receiveBuffer: Int32? = nil) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw Failure(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends all of `text`; false if the connection took less.
+    @discardableResult
+    public func send(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return write(descriptor, bytes, bytes.count) == bytes.count
+    }
+
+    /// Reads until the server closes the connection (`closed`) or `seconds` pass without a byte.
+    public func readToEnd(timeout seconds: Int = 10) -> (bytes: [UInt8], closed: Bool) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { return (received, count == 0) }
+            received.append(contentsOf: buffer[0..<count])
+        }
+    }
+}
