@@ -1359,6 +1359,27 @@ def class_framing(deadline):
     close_all(socks)
     ensure_alive(cls, "after slowloris") and R.ok(cls)
 
+    # Exports nobody reads: the server must keep answering and committing writes meanwhile
+    # (an export holds no read transaction, and the stalled connections are cut after the idle timeout).
+    socks = []
+    for _ in range(10):
+        try:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.settimeout(3)
+            sock.connect((HOST, PORT))
+            sock.sendall(b"GET /v1/ledger/export?format=jsonl HTTP/1.1\r\n" + host + b"Authorization: Bearer " + AUDITOR.encode() + b"\r\n\r\n")
+            socks.append(sock)
+        except OSError:
+            break
+    time.sleep(0.5)
+    sent = "10 exports requested and never read, then a spend"
+    response, error = request("POST", "/v1/wallets/p_stall/spend", SERVICE, body=b'{"amount":1}', headers=[("Idempotency-Key", idem(rng))])
+    check(cls, sent, response, error, allowed={201, 409}, why_allowed="a spend answers while exports stall")
+    (R.ok if healthy(5.0) else lambda c: R.fail(c, sent, "-", "", "/healthz did not answer within 5 s"))(cls)
+    close_all(socks)
+    ensure_alive(cls, "after stalled exports") and R.ok(cls)
+
     cases = [
         ("64 KB header value", b"GET /healthz HTTP/1.1\r\n" + host + b"X-Big: " + b"a" * 65536 + b"\r\n\r\n", None),
         ("1000 headers", b"GET /healthz HTTP/1.1\r\n" + host + b"".join(b"X-H%d: v\r\n" % i for i in range(1000)) + b"\r\n", None),
