@@ -107,7 +107,7 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
             try container.encode(hash, forKey: .hash)
             try container.encode(postings, forKey: .postings)
         } else {
-            let own = Account.playerOwner(playerID)
+            let own = LedgerRules.playerOwner(playerID)
             try container.encode(postings.filter { Identifier.same($0.account, own) }, forKey: .postings)
         }
     }

@@ -91,7 +91,7 @@ struct ChainChecker {
             sums[currency] = sum
         }
         guard sums.values.allSatisfy({ $0 == 0 }) else { throw Failure(seq: seq, problem: "postings do not sum to zero per currency") }
-        let playerOwner = Account.playerOwner(transaction.playerID)
+        let playerOwner = LedgerRules.playerOwner(transaction.playerID)
         guard
             postings.contains(where: {
                 Identifier.same($0.account, playerOwner) && Identifier.same($0.currency, transaction.currency) && $0.amount == transaction.amount

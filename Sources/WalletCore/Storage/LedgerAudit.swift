@@ -71,7 +71,7 @@ extension SQLiteLedgerStore {
         var arguments: StatementArguments = [seqs.lowerBound, seqs.upperBound - 1]
         if let playerID = query.playerID {
             conditions.append("a.owner = ?")
-            _ = arguments.append(contentsOf: [Account.playerOwner(playerID)])
+            _ = arguments.append(contentsOf: [LedgerRules.playerOwner(playerID)])
         }
         if let currency = query.currency {
             conditions.append("a.currency = ?")
@@ -108,7 +108,7 @@ extension SQLiteLedgerStore {
                 throw WalletError.invalidRequest("the period holds more than \(StatementQuery.transactionsMax) transactions; ask for a shorter one")
             }
             let transactions = try rows.map { try LedgerReads.transaction(from: $0, postings: LedgerReads.postings(db, seq: $0[0])) }
-            let owner = Account.playerOwner(query.playerID)
+            let owner = LedgerRules.playerOwner(query.playerID)
             let currencies = try String.fetchAll(db, sql: "SELECT currency FROM accounts WHERE owner = ? ORDER BY currency", arguments: [owner]).map { currency in
                 // The player's account moves only with the player's own transactions, so the
                 // balance before the period is the balance-after of their last one before it.

@@ -81,7 +81,7 @@ enum LedgerReads {
     static func balances(_ db: Database, playerID: String) throws -> WalletBalances {
         let rows = try Row.fetchAll(
             db.cachedStatement(sql: "SELECT currency, balance FROM accounts WHERE owner = ?"),
-            arguments: [Account.playerOwner(playerID)])
+            arguments: [LedgerRules.playerOwner(playerID)])
         var balances = [defaultCurrency: Int64(0)]
         for row in rows { balances[row[0]] = row[1] }
         return WalletBalances(playerID: playerID, balances: balances)

@@ -25,7 +25,7 @@ enum LedgerWrites {
         }
         let (amount, overflow) = product.credits.multipliedReportingOverflow(by: request.quantity)
         guard !overflow else { throw WalletError.invalidRequest("credits × quantity is too large") }
-        let player = try Account.fetch(db, context: context, owner: Account.playerOwner(request.playerID), currency: product.currency)
+        let player = try Account.fetch(db, context: context, owner: LedgerRules.playerOwner(request.playerID), currency: product.currency)
         let store = try Account.fetch(db, context: context, owner: "@store:\(request.store)", currency: product.currency)
         var draft = LedgerTransaction(draftOf: .purchase, playerID: request.playerID, currency: product.currency, amount: amount, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
@@ -44,11 +44,8 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let player = try Account.fetch(db, context: context, owner: Account.playerOwner(request.playerID), currency: request.currency)
-        // A negative balance (a refund's debt) fails here too: spending waits until it is repaid.
-        guard player.balance >= request.amount else {
-            throw WalletError.insufficientFunds(balance: player.balance, currency: request.currency)
-        }
+        let player = try Account.fetch(db, context: context, owner: LedgerRules.playerOwner(request.playerID), currency: request.currency)
+        try LedgerRules.requireFunds(balance: player.balance, debit: request.amount, currency: request.currency)
         let sink = try Account.fetch(db, context: context, owner: "@spend", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
@@ -61,9 +58,9 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let player = try Account.fetch(db, context: context, owner: Account.playerOwner(request.playerID), currency: request.currency)
-        if request.amount < 0, !request.allowNegative, player.balance + request.amount < 0 {
-            throw WalletError.insufficientFunds(balance: player.balance, currency: request.currency)
+        let player = try Account.fetch(db, context: context, owner: LedgerRules.playerOwner(request.playerID), currency: request.currency)
+        if request.amount < 0, !request.allowNegative {
+            try LedgerRules.requireFunds(balance: player.balance, debit: -request.amount, currency: request.currency)
         }
         let source = try Account.fetch(db, context: context, owner: "@adjustments", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .adjustment, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
@@ -84,18 +81,8 @@ enum LedgerWrites {
             throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
         }
         let corrections = try Corrections.of(db, purchase: purchase)
-        // Rounds down: a partial refund never takes back more than its share.
-        let owedInAll = purchase.amount * request.shareThousandths / Limits.refundShareMax
-        let owed = owedInAll - corrections.claimed
-        guard owed > 0 else {
-            throw WalletError.alreadyRefunded(
-                "store transaction \(request.store)/\(request.storeTransactionID) is already refunded by \(corrections.claimed) of its \(purchase.amount) \(purchase.currency); this share claims \(owedInAll), so nothing was refunded")
-        }
-        let player = try Account.fetch(db, context: context, owner: Account.playerOwner(purchase.playerID), currency: purchase.currency)
-        let taken = switch request.policy {
-        case .debt: owed
-        case .floor: max(0, min(owed, player.balance))
-        }
+        let player = try Account.fetch(db, context: context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)
+        let (owed, taken) = try LedgerRules.refund(request, of: purchase, corrections: corrections, playerBalance: player.balance)
         let sink = try Account.fetch(db, context: context, owner: "@refunds", currency: purchase.currency)
         var draft = LedgerTransaction(draftOf: .refund, playerID: purchase.playerID, currency: purchase.currency, amount: -taken, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
@@ -125,7 +112,7 @@ enum LedgerWrites {
             throw WalletError.notFound("store transaction \(store)/\(storeTransactionID) has no refund to reverse")
         }
         let taken = corrections.taken
-        let player = try Account.fetch(db, context: context, owner: Account.playerOwner(purchase.playerID), currency: purchase.currency)
+        let player = try Account.fetch(db, context: context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)
         let source = try Account.fetch(db, context: context, owner: "@refunds", currency: purchase.currency)
         var draft = LedgerTransaction(draftOf: .refundReversal, playerID: purchase.playerID, currency: purchase.currency, amount: taken, actor: actor)
         draft.idempotencyKey = storeTransactionID
@@ -167,27 +154,10 @@ enum LedgerWrites {
         _ db: Database, _ draft: LedgerTransaction, legs: [(account: Account, amount: Int64)], key: IdempotencyKey, now: Date,
         context: inout BatchContext
     ) throws -> MutationResult {
-        precondition(legs.count >= 2 && legs.reduce(0, { $0 + $1.amount }) == 0, "postings must sum to zero")
-        precondition(Identifier.same(legs[0].account.owner, Account.playerOwner(draft.playerID)), "the first leg is the player's")
         let head = try context.head ?? LedgerReads.head(db)
-        var transaction = draft
-        transaction.seq = head.seq + 1
-        transaction.id = context.makeTransactionID()
-        transaction.createdAt = Timestamp.format(now)
-        transaction.prevHash = head.hash
-        let balancesAfter = try legs.map { leg in
-            let (balanceAfter, overflow) = leg.account.balance.addingReportingOverflow(leg.amount)
-            guard !overflow else { throw WalletError.invalidRequest("the balance of \(leg.account.owner) would overflow") }
-            return balanceAfter
-        }
-        transaction.postings = zip(legs, balancesAfter)
-            .map { leg, balanceAfter in
-                Posting(account: leg.account.owner, currency: leg.account.currency, amount: leg.amount, balanceAfter: balanceAfter)
-            }
-            // By bytes, as SQLite orders them when the postings are read back.
-            .sorted { (Identifier($0.account), Identifier($0.currency)) < (Identifier($1.account), Identifier($1.currency)) }
-        transaction.hash = HashChain.hash(of: transaction, previous: head.hash)
-
+        let (transaction, balancesAfter) = try LedgerRules.seal(
+            draft, legs: legs.map { LedgerRules.Leg(owner: $0.account.owner, currency: $0.account.currency, balance: $0.account.balance, amount: $0.amount) },
+            head: head, id: context.makeTransactionID(), now: now)
         try insert(db, transaction)
         for (leg, balanceAfter) in zip(legs, balancesAfter) {
             try RawStatement(db, sql: "INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?)")
@@ -251,7 +221,7 @@ struct IdempotencyKey: Sendable {
         guard let used else { return nil }
         guard used.requestHash == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
         let transaction = try LedgerReads.transaction(db, seq: used.seq)
-        let playerOwner = Account.playerOwner(transaction.playerID)
+        let playerOwner = LedgerRules.playerOwner(transaction.playerID)
         guard let posting = transaction.postings.first(where: { Identifier.same($0.account, playerOwner) }) else {
             throw WalletError.storage("transaction \(transaction.seq) has no posting for \(playerOwner)")
         }
@@ -265,27 +235,14 @@ struct IdempotencyKey: Sendable {
     }
 }
 
-/// What the corrections of a purchase (its refunds and refund reversals, in seq order) add up
-/// to since the last reversal: what refunds claimed (taken plus uncollected) and what they took.
-struct Corrections {
-    var claimed: Int64 = 0
-    var taken: Int64 = 0
-    var lastRefundSeq: Int64?
-
+extension Corrections {
     static func of(_ db: Database, purchase: LedgerTransaction) throws -> Corrections {
         var corrections = Corrections()
         let rows = try Row.fetchCursor(
             db, sql: "SELECT seq, kind, amount, uncollected FROM transactions WHERE refund_of_seq = ? ORDER BY seq", arguments: [purchase.seq])
         while let row = try rows.next() {
-            let (seq, kind, amount, uncollected): (Int64, String, Int64, Int64) = (row[0], row[1], row[2], row[3])
-            if kind == TransactionKind.refund.rawValue {
-                corrections.claimed += -amount + uncollected
-                corrections.taken += -amount
-                corrections.lastRefundSeq = seq
-            } else {
-                corrections.claimed = 0
-                corrections.taken = 0
-            }
+            let kind: String = row[1]
+            corrections.add(seq: row[0], kind: TransactionKind(rawValue: kind) ?? .refundReversal, amount: row[2], uncollected: row[3])
         }
         return corrections
     }
@@ -343,7 +300,6 @@ struct Account {
     let currency: String
     let balance: Int64
 
-    static func playerOwner(_ playerID: String) -> String { "player:\(playerID)" }
 
     /// The account of `owner` in `currency`, created with a zero balance if it does not exist.
     static func fetch(_ db: Database, context: BatchContext, owner: String, currency: String) throws -> Account {

@@ -94,7 +94,7 @@ extension SQLiteLedgerStore {
     /// The share of a purchase no longer in the player's wallet: what the purchase credited, less
     /// what remains of the balance (at most the purchase), in thousandths of a percent.
     private static func spentShare(_ db: Database, of purchase: LedgerTransaction, context: BatchContext) throws -> Int64 {
-        let balance = try Account.find(db, context: context, owner: Account.playerOwner(purchase.playerID), currency: purchase.currency)?.balance ?? 0
+        let balance = try Account.find(db, context: context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)?.balance ?? 0
         guard purchase.amount > 0 else { return 0 }
         let remaining = min(max(balance, 0), purchase.amount)
         return (purchase.amount - remaining) * Limits.refundShareMax / purchase.amount

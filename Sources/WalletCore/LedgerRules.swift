@@ -1,0 +1,92 @@
+import Foundation
+
+/// The ledger's rules as plain functions of what an operation read, with no database in
+/// sight: a store reads what a rule needs inside its write, calls the rule, and writes what
+/// it returns. One set of rules, whatever store keeps the ledger.
+enum LedgerRules {
+    /// One posting about to be made: into `owner`'s account in `currency`, whose balance is
+    /// `balance` before it.
+    struct Leg {
+        var owner: String
+        var currency: String
+        var balance: Int64
+        var amount: Int64
+    }
+
+    /// The ledger account owner of a player's wallet.
+    static func playerOwner(_ playerID: String) -> String { "player:\(playerID)" }
+
+    /// A debit of `debit` may not take `balance` below zero (a negative balance, a refund's
+    /// debt, allows no debit at all until it is repaid).
+    static func requireFunds(balance: Int64, debit: Int64, currency: String) throws(WalletError) {
+        guard balance >= debit else { throw .insufficientFunds(balance: balance, currency: currency) }
+    }
+
+    /// What a refund of `request.shareThousandths` of `purchase` claims now (`owed`) and takes
+    /// (`taken`) from a player whose balance is `playerBalance`, given what the refunds since
+    /// the last reversal already claimed. Rounds down: a partial refund never takes back more
+    /// than its share; under `floor`, it takes at most the balance and leaves the rest
+    /// uncollected.
+    static func refund(
+        _ request: RefundRequest, of purchase: LedgerTransaction, corrections: Corrections, playerBalance: Int64
+    ) throws(WalletError) -> (owed: Int64, taken: Int64) {
+        let owedInAll = purchase.amount * request.shareThousandths / Limits.refundShareMax
+        let owed = owedInAll - corrections.claimed
+        guard owed > 0 else {
+            throw .alreadyRefunded(
+                "store transaction \(request.store)/\(request.storeTransactionID) is already refunded by \(corrections.claimed) of its \(purchase.amount) \(purchase.currency); this share claims \(owedInAll), so nothing was refunded")
+        }
+        let taken = switch request.policy {
+        case .debt: owed
+        case .floor: max(0, min(owed, playerBalance))
+        }
+        return (owed, taken)
+    }
+
+    /// Seals `draft` as the next transaction after `head`: its seq, id, time and previous hash,
+    /// its postings with each account's balance after (ordered by bytes, as stores read them
+    /// back), and its hash. The legs must sum to zero and the first must be the player's; the
+    /// answer's `balancesAfter` follows the order of `legs`.
+    static func seal(
+        _ draft: LedgerTransaction, legs: [Leg], head: (seq: Int64, hash: String), id: String, now: Date
+    ) throws(WalletError) -> (transaction: LedgerTransaction, balancesAfter: [Int64]) {
+        precondition(legs.count >= 2 && legs.reduce(0, { $0 + $1.amount }) == 0, "postings must sum to zero")
+        precondition(Identifier.same(legs[0].owner, playerOwner(draft.playerID)), "the first leg is the player's")
+        var balancesAfter: [Int64] = []
+        for leg in legs {
+            let (balanceAfter, overflow) = leg.balance.addingReportingOverflow(leg.amount)
+            guard !overflow else { throw .invalidRequest("the balance of \(leg.owner) would overflow") }
+            balancesAfter.append(balanceAfter)
+        }
+        var transaction = draft
+        transaction.seq = head.seq + 1
+        transaction.id = id
+        transaction.createdAt = Timestamp.format(now)
+        transaction.prevHash = head.hash
+        transaction.postings = zip(legs, balancesAfter)
+            .map { leg, balanceAfter in Posting(account: leg.owner, currency: leg.currency, amount: leg.amount, balanceAfter: balanceAfter) }
+            .sorted { (Identifier($0.account), Identifier($0.currency)) < (Identifier($1.account), Identifier($1.currency)) }
+        transaction.hash = HashChain.hash(of: transaction, previous: head.hash)
+        return (transaction, balancesAfter)
+    }
+}
+
+/// What the corrections of a purchase (its refunds and refund reversals, in seq order) add up
+/// to since the last reversal: what refunds claimed (taken plus uncollected) and what they took.
+struct Corrections {
+    var claimed: Int64 = 0
+    var taken: Int64 = 0
+    var lastRefundSeq: Int64?
+
+    /// Takes the next correction into account: a refund adds to the sums, a reversal clears them.
+    mutating func add(seq: Int64, kind: TransactionKind, amount: Int64, uncollected: Int64) {
+        if kind == .refund {
+            claimed += -amount + uncollected
+            taken += -amount
+            lastRefundSeq = seq
+        } else {
+            claimed = 0
+            taken = 0
+        }
+    }
+}

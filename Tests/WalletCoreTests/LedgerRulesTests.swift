@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import WalletCore
+
+/// The ledger rules on their own, with no store: what any store that applies them must get.
+@Suite("Ledger rules, without a database")
+struct LedgerRulesTests {
+    static let purchase: LedgerTransaction = {
+        var purchase = LedgerTransaction(draftOf: .purchase, playerID: "p1", currency: "credits", amount: 15, actor: "t")
+        purchase.seq = 7
+        return purchase
+    }()
+
+    @Test("a debit may take a balance to zero, not below; a debt allows no debit")
+    func funds() throws {
+        try LedgerRules.requireFunds(balance: 5, debit: 5, currency: "credits")
+        #expect(throws: WalletError.insufficientFunds(balance: 4, currency: "credits")) { try LedgerRules.requireFunds(balance: 4, debit: 5, currency: "credits") }
+        #expect(throws: WalletError.self) { try LedgerRules.requireFunds(balance: -2, debit: 1, currency: "credits") }
+    }
+
+    @Test("refunds claim their share, rounded down, minus what earlier refunds claimed; floor leaves the rest uncollected")
+    func refunds() throws {
+        func refund(_ share: Int64, _ policy: RefundPolicy, corrections: Corrections = Corrections(), balance: Int64) throws -> (owed: Int64, taken: Int64) {
+            let request = RefundRequest(store: "apple", storeTransactionID: "T1", shareThousandths: share, policy: policy, actor: "t")
+            return try LedgerRules.refund(request, of: Self.purchase, corrections: corrections, playerBalance: balance)
+        }
+        #expect(try refund(100_000, .debt, balance: 3) == (15, 15))
+        #expect(try refund(100_000, .floor, balance: 3) == (15, 3))
+        #expect(try refund(33_333, .debt, balance: 15) == (4, 4), "15 × 33.333% rounds down to 4")
+        var half = Corrections()
+        half.add(seq: 8, kind: .refund, amount: -7, uncollected: 0)
+        #expect(try refund(100_000, .debt, corrections: half, balance: 20) == (8, 8), "a full refund after half takes the rest")
+        #expect(throws: WalletError.self) { try refund(40_000, .debt, corrections: half, balance: 20) }
+        // A refund whose share rounds to nothing claims nothing, and blocks no later refund.
+        #expect(throws: WalletError.self) { try refund(1, .debt, balance: 20) }
+        half.add(seq: 9, kind: .refundReversal, amount: 7, uncollected: 0)
+        #expect(half.claimed == 0 && half.taken == 0 && half.lastRefundSeq == 8)
+        #expect(try refund(100_000, .debt, corrections: half, balance: 20) == (15, 15))
+    }
+
+    @Test("sealing chains the draft after the head, orders postings by bytes, and refuses an overflow")
+    func seal() throws {
+        let draft = LedgerTransaction(draftOf: .spend, playerID: "p1", currency: "credits", amount: -3, actor: "t")
+        let legs = [
+            LedgerRules.Leg(owner: "player:p1", currency: "credits", balance: 10, amount: -3),
+            LedgerRules.Leg(owner: "@spend", currency: "credits", balance: 100, amount: 3),
+        ]
+        let now = Date(timeIntervalSince1970: 1_790_000_000)
+        let (transaction, balancesAfter) = try LedgerRules.seal(draft, legs: legs, head: (41, String(repeating: "a", count: 64)), id: "id-42", now: now)
+        #expect(transaction.seq == 42 && transaction.id == "id-42" && transaction.prevHash == String(repeating: "a", count: 64))
+        #expect(balancesAfter == [7, 103])
+        #expect(transaction.postings.map(\.account) == ["@spend", "player:p1"])
+        #expect(transaction.hash == HashChain.hash(of: transaction, previous: transaction.prevHash))
+        let again = try LedgerRules.seal(draft, legs: legs, head: (41, String(repeating: "a", count: 64)), id: "id-42", now: now)
+        #expect(again.transaction == transaction, "the same inputs seal the same transaction")
+        var full = legs
+        full[1].balance = .max
+        #expect(throws: WalletError.self) { try LedgerRules.seal(draft, legs: full, head: (41, ""), id: "x", now: now) }
+    }
+}
