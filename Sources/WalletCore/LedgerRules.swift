@@ -50,8 +50,10 @@ enum LedgerRules {
     static func seal(
         _ draft: LedgerTransaction, legs: [Leg], head: (seq: Int64, hash: String), id: String, now: Date
     ) throws(WalletError) -> (transaction: LedgerTransaction, balancesAfter: [Int64]) {
-        precondition(legs.count >= 2 && legs.reduce(0, { $0 + $1.amount }) == 0, "postings must sum to zero")
-        precondition(Identifier.same(legs[0].owner, playerOwner(draft.playerID)), "the first leg is the player's")
+        // The writes build their legs this way; a draft that breaks it is refused, never written.
+        guard legs.count >= 2, legs.reduce(0, { $0 &+ $1.amount }) == 0, Identifier.same(legs[0].owner, playerOwner(draft.playerID)) else {
+            throw .storage("a \(draft.kind.rawValue) was drafted with postings that do not sum to zero or do not start with the player's")
+        }
         var balancesAfter: [Int64] = []
         for leg in legs {
             let (balanceAfter, overflow) = leg.balance.addingReportingOverflow(leg.amount)

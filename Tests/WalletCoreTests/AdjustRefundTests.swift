@@ -78,6 +78,23 @@ struct RefundTests {
         #expect(result.transaction.postings.first?.account == "@refunds")
     }
 
+    @Test("a stored correction of an unknown kind stops the refund with a storage error instead of being guessed at")
+    func unreadableCorrection() async throws {
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("p1", "T1", quantity: 2)
+        let first = try await refund(ledger, percentage: 50)
+        try await ledger.rawConnection().write { db in
+            try db.execute(sql: """
+                DROP TRIGGER transactions_append_only_update;
+                PRAGMA ignore_check_constraints = ON;
+                UPDATE transactions SET kind = 'bogus' WHERE seq = \(first.transaction.seq);
+                """)
+        }
+        let error = await walletError { _ = try await self.refund(ledger) }
+        #expect(error?.code == "storage_error", "\(error?.detail ?? "")")
+        #expect(try await ledger.balance("p1") == 5, "nothing more was taken")
+    }
+
     @Test("a partial refund takes its share, rounded down")
     func partial() async throws {
         let ledger = try await TestLedger.withCatalog()

@@ -56,5 +56,10 @@ struct LedgerRulesTests {
         var full = legs
         full[1].balance = .max
         #expect(throws: WalletError.self) { try LedgerRules.seal(draft, legs: full, head: (41, ""), id: "x", now: now) }
+        // Legs that do not balance, or do not start with the player's, are refused.
+        var unbalanced = legs
+        unbalanced[1].amount = 4
+        #expect(throws: WalletError.self) { try LedgerRules.seal(draft, legs: unbalanced, head: (41, ""), id: "x", now: now) }
+        #expect(throws: WalletError.self) { try LedgerRules.seal(draft, legs: legs.reversed(), head: (41, ""), id: "x", now: now) }
     }
 }

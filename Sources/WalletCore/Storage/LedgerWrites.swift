@@ -241,8 +241,12 @@ extension Corrections {
         let rows = try Row.fetchCursor(
             db, sql: "SELECT seq, kind, amount, uncollected FROM transactions WHERE refund_of_seq = ? ORDER BY seq", arguments: [purchase.seq])
         while let row = try rows.next() {
-            let kind: String = row[1]
-            corrections.add(seq: row[0], kind: TransactionKind(rawValue: kind) ?? .refundReversal, amount: row[2], uncollected: row[3])
+            let (seq, kindText): (Int64, String) = (row[0], row[1])
+            // A stored row the wallet cannot read is an error, never a guess about what it undid.
+            guard let kind = TransactionKind(rawValue: kindText), kind == .refund || kind == .refundReversal else {
+                throw WalletError.storage("transaction \(seq) corrects purchase \(purchase.seq) but is a '\(kindText.prefix(40))'")
+            }
+            corrections.add(seq: seq, kind: kind, amount: row[2], uncollected: row[3])
         }
         return corrections
     }

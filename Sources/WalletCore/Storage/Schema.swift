@@ -5,40 +5,46 @@ enum Schema {
     static let version = 3
 
     /// The upgrade from each older version to the next, run in order in the caller's
-    /// transaction. New tables and indexes are created by their statements in `sql`, not by a
-    /// second copy.
+    /// transaction; nil for a version this build cannot upgrade. New tables and indexes are
+    /// created by their statements in `sql`, not by a second copy.
     static func upgrade(from version: Int) -> String? {
         switch version {
         // Version 1 allowed one refund per purchase, kept no store-reported states and one key
         // scope per wallet.
         case 1:
-            """
-            DROP INDEX transactions_refund_of;
-            DROP INDEX transactions_refund_reversal_of;
-            \(statement("CREATE INDEX transactions_corrections "))
-            \(statement("CREATE TABLE store_transaction_states "))
-            INSERT INTO idempotency_keys (scope, key, request_hash, seq)
-                SELECT t.kind || ':' || substr(k.scope, 8), k.key, k.request_hash, k.seq
-                FROM idempotency_keys k JOIN transactions t ON t.seq = k.seq
-                WHERE k.scope LIKE 'wallet:%' AND t.kind IN ('spend', 'adjustment');
-            PRAGMA user_version = 2;
-            """
+            guard let corrections = statement("CREATE INDEX transactions_corrections "),
+                let states = statement("CREATE TABLE store_transaction_states ")
+            else { return nil }
+            return """
+                DROP INDEX transactions_refund_of;
+                DROP INDEX transactions_refund_reversal_of;
+                \(corrections)
+                \(states)
+                INSERT INTO idempotency_keys (scope, key, request_hash, seq)
+                    SELECT t.kind || ':' || substr(k.scope, 8), k.key, k.request_hash, k.seq
+                    FROM idempotency_keys k JOIN transactions t ON t.seq = k.seq
+                    WHERE k.scope LIKE 'wallet:%' AND t.kind IN ('spend', 'adjustment');
+                PRAGMA user_version = 2;
+                """
         // Version 2 did not bind App Store account tokens to players.
         case 2:
-            """
-            \(statement("CREATE TABLE store_account_tokens "))
-            PRAGMA user_version = 3;
-            """
-        default: nil
+            guard let tokens = statement("CREATE TABLE store_account_tokens ") else { return nil }
+            return """
+                \(tokens)
+                PRAGMA user_version = 3;
+                """
+        default:
+            return nil
         }
     }
 
     /// The statement of `sql` that starts with `opening`, through its closing semicolon (a
-    /// trigger's, after `END`).
-    static func statement(_ opening: String) -> String {
+    /// trigger's, after `END`); nil if `sql` has none. `SchemaTests` checks that every upgrade
+    /// finds its statements.
+    static func statement(_ opening: String) -> String? {
         let terminator = opening.hasPrefix("CREATE TRIGGER") ? "\nEND;\n" : ";\n"
         guard let start = sql.range(of: opening), let end = sql.range(of: terminator, range: start.upperBound..<sql.endIndex) else {
-            preconditionFailure("schema.sql has no statement starting with \(opening)")
+            return nil
         }
         return String(sql[start.lowerBound..<end.upperBound])
     }
