@@ -1,7 +1,7 @@
 /// The ledger's operations, as the server and the CLI use them. Every mutation is one
 /// invariant-preserving write: it fully happens or leaves nothing behind, and it is idempotent
-/// under its key. SQLite implements it today (`SQLiteLedgerStore`); a PostgreSQL store would
-/// implement the same protocol without touching its callers.
+/// under its key. `SQLLedgerStore` implements it once, on SQLite or PostgreSQL; the server and the
+/// CLI see only this protocol.
 public protocol LedgerStore: Sendable {
     /// Creates or replaces a catalog entry; a new currency code becomes known.
     func setProduct(_ update: ProductUpdate) async throws(WalletError) -> Product

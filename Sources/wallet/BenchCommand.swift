@@ -11,12 +11,20 @@ struct BenchCommand: AsyncParsableCommand {
             5% overdrafts) from --concurrency callers against a fresh database, first through the \
             grouped writer and then with one transaction per operation, with synchronous=FULL unless \
             --durability normal. Prints both rates, their ratio, latency percentiles, and whether \
-            `verify` passes on both databases afterwards.
+            `verify` passes on both databases afterwards. With --db postgres://... the grouped run uses \
+            that empty PostgreSQL database and the single run the one --single-db names (skipped without \
+            it): the same workload, one lock per batch against one per operation.
             """
     )
 
-    @Option(help: ArgumentHelp("Directory for the two benchmark databases (default: a new temporary directory, removed afterwards).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "Directory for the two SQLite benchmark databases (default: a new temporary directory, removed afterwards), or an empty PostgreSQL database's URL.",
+            valueName: "path|url"))
     var db: String?
+
+    @Option(help: ArgumentHelp("With a PostgreSQL --db: another empty database, for the one-commit-per-operation run.", valueName: "url"))
+    var singleDb: String?
 
     @Option(help: ArgumentHelp("full or normal.", valueName: "level"))
     var durability: Durability = .full
@@ -73,6 +81,15 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let db, db.hasPrefix("postgres") {
+            let workload = BenchWorkload(operations: operations, concurrency: concurrency, players: players)
+            let grouped = try await workload.run(path: db, durability: durability, writeMode: .default)
+            var single: BenchWorkload.Result?
+            if let singleDb { single = try await workload.run(path: singleDb, durability: durability, writeMode: .single) }
+            try report(grouped: grouped, single: single)
+            return
+        }
+        if singleDb != nil { throw ValidationError("--single-db goes with a PostgreSQL --db.") }
         let directory: URL
         if let db {
             directory = URL(fileURLWithPath: db)
@@ -90,6 +107,10 @@ struct BenchCommand: AsyncParsableCommand {
         let single = self.single
             ? try await workload.run(path: directory.appendingPathComponent("single.sqlite").path, durability: durability, writeMode: .single)
             : nil
+        try report(grouped: grouped, single: single)
+    }
+
+    private func report(grouped: BenchWorkload.Result, single: BenchWorkload.Result?) throws {
         let report = Report(
             operations: operations, concurrency: concurrency, players: players, durability: durability.rawValue,
             groupedOpsPerSecond: grouped.opsPerSecond.rounded(), singleOpsPerSecond: single.map { $0.opsPerSecond.rounded() },
@@ -164,7 +185,7 @@ struct BenchWorkload {
     }
 
     func run(path: String, durability: Durability, writeMode: WriteMode) async throws -> Result {
-        let store = try SQLiteLedgerStore.open(path: path, durability: durability, writeMode: writeMode)
+        let store = try await SQLLedgerStore.open(database: path, durability: durability, writeMode: writeMode)
         let seeded = store.groupCommitStatistics
         _ = try await store.setProduct(ProductUpdate(productID: "bench.credits", credits: 5))
         // Every player starts with credits, so most spends succeed.

@@ -39,7 +39,7 @@ struct ExportCommand: AsyncParsableCommand {
     var output: String?
 
     func run() async throws {
-        let store = try options.openStore()
+        let store = try await options.openStore()
         let query = ExportQuery(from: from, to: to, playerID: player, currency: currency)
         let progress = Progress("postings exported")
         let sink = try ExportSink(path: output)

@@ -36,7 +36,7 @@ struct KeysCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let store = try options.openStore()
+            let store = try await options.openStore()
             let created = try await store.createAPIKey(role: role, name: name)
             let output = Created(id: created.key.id, role: created.key.role, name: created.key.name, key: created.secret)
             do {

@@ -4,8 +4,15 @@ import WalletCore
 
 /// The options every command takes: where the database is and how to print.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .customLong("db"), help: ArgumentHelp("Path of the SQLite database (env WALLET_DB; default ./wallet.sqlite).", valueName: "path"))
+    @Option(
+        name: .customLong("db"),
+        help: ArgumentHelp(
+            "Path of the SQLite database, or a postgres://user:password@host:port/db?sslmode=... URL (env WALLET_DB; default ./wallet.sqlite). Prefer WALLET_DB for a URL with a password: arguments show in ps.",
+            valueName: "path|url"))
     var databasePath: String?
+
+    @Option(help: ArgumentHelp("PostgreSQL connections this process keeps at most, 1 to 1000 (env WALLET_DB_POOL_SIZE; default 10).", valueName: "count"))
+    var dbPoolSize: Int?
 
     @Option(help: ArgumentHelp("full (synchronous=FULL, survives power loss) or normal (faster, may lose the last commits).", valueName: "level"))
     var durability: Durability = .full
@@ -18,12 +25,25 @@ struct GlobalOptions: ParsableArguments {
         databasePath ?? ProcessInfo.processInfo.environment["WALLET_DB"] ?? "./wallet.sqlite"
     }
 
-    func validate() throws {
-        if resolvedDatabasePath.isEmpty { throw ValidationError("--db (or WALLET_DB) must not be empty.") }
+    /// The pool size: --db-pool-size, else WALLET_DB_POOL_SIZE, else the default.
+    func resolvedPoolSize() throws -> Int {
+        let variable = ProcessInfo.processInfo.environment["WALLET_DB_POOL_SIZE"]
+        guard let size = try dbPoolSize ?? variable.map({ text in
+            guard let size = Int(text) else { throw ValidationError("WALLET_DB_POOL_SIZE must be a whole number, not '\(text.prefix(40))'.") }
+            return size
+        }) else { return SQLLedgerStore.postgresPoolSizeDefault }
+        guard (1...1_000).contains(size) else { throw ValidationError("--db-pool-size (or WALLET_DB_POOL_SIZE) must be from 1 to 1000, not \(size).") }
+        return size
     }
 
-    func openStore(writeMode: WriteMode = .default) throws(WalletError) -> SQLiteLedgerStore {
-        try SQLiteLedgerStore.open(path: resolvedDatabasePath, durability: durability, writeMode: writeMode)
+    func validate() throws {
+        if resolvedDatabasePath.isEmpty { throw ValidationError("--db (or WALLET_DB) must not be empty.") }
+        _ = try resolvedPoolSize()
+    }
+
+    func openStore(writeMode: WriteMode = .default) async throws -> SQLLedgerStore {
+        try await SQLLedgerStore.open(
+            database: resolvedDatabasePath, durability: durability, writeMode: writeMode, poolSize: resolvedPoolSize())
     }
 }
 

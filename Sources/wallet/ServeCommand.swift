@@ -143,7 +143,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "wallet")
         logger.logLevel = try resolvedLogLevel()
-        let store = try options.openStore(writeMode: writeMode == .grouped ? .default : .single)
+        let store = try await options.openStore(writeMode: writeMode == .grouped ? .default : .single)
         let playerTokens = try playerTokens()
         let apple = try self.apple.configuration().map { ApplePurchases(configuration: $0, ledger: store) }
         let limits = try resolvedLimits()
@@ -153,15 +153,17 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info(
             "starting",
             metadata: [
-                "database": .string(options.resolvedDatabasePath), "address": .string("\(configuration.host):\(configuration.port)"),
+                "database": .string(store.location), "address": .string("\(configuration.host):\(configuration.port)"),
                 "durability": .string(options.durability.rawValue), "write_mode": .string(writeMode.rawValue),
                 "player_tokens": .string(playerTokens?.algorithm ?? "off"),
                 "apple_bundle_id": .string(apple?.verifier.configuration.bundleID ?? "not configured"),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)
         // The notice comes after the application: it hears of the shutdown first.
+        // Shut down in reverse order: the notice hears of it first, then the application
+        // drains its requests (and with them the writer), and the store closes its pool last.
         let services = ServiceGroup(
-            configuration: .init(services: [app, configuration.shutdown], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: [store, app, configuration.shutdown], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await services.run()
         logger.info("stopped")
     }

@@ -14,7 +14,7 @@ struct WalletCommand: AsyncParsableCommand {
             """,
         subcommands: [
             ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, RedeemAppleCommand.self, SpendCommand.self, AdjustCommand.self, RefundCommand.self,
-            BalanceCommand.self, HistoryCommand.self, StatementCommand.self, ExportCommand.self, VerifyCommand.self, BenchCommand.self,
+            BalanceCommand.self, HistoryCommand.self, StatementCommand.self, ExportCommand.self, VerifyCommand.self, CopyCommand.self, BenchCommand.self,
         ]
     )
 

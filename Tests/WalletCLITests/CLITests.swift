@@ -172,11 +172,12 @@ struct CLITests {
         let cli = try CLI()
         for command in [
             ["products", "set"], ["products", "list"], ["grant"], ["spend"], ["adjust"], ["refund"], ["balance"], ["history"], ["verify"],
-            ["statement"], ["export"], ["redeem-apple"], ["serve"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"], ["bench"],
+            ["statement"], ["export"], ["redeem-apple"], ["serve"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"], ["bench"], ["copy"],
         ] {
             let output = CLI.finish(try cli.start(command + ["--help"]))
             #expect(output.status == 0 && output.stdout.contains("USAGE: wallet \(command.joined(separator: " "))"), "\(command)")
-            #expect(output.stdout.contains("--db <path>") && output.stdout.contains("--json"))
+            let database = command == ["copy"] ? "--from <path|url>" : "--db <path|url>"
+            #expect(output.stdout.contains(database) && output.stdout.contains("--json"), "\(command)")
         }
     }
 

@@ -13,19 +13,7 @@ import WalletTestSupport
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 func freeLoopbackPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    try #require(descriptor >= 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-    }
-    try #require(bound)
-    return Int(UInt16(bigEndian: address.sin_port))
+    try LoopbackSocket.freePort()
 }
 
 /// One HTTP request; nil when the connection failed.

@@ -1,5 +1,6 @@
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 @Suite("Adjustments by support")
 struct AdjustTests {
@@ -8,9 +9,9 @@ struct AdjustTests {
             AdjustRequest(playerID: "p1", amount: amount, reasonCode: "goodwill", note: "sorry about the outage", ticket: "SUP-1", idempotencyKey: key, allowNegative: allowNegative, actor: "alice"))
     }
 
-    @Test("an adjustment records who, why and which ticket")
-    func credit() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("an adjustment records who, why and which ticket", arguments: TestBackend.all)
+    func credit(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         let result = try await adjust(ledger, 10)
         #expect(result.balance == 10)
         let transaction = result.transaction
@@ -21,9 +22,9 @@ struct AdjustTests {
         #expect(await walletError { _ = try await adjust(ledger, 11) }?.code == "idempotency_key_reused")
     }
 
-    @Test("a debit cannot go below zero unless allowed")
-    func debit() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a debit cannot go below zero unless allowed", arguments: TestBackend.all)
+    func debit(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         #expect(await walletError { _ = try await adjust(ledger, -6) } == .insufficientFunds(balance: 5, currency: "credits"))
         #expect(try await adjust(ledger, -5, key: "a2").balance == 0)
@@ -51,9 +52,9 @@ struct AdjustTests {
         #expect(try await ledger.transactionCount() == 0)
     }
 
-    @Test("notes may hold commas, quotes and newlines")
-    func hostileNote() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("notes may hold commas, quotes and newlines", arguments: TestBackend.all)
+    func hostileNote(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         let note = "line one, \"quoted\"\nline two =cmd"
         let result = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: 1, reasonCode: "goodwill", note: note, idempotencyKey: "k", actor: "alice"))
         #expect(result.transaction.note == note)
@@ -67,9 +68,9 @@ struct RefundTests {
         try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: transactionID, percentage: percentage, policy: policy, actor: "store"))
     }
 
-    @Test("a full refund takes back the whole purchase")
-    func full() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a full refund takes back the whole purchase", arguments: TestBackend.all)
+    func full(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         let purchase = try await ledger.grant("p1", "T1", quantity: 2)
         let result = try await refund(ledger)
         #expect(result.balance == 0)
@@ -95,17 +96,17 @@ struct RefundTests {
         #expect(try await ledger.balance("p1") == 5, "nothing more was taken")
     }
 
-    @Test("a partial refund takes its share, rounded down")
-    func partial() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a partial refund takes its share, rounded down", arguments: TestBackend.all)
+    func partial(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         #expect(try await refund(ledger, percentage: 50).transaction.amount == -2)
         #expect(try await ledger.balance("p1") == 3)
     }
 
-    @Test("a repeated refund is a replay; a smaller share after a full refund has nothing left to take")
-    func repeated() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a repeated refund is a replay; a smaller share after a full refund has nothing left to take", arguments: TestBackend.all)
+    func repeated(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         let first = try await refund(ledger)
         let again = try await refund(ledger)
@@ -115,9 +116,9 @@ struct RefundTests {
         #expect(try await ledger.transactionCount() == 2)
     }
 
-    @Test("debt policy: the balance goes negative and spending is refused until repaid")
-    func debt() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("debt policy: the balance goes negative and spending is refused until repaid", arguments: TestBackend.all)
+    func debt(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         try await ledger.spend("p1", 4, key: "k1")
         let result = try await refund(ledger)
@@ -130,9 +131,9 @@ struct RefundTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("floor policy: the refund stops at zero and records the rest as uncollected")
-    func floor() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("floor policy: the refund stops at zero and records the rest as uncollected", arguments: TestBackend.all)
+    func floor(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         try await ledger.spend("p1", 4, key: "k1")
         let result = try await refund(ledger, policy: .floor)
@@ -145,9 +146,9 @@ struct RefundTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("refunds of unknown purchases and bad shares are refused")
-    func invalid() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("refunds of unknown purchases and bad shares are refused", arguments: TestBackend.all)
+    func invalid(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         #expect(await walletError { _ = try await refund(ledger, "T404") }?.code == "not_found")
         #expect(await walletError { _ = try await ledger.store.refund(RefundRequest(store: "google", storeTransactionID: "T1", actor: "s")) }?.code == "not_found")
@@ -166,9 +167,9 @@ struct RefundTests {
 
 @Suite("Idempotency scopes per caller class")
 struct KeyScopeTests {
-    @Test("a player's spend cannot occupy the key of a support adjustment, nor the reverse")
-    func spendAndAdjustmentScopes() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a player's spend cannot occupy the key of a support adjustment, nor the reverse", arguments: TestBackend.all)
+    func spendAndAdjustmentScopes(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "t1", quantity: 4)
         try await ledger.spend("p1", 1, key: "SUP-1240-1")
         let adjustment = try await ledger.store.adjust(

@@ -9,7 +9,7 @@ struct AppleNotificationTests {
 
     /// A ledger where p1 redeemed T1 (quantity 2: 10 credits).
     static func setUp(policy: RefundPolicy = .debt) async throws -> (ApplePurchases, TestLedger, String) {
-        let ledger = try TestLedger()
+        let ledger = try await TestLedger()
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let configuration = try AppleConfiguration(bundleID: "com.example.game", extraRootsPEM: [authority.rootPEM], refundPolicy: policy)
         let purchases = ApplePurchases(configuration: configuration, ledger: ledger.store)
@@ -151,9 +151,9 @@ struct RefundOrderTests {
         try Self.authority.notification(type, signedTransaction: transaction ?? AppleNotificationTests.revoked(), signedDate: signedDate)
     }
 
-    @Test("a REFUND before the purchase is redeemed: the transaction is never credited afterwards (422 refunded)")
-    func refundBeforeRedeem() async throws {
-        let ledger = try TestLedger()
+    @Test("a REFUND before the purchase is redeemed: the transaction is never credited afterwards (422 refunded)", arguments: TestBackend.all)
+    func refundBeforeRedeem(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger(backend)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let purchases = ApplePurchases(configuration: try Self.authority.configuration(), ledger: ledger.store)
         let early = try await purchases.handleNotification(signedPayload: notification("REFUND", at: AppleTestAuthority.milliseconds(Date())))

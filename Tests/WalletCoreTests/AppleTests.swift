@@ -11,7 +11,7 @@ struct AppleTests {
     static let authority = try! AppleTestAuthority()
 
     static func purchases(environments: Set<AppleConfiguration.Environment> = [.production]) async throws -> (ApplePurchases, TestLedger) {
-        let ledger = try TestLedger()
+        let ledger = try await TestLedger()
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.old", credits: 5, active: false))
         return (ApplePurchases(configuration: try authority.configuration(environments: environments), ledger: ledger.store), ledger)
@@ -54,7 +54,7 @@ struct AppleTests {
         var options = AppleTestAuthority.Options()
         options.leafValidFor = -3_600 * 24
         let expired = try AppleTestAuthority(options, name: "Expired")
-        let ledger = try TestLedger()
+        let ledger = try await TestLedger()
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let purchases = ApplePurchases(configuration: try expired.configuration(), ledger: ledger.store)
         let twoDaysAgo = AppleTestAuthority.milliseconds(Date() - 3_600 * 48)
@@ -106,7 +106,7 @@ struct AppleTests {
         let error: WalletError?
         if kind == "leaf" || kind == "intermediate" {
             // Trusted root, missing marker: configure the wallet to trust this authority.
-            let ledger = try TestLedger()
+            let ledger = try await TestLedger()
             let purchases = ApplePurchases(configuration: try other.configuration(), ledger: ledger.store)
             error = await walletError { _ = try await purchases.redeem(playerID: "p1", signedTransaction: jws, actor: "t") }
             #expect(error?.detail.contains("marker") == true, "\(error?.detail ?? "")")

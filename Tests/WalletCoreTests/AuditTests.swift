@@ -2,14 +2,15 @@ import Foundation
 import GRDB
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 /// Exports that prove themselves: written by the store, checked by `ExportFileVerifier` alone.
 @Suite("Exports, statements and offline verification")
 struct AuditTests {
     /// Nine transactions over three days, with a hostile note and metadata.
-    static func ledger() async throws -> (TestLedger, TestClock) {
+    static func ledger(_ backend: TestBackend = .sqlite) async throws -> (TestLedger, TestClock) {
         let clock = TestClock("2026-10-01T10:00:00Z")
-        let ledger = try await TestLedger.withCatalog(clock: clock)
+        let ledger = try await TestLedger.withCatalog(backend, clock: clock)
         try await ledger.grant("p1", "T1", quantity: 4)                                        // 1
         try await ledger.grant("p2", "T2", product: "com.example.gems10")                      // 2
         _ = try await ledger.store.spend(SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "k1", reason: "=HYPERLINK(\"x\")",
@@ -33,9 +34,9 @@ struct AuditTests {
         return (path, summary)
     }
 
-    @Test("a full export verifies offline and ends at the head", arguments: ExportFormat.allCases)
-    func roundTrip(_ format: ExportFormat) async throws {
-        let (ledger, _) = try await Self.ledger()
+    @Test("a full export verifies offline and ends at the head", arguments: TestBackend.all, ExportFormat.allCases)
+    func roundTrip(_ backend: TestBackend, _ format: ExportFormat) async throws {
+        let (ledger, _) = try await Self.ledger(backend)
         let (path, summary) = try await export(ledger, format: format)
         let head = try await ledger.store.head()
         #expect(head.seq == 9 && head.at == "2026-10-03T10:00:00.000Z")
@@ -46,9 +47,9 @@ struct AuditTests {
         #expect(!wrongHead.ok && wrongHead.firstBadSeq == 10)
     }
 
-    @Test("an empty ledger exports a checkpoint at genesis that verifies")
-    func empty() async throws {
-        let ledger = try TestLedger()
+    @Test("an empty ledger exports a checkpoint at genesis that verifies", arguments: TestBackend.all)
+    func empty(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger(backend)
         for format in ExportFormat.allCases {
             let (path, summary) = try await export(ledger, format: format)
             #expect(summary.transactions == 0 && summary.lastHash == HashChain.genesis)
@@ -79,9 +80,9 @@ struct AuditTests {
         #expect(try ExportFileVerifier.verify(path: path).ok)
     }
 
-    @Test("a range export starts at a checkpoint with opening balances and verifies against the head", arguments: ExportFormat.allCases)
-    func range(_ format: ExportFormat) async throws {
-        let (ledger, _) = try await Self.ledger()
+    @Test("a range export starts at a checkpoint with opening balances and verifies against the head", arguments: TestBackend.all, ExportFormat.allCases)
+    func range(_ backend: TestBackend, _ format: ExportFormat) async throws {
+        let (ledger, _) = try await Self.ledger(backend)
         let (path, summary) = try await export(ledger, ExportQuery(from: "2026-10-02T00:00:00Z", to: "2026-10-03T00:00:00Z"), format: format)
         #expect(summary.transactions == 3)
         let report = try ExportFileVerifier.verify(path: path)
@@ -98,9 +99,9 @@ struct AuditTests {
         #expect(try ExportFileVerifier.verify(path: none, head: head.hash).ok)
     }
 
-    @Test("player and currency exports are marked filtered and checked transaction by transaction", arguments: ExportFormat.allCases)
-    func filtered(_ format: ExportFormat) async throws {
-        let (ledger, _) = try await Self.ledger()
+    @Test("player and currency exports are marked filtered and checked transaction by transaction", arguments: TestBackend.all, ExportFormat.allCases)
+    func filtered(_ backend: TestBackend, _ format: ExportFormat) async throws {
+        let (ledger, _) = try await Self.ledger(backend)
         let (path, summary) = try await export(ledger, ExportQuery(playerID: "p1"), format: format)
         #expect(summary.transactions == 5)
         let report = try ExportFileVerifier.verify(path: path)
@@ -248,7 +249,7 @@ struct AuditTests {
         "line", "cells", "jsonl-line",
     ])
     func boundedRecords(_ kind: String) async throws {
-        let ledger = try TestLedger()
+        let ledger = try await TestLedger()
         let (path, _) = try await export(ledger, format: kind == "jsonl-line" ? .jsonl : .csv)
         var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         switch kind {
@@ -279,9 +280,9 @@ struct AuditTests {
         #expect(written.joined().components(separatedBy: #""type":"posting""#).count - 1 == 8)
     }
 
-    @Test("files that are not exports are refused with a clear error")
-    func notAnExport() async throws {
-        let ledger = try TestLedger()
+    @Test("files that are not exports are refused with a clear error", arguments: TestBackend.all)
+    func notAnExport(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger(backend)
         for (name, text) in [("a.csv", "a,b\n1,2\n"), ("b.jsonl", "{\"type\":\"posting\"}\n"), ("c.jsonl", "{nope\n"), ("d.csv", "")] {
             let path = ledger.directory.appendingPathComponent(name).path
             try text.write(toFile: path, atomically: true, encoding: .utf8)
@@ -290,9 +291,9 @@ struct AuditTests {
         #expect(throws: WalletError.notFound("cannot read the export file /nonexistent.csv")) { try ExportFileVerifier.verify(path: "/nonexistent.csv") }
     }
 
-    @Test("an export holds the range fixed at its start: writes that land while it streams are not in it")
-    func consistentWhileWriting() async throws {
-        let (ledger, _) = try await Self.ledger()
+    @Test("an export holds the range fixed at its start: writes that land while it streams are not in it", arguments: TestBackend.all)
+    func consistentWhileWriting(_ backend: TestBackend) async throws {
+        let (ledger, _) = try await Self.ledger(backend)
         let head = try await ledger.store.head()
         let stream = try await ledger.store.export(ExportQuery(), format: .jsonl)
         try await ledger.grant("p9", "T9")
@@ -327,9 +328,9 @@ struct AuditTests {
         #expect(text.components(separatedBy: "\r\n").filter { $0.hasPrefix("posting,") }.count == 18, "the export still holds exactly its nine transactions")
     }
 
-    @Test("a statement's closing balance is its opening balance plus its transactions")
-    func statement() async throws {
-        let (ledger, _) = try await Self.ledger()
+    @Test("a statement's closing balance is its opening balance plus its transactions", arguments: TestBackend.all)
+    func statement(_ backend: TestBackend) async throws {
+        let (ledger, _) = try await Self.ledger(backend)
         let statement = try await ledger.store.statement(StatementQuery(playerID: "p1", from: "2026-10-02T00:00:00Z", to: "2026-10-03T00:00:00Z"))
         #expect(statement.from == "2026-10-02T00:00:00.000Z" && statement.to == "2026-10-03T00:00:00.000Z")
         let credits = try #require(statement.currencies.first { $0.currency == "credits" })

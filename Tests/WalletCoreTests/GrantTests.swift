@@ -1,11 +1,12 @@
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 @Suite("Grants: a store transaction credits exactly once")
 struct GrantTests {
-    @Test("a grant credits credits × 1 and posts against the store account")
-    func grant() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a grant credits credits × 1 and posts against the store account", arguments: TestBackend.all)
+    func grant(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         let result = try await ledger.grant("p1", "T1")
         #expect(result.balance == 5)
         #expect(result.replayed == false)
@@ -19,17 +20,17 @@ struct GrantTests {
         #expect(try await ledger.balance("p1") == 5)
     }
 
-    @Test("quantity multiplies the product's credits")
-    func quantity() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("quantity multiplies the product's credits", arguments: TestBackend.all)
+    func quantity(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         let result = try await ledger.grant("p1", "T1", quantity: 3)
         #expect(result.balance == 15)
         #expect(result.transaction.quantity == 3)
     }
 
-    @Test("a replay answers the original result and changes nothing")
-    func replay() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a replay answers the original result and changes nothing", arguments: TestBackend.all)
+    func replay(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         let first = try await ledger.grant("p1", "T1")
         try await ledger.spend("p1", 2, key: "k1")
         let again = try await ledger.grant("p1", "T1")
@@ -40,9 +41,9 @@ struct GrantTests {
         #expect(try await ledger.transactionCount() == 2)
     }
 
-    @Test("the same store transaction never credits a second player")
-    func secondPlayer() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("the same store transaction never credits a second player", arguments: TestBackend.all)
+    func secondPlayer(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         let error = await walletError { try await ledger.grant("p2", "T1") }
         #expect(error?.code == "idempotency_key_reused")
@@ -50,9 +51,9 @@ struct GrantTests {
         #expect(try await ledger.transactionCount() == 1)
     }
 
-    @Test("the same store transaction with another product or quantity is refused")
-    func otherProduct() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("the same store transaction with another product or quantity is refused", arguments: TestBackend.all)
+    func otherProduct(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         #expect(await walletError { try await ledger.grant("p1", "T1", product: "com.example.gems10") }?.code == "idempotency_key_reused")
         #expect(await walletError { try await ledger.grant("p1", "T1", quantity: 2) }?.code == "idempotency_key_reused")
@@ -60,18 +61,18 @@ struct GrantTests {
         #expect(try await ledger.balance("p1", "gems") == 0)
     }
 
-    @Test("transaction ids are keyed per store")
-    func perStore() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("transaction ids are keyed per store", arguments: TestBackend.all)
+    func perStore(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1", store: "apple")
         let google = try await ledger.grant("p1", "T1", store: "google")
         #expect(google.replayed == false)
         #expect(google.balance == 10)
     }
 
-    @Test("unknown and inactive products credit nothing")
-    func unknownProduct() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("unknown and inactive products credit nothing", arguments: TestBackend.all)
+    func unknownProduct(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         #expect(await walletError { try await ledger.grant("p1", "T1", product: "com.example.nothing") }?.code == "unknown_product")
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5, active: false))
         #expect(await walletError { try await ledger.grant("p1", "T2") }?.code == "unknown_product")
@@ -82,17 +83,17 @@ struct GrantTests {
         #expect(try await ledger.grant("p1", "T2").balance == 5)
     }
 
-    @Test("a product bound to a store refuses grants from another store")
-    func productStore() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a product bound to a store refuses grants from another store", arguments: TestBackend.all)
+    func productStore(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "steam.pack", credits: 7, store: "steam"))
         #expect(await walletError { try await ledger.grant("p1", "T1", product: "steam.pack", store: "apple") }?.code == "unknown_product")
         #expect(try await ledger.grant("p1", "T1", product: "steam.pack", store: "steam").balance == 7)
     }
 
-    @Test("a replay still answers after the product was deactivated")
-    func replayAfterDeactivation() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a replay still answers after the product was deactivated", arguments: TestBackend.all)
+    func replayAfterDeactivation(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         let first = try await ledger.grant("p1", "T1")
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5, active: false))
         let again = try await ledger.grant("p1", "T1")
@@ -119,15 +120,15 @@ struct GrantTests {
         #expect(try await ledger.transactionCount() == 0)
     }
 
-    @Test("a 255-character store transaction id is accepted")
-    func longestKey() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a 255-character store transaction id is accepted", arguments: TestBackend.all)
+    func longestKey(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         #expect(try await ledger.grant("p1", String(repeating: "9", count: 255)).balance == 5)
     }
 
-    @Test("the catalog validates its entries and introduces currencies")
-    func catalog() async throws {
-        let ledger = try TestLedger()
+    @Test("the catalog validates its entries and introduces currencies", arguments: TestBackend.all)
+    func catalog(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger(backend)
         for update in [
             ProductUpdate(productID: "a", credits: 0), ProductUpdate(productID: "a", credits: -5),
             ProductUpdate(productID: "a", credits: Limits.productCreditsMax + 1), ProductUpdate(productID: "", credits: 5),

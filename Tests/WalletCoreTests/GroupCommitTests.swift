@@ -3,31 +3,19 @@ import GRDB
 import Synchronization
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 /// The group commit keeps every ledger rule, whatever lands in one batch.
 @Suite("Group commit")
 struct GroupCommitTests {
-    /// Transaction ids `txn-1`, `txn-2`, ... and a fixed clock, so two ledgers can be compared
-    /// hash for hash.
-    final class Sequence: Sendable {
-        private let next = Mutex(0)
-        func id() -> String {
-            let value = next.withLock { value in
-                value += 1
-                return value
-            }
-            return String(format: "00000000-0000-4000-8000-%012d", value)
-        }
-    }
-
-    static func store(_ mode: WriteMode, deterministic: Bool = false) throws -> SQLiteLedgerStore {
+    static func store(_ mode: WriteMode, deterministic: Bool = false) throws -> SQLLedgerStore {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-group-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let pool = try DatabasePool(path: directory.appendingPathComponent("wallet.sqlite").path)
-        guard deterministic else { return try SQLiteLedgerStore(writer: pool, writeMode: mode) }
-        let sequence = Sequence()
+        guard deterministic else { return try SQLiteEngine.store(writer: pool, writeMode: mode) }
+        let sequence = SequentialIDs()
         let fixed = Date(timeIntervalSince1970: 1_790_000_000)
-        return try SQLiteLedgerStore(writer: pool, writeMode: mode, clock: { fixed }, makeTransactionID: { sequence.id() })
+        return try SQLiteEngine.store(writer: pool, writeMode: mode, clock: { fixed }, makeTransactionID: { sequence.id() })
     }
 
     /// Holds the writer inside a transaction until `release` is called, so that operations
@@ -42,7 +30,7 @@ struct GroupCommitTests {
         }
 
         /// Starts an operation that holds the writer, and returns once it does.
-        static func holding(_ store: SQLiteLedgerStore) async throws -> (Gate, Task<Void, any Error>) {
+        static func holding(_ store: SQLLedgerStore) async throws -> (Gate, Task<Void, any Error>) {
             let gate = Gate()
             let holder = Task { try await store.write { _, _, _ in gate.hold() } }
             while !gate.entered { try await Task.sleep(for: .milliseconds(1)) }
@@ -55,7 +43,7 @@ struct GroupCommitTests {
     /// Submits `operations` one after the other while the writer is held, each queued before
     /// the next starts (or answered at once: an invalid request never reaches the writer), then
     /// lets them all commit as one batch.
-    static func inOneBatch(_ store: SQLiteLedgerStore, _ operations: [Operation]) async throws -> [Result<MutationResult, WalletError>] {
+    static func inOneBatch(_ store: SQLLedgerStore, _ operations: [Operation]) async throws -> [Result<MutationResult, WalletError>] {
         let (gate, holder) = try await Gate.holding(store)
         var tasks: [Task<Result<MutationResult, WalletError>, Never>] = []
         var queued = 0
@@ -86,14 +74,14 @@ struct GroupCommitTests {
         }
     }
 
-    static func seed(_ store: SQLiteLedgerStore) async throws {
+    static func seed(_ store: SQLLedgerStore) async throws {
         _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
         for player in ["p1", "p2"] {
             _ = try await store.grant(GrantRequest(playerID: player, store: "apple", storeTransactionID: "seed-\(player)", productID: "pack", quantity: 2, actor: "t"))
         }
     }
 
-    static func spend(_ store: SQLiteLedgerStore, _ player: String, _ amount: Int64, _ key: String) -> Operation {
+    static func spend(_ store: SQLLedgerStore, _ player: String, _ amount: Int64, _ key: String) -> Operation {
         { try await store.spend(SpendRequest(playerID: player, amount: amount, idempotencyKey: key, actor: "t")) }
     }
 
@@ -150,7 +138,7 @@ struct GroupCommitTests {
         try await Self.seed(store)
         let writesThenFails: Operation = {
             try await store.write { db, _, _ in
-                try RawStatement(db, sql: "INSERT INTO currencies (code) VALUES (?)").bind([.text("gems")]).execute()
+                try db.execute("INSERT INTO currencies (code) VALUES (?)", [.text("gems")])
                 throw WalletError.storage("failed after writing")
             }
         }
@@ -162,7 +150,7 @@ struct GroupCommitTests {
         #expect(results[1].failureCode == "storage_error")
         #expect(results[2].failureCode == "insufficient_funds")
         #expect(try results[3].get().balance == 7)
-        let left = try await store.writer.read { db in
+        let left = try await store.sqliteWriter!.read { db in
             (try Int.fetchOne(db, sql: "SELECT count(*) FROM currencies WHERE code = 'gems'"),
              try Int.fetchOne(db, sql: "SELECT count(*) FROM accounts WHERE owner = 'player:p9'"))
         }
@@ -226,7 +214,7 @@ extension GroupCommitTests {
         let rollback: Operation = {
             try await store.write { db, _, _ in
                 // What SQLite does on a full disk or an I/O error: the whole transaction is gone.
-                try db.execute(sql: "ROLLBACK")
+                try (db as! SQLiteSession).db.execute(sql: "ROLLBACK")
                 throw WalletError.storage("simulated I/O error")
             }
         }
@@ -242,20 +230,20 @@ extension GroupCommitTests {
         try await store.checkReadiness()
     }
 
-    @Test("the write path's raw statements refuse to run outside a transaction, so no write can autocommit alone")
+    @Test("the write path's statements refuse to run outside a transaction, so no write can autocommit alone")
     func rawStatementNeedsTransaction() async throws {
         let store = try Self.store(.grouped())
-        try await store.writer.writeWithoutTransaction { db in
+        try await store.sqliteWriter!.writeWithoutTransaction { db in
             #expect(throws: DatabaseError.self) {
-                try RawStatement(db, sql: "INSERT INTO currencies (code) VALUES (?)").bind([.text("gems")]).execute()
+                try SQLiteSession(db: db).execute("INSERT INTO currencies (code) VALUES (?)", [.text("gems")])
             }
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM currencies WHERE code = 'gems'")
             #expect(count == 0)
         }
         // Inside a write transaction the same statement runs.
-        try await store.writer.write { db in
-            try RawStatement(db, sql: "INSERT INTO currencies (code) VALUES (?)").bind([.text("gems")]).execute()
+        try await store.sqliteWriter!.write { db in
+            try SQLiteSession(db: db).execute("INSERT INTO currencies (code) VALUES (?)", [.text("gems")])
         }
-        #expect(try await store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM currencies WHERE code = 'gems'") } == 1)
+        #expect(try await store.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM currencies WHERE code = 'gems'") } == 1)
     }
 }

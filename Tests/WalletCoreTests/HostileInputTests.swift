@@ -100,7 +100,7 @@ struct HostileInputTests {
     @Test("an Apple signedDate outside 2008…9999 is refused before the certificate library sees it")
     func appleSignedDateRange() async throws {
         let authority = try AppleTestAuthority()
-        let ledger = try TestLedger()
+        let ledger = try await TestLedger()
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let purchases = ApplePurchases(configuration: try authority.configuration(), ledger: ledger.store)
         for signedDate: Int64 in [253_402_300_800_000, 9_000_000_000_000_000, .max, -1, 0, .min] {
@@ -119,7 +119,7 @@ struct HostileInputTests {
     @Test("a JWS whose header or payload names a member twice is refused")
     func appleDuplicateMembers() async throws {
         let authority = try AppleTestAuthority()
-        let ledger = try TestLedger()
+        let ledger = try await TestLedger()
         let purchases = ApplePurchases(configuration: try authority.configuration(), ledger: ledger.store)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let now = AppleTestAuthority.milliseconds(Date())

@@ -1,12 +1,13 @@
 import GRDB
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 @Suite("Concurrency: one effect per key")
 struct ConcurrencyTests {
-    @Test("many tasks spending with one key debit once")
-    func oneKey() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("many tasks spending with one key debit once", arguments: TestBackend.all)
+    func oneKey(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1", quantity: 10)
         let results = try await withThrowingTaskGroup(of: MutationResult.self) { group in
             for _ in 0..<32 { group.addTask { try await ledger.spend("p1", 3, key: "same") } }
@@ -18,9 +19,9 @@ struct ConcurrencyTests {
         #expect(try await ledger.balance("p1") == 47)
     }
 
-    @Test("many tasks with distinct keys all apply, and never overdraw")
-    func distinctKeys() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("many tasks with distinct keys all apply, and never overdraw", arguments: TestBackend.all)
+    func distinctKeys(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1", quantity: 6)
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<40 { group.addTask { (try? await ledger.spend("p1", 1, key: "k\(index)")) != nil } }
@@ -35,9 +36,9 @@ struct ConcurrencyTests {
 
 @Suite("History")
 struct HistoryTests {
-    @Test("pages go newest first and the cursor reaches every transaction once")
-    func pagination() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("pages go newest first and the cursor reaches every transaction once", arguments: TestBackend.all)
+    func pagination(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1", quantity: 10)
         try await ledger.grant("p2", "T2")
         for index in 0..<6 { try await ledger.spend("p1", 1, key: "k\(index)") }
@@ -55,10 +56,10 @@ struct HistoryTests {
         #expect(try await ledger.store.history(HistoryQuery(playerID: "nobody")).transactions.isEmpty)
     }
 
-    @Test("history filters by time, [from, to)")
-    func timeFilter() async throws {
+    @Test("history filters by time, [from, to)", arguments: TestBackend.all)
+    func timeFilter(_ backend: TestBackend) async throws {
         let clock = TestClock("2026-10-01T10:00:00Z")
-        let ledger = try await TestLedger.withCatalog(clock: clock)
+        let ledger = try await TestLedger.withCatalog(backend, clock: clock)
         try await ledger.grant("p1", "T1", quantity: 4)
         clock.set("2026-10-02T10:00:00Z")
         try await ledger.spend("p1", 1, key: "k1")
@@ -75,7 +76,7 @@ struct HistoryTests {
 
     @Test("page limits are enforced")
     func limits() async throws {
-        let ledger = try TestLedger()
+        let ledger = try await TestLedger()
         for query in [
             HistoryQuery(playerID: "p1", limit: 0), HistoryQuery(playerID: "p1", limit: Limits.pageSizeMax + 1),
             HistoryQuery(playerID: "p1", after: 0), HistoryQuery(playerID: ""),
@@ -115,9 +116,9 @@ struct VerifyTests {
         #expect(report.ok && report.problem == nil && report.headHash.count == 64)
     }
 
-    @Test("an empty ledger verifies at genesis")
-    func empty() async throws {
-        let report = try await TestLedger().store.verify()
+    @Test("an empty ledger verifies at genesis", arguments: TestBackend.all)
+    func empty(_ backend: TestBackend) async throws {
+        let report = try await TestLedger(backend).store.verify()
         #expect(report == VerifyReport(ok: true, transactions: 0, headHash: HashChain.genesis, firstBadSeq: nil, problem: nil))
     }
 
@@ -165,10 +166,10 @@ struct SequenceTests {
         }
     }
 
-    @Test("400 random grants, spends, adjustments, refunds and replays, then verify", arguments: [UInt64(1), 2, 3])
-    func randomSequence(seed: UInt64) async throws {
+    @Test("400 random grants, spends, adjustments, refunds and replays, then verify", arguments: TestBackend.all, [UInt64(1), 2, 3])
+    func randomSequence(_ backend: TestBackend, seed: UInt64) async throws {
         var random = SplitMix(state: seed)
-        let ledger = try await TestLedger.withCatalog()
+        let ledger = try await TestLedger.withCatalog(backend)
         let players = ["p1", "p2", "p3"]
         var purchases: [String] = []
         var expected: [String: Int64] = [:]

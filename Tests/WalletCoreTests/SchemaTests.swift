@@ -24,9 +24,9 @@ struct SchemaTests {
 
     @Test("a durable database runs synchronous=FULL on its writer, WAL and foreign keys")
     func durableSettings() async throws {
-        let ledger = try TestLedger()
-        #expect(try await ledger.store.synchronousSetting() == 2)
-        let (journal, foreignKeys) = try await ledger.store.writer.read { db in
+        let ledger = try await TestLedger()
+        #expect(try await (ledger.store.engine as! SQLiteEngine).synchronousSetting() == 2)
+        let (journal, foreignKeys) = try await ledger.store.sqliteWriter!.read { db in
             (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"))
         }
         #expect(journal == "wal")
@@ -35,15 +35,15 @@ struct SchemaTests {
 
     @Test("durability normal is an explicit opt-out")
     func normalDurability() async throws {
-        let ledger = try TestLedger(durability: .normal)
-        #expect(try await ledger.store.synchronousSetting() == 1)
+        let ledger = try await TestLedger(durability: .normal)
+        #expect(try await (ledger.store.engine as! SQLiteEngine).synchronousSetting() == 1)
     }
 
     @Test("reopening a wallet database keeps its data")
     func reopen() async throws {
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "T1")
-        let reopened = try SQLiteLedgerStore.open(path: ledger.path)
+        let reopened = try SQLiteEngine.open(path: ledger.path)
         #expect(try await reopened.balances(playerID: "p1").balances == ["credits": 5])
     }
 
@@ -54,8 +54,8 @@ struct SchemaTests {
 
     @Test("a version 1 database is upgraded to the schema a new one has, and its wallet keys still replay")
     func migrationFrom1() async throws {
-        let fresh = try TestLedger()
-        let expected = try await fresh.store.writer.read { db in try Self.schema(db) }
+        let fresh = try await TestLedger()
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "T1", quantity: 4)
         let spend = try await ledger.spend("p1", 3, key: "k1")
@@ -78,9 +78,9 @@ struct SchemaTests {
                     PRAGMA user_version = 1;
                     """)
         }
-        let upgraded = try SQLiteLedgerStore.open(path: ledger.path)
-        #expect(try await upgraded.writer.read { db in try Self.schema(db) } == expected)
-        #expect(try await upgraded.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
+        let upgraded = try SQLiteEngine.open(path: ledger.path)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
         let replayedSpend = try await upgraded.spend(SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "k1", actor: "t"))
         #expect(replayedSpend.replayed && replayedSpend.transaction.seq == spend.transaction.seq)
         let replayedAdjustment = try await upgraded.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "n", idempotencyKey: "k2", actor: "s"))
@@ -90,25 +90,25 @@ struct SchemaTests {
 
     @Test("a version 2 database gains the App Store account-token table and keeps its ledger")
     func migrationFrom2() async throws {
-        let fresh = try TestLedger()
-        let expected = try await fresh.store.writer.read { db in try Self.schema(db) }
+        let fresh = try await TestLedger()
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "T1", quantity: 2)
         try await ledger.rawConnection().write { db in
             try db.execute(sql: "DROP TABLE store_account_tokens; PRAGMA user_version = 2;")
         }
-        let upgraded = try SQLiteLedgerStore.open(path: ledger.path)
-        #expect(try await upgraded.writer.read { db in try Self.schema(db) } == expected)
-        #expect(try await upgraded.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 3)
+        let upgraded = try SQLiteEngine.open(path: ledger.path)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 3)
         #expect(try await upgraded.balances(playerID: "p1").balances["credits"] == 10)
         #expect(try await upgraded.verify().ok)
     }
 
     @Test("a database of an unknown schema version is refused untouched")
     func unknownVersion() async throws {
-        let ledger = try TestLedger()
+        let ledger = try await TestLedger()
         try await ledger.rawConnection().write { db in try db.execute(sql: "PRAGMA user_version = 99") }
-        let error = await walletError { _ = try SQLiteLedgerStore.open(path: ledger.path) }
+        let error = await walletError { _ = try SQLiteEngine.open(path: ledger.path) }
         #expect(error?.code == "unsupported_database")
         #expect(error?.detail.contains("version 99") == true)
         let version = try await ledger.rawConnection().read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") }
@@ -119,7 +119,7 @@ struct SchemaTests {
     func foreignDatabase() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("other-\(UUID().uuidString).sqlite").path
         try await DatabaseQueue(path: path).write { db in try db.execute(sql: "CREATE TABLE notes (text TEXT)") }
-        let error = await walletError { _ = try SQLiteLedgerStore.open(path: path) }
+        let error = await walletError { _ = try SQLiteEngine.open(path: path) }
         #expect(error?.code == "unsupported_database")
         let tables = try await DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
         #expect(tables == 1)
@@ -129,13 +129,13 @@ struct SchemaTests {
     func notSQLite() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("junk-\(UUID().uuidString).sqlite").path
         try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
-        let error = await walletError { _ = try SQLiteLedgerStore.open(path: path) }
+        let error = await walletError { _ = try SQLiteEngine.open(path: path) }
         #expect(error?.code == "unsupported_database")
     }
 
     @Test("a path in a missing directory is a storage error")
     func missingDirectory() async throws {
-        let error = await walletError { _ = try SQLiteLedgerStore.open(path: "/nonexistent-\(UUID().uuidString)/wallet.sqlite") }
+        let error = await walletError { _ = try SQLiteEngine.open(path: "/nonexistent-\(UUID().uuidString)/wallet.sqlite") }
         #expect(error?.code == "storage_error")
     }
 

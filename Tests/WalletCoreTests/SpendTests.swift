@@ -1,11 +1,12 @@
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 @Suite("Spends: idempotent, never below zero")
 struct SpendTests {
-    @Test("a spend debits the wallet and credits @spend")
-    func spend() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a spend debits the wallet and credits @spend", arguments: TestBackend.all)
+    func spend(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         let result = try await ledger.store.spend(
             SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "k1", reason: "sword", metadata: Metadata(.object(["item": .string("sword")])), actor: "test"))
@@ -17,16 +18,16 @@ struct SpendTests {
         #expect(try await ledger.balance("p1") == 2)
     }
 
-    @Test("spending the whole balance reaches exactly zero")
-    func exactBalance() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("spending the whole balance reaches exactly zero", arguments: TestBackend.all)
+    func exactBalance(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         #expect(try await ledger.spend("p1", 5, key: "k1").balance == 0)
     }
 
-    @Test("a replay answers the original result, even after later spends")
-    func replay() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a replay answers the original result, even after later spends", arguments: TestBackend.all)
+    func replay(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1", quantity: 2)
         let first = try await ledger.spend("p1", 3, key: "k1")
         try await ledger.spend("p1", 1, key: "k2")
@@ -37,9 +38,9 @@ struct SpendTests {
         #expect(try await ledger.balance("p1") == 6)
     }
 
-    @Test("metadata in another key order is the same request")
-    func metadataOrder() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("metadata in another key order is the same request", arguments: TestBackend.all)
+    func metadataOrder(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         let a = try Metadata(JSONValue.parse(#"{"a": 1, "b": [true, null]}"#))
         let b = try Metadata(JSONValue.parse(#"{"b": [true, null], "a": 1}"#))
@@ -62,9 +63,9 @@ struct SpendTests {
         #expect(try await ledger.balance("p1", "gems") == 10)
     }
 
-    @Test("keys are scoped to the wallet")
-    func keyScope() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("keys are scoped to the wallet", arguments: TestBackend.all)
+    func keyScope(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         try await ledger.grant("p2", "T2")
         try await ledger.spend("p1", 1, key: "same")
@@ -72,9 +73,9 @@ struct SpendTests {
         #expect(try await ledger.balance("p2") == 3)
     }
 
-    @Test("an overdraft fails with the balance, writes nothing, and the key stays free")
-    func overdraft() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("an overdraft fails with the balance, writes nothing, and the key stays free", arguments: TestBackend.all)
+    func overdraft(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         let error = await walletError { try await ledger.spend("p1", 6, key: "k1") }
         #expect(error == .insufficientFunds(balance: 5, currency: "credits"))
@@ -85,16 +86,16 @@ struct SpendTests {
         #expect(retried.replayed == false && retried.balance == 4)
     }
 
-    @Test("a player without an account has nothing to spend")
-    func emptyWallet() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a player without an account has nothing to spend", arguments: TestBackend.all)
+    func emptyWallet(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         #expect(await walletError { try await ledger.spend("nobody", 1, key: "k") } == .insufficientFunds(balance: 0, currency: "credits"))
         #expect(try await ledger.store.balances(playerID: "nobody").balances == ["credits": 0])
     }
 
-    @Test("currencies are isolated")
-    func currencies() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("currencies are isolated", arguments: TestBackend.all)
+    func currencies(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         try await ledger.grant("p1", "T2", product: "com.example.gems10")
         #expect(await walletError { try await ledger.spend("p1", 6, key: "k1") }?.code == "insufficient_funds")
@@ -128,9 +129,9 @@ struct SpendTests {
         #expect(try await ledger.balance("p1") == 5)
     }
 
-    @Test("a well-formed but unknown currency is its own error")
-    func unknownCurrency() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("a well-formed but unknown currency is its own error", arguments: TestBackend.all)
+    func unknownCurrency(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         #expect(await walletError { try await ledger.spend("p1", 1, key: "k", currency: "gold") }?.code == "unknown_currency")
     }
 
@@ -142,9 +143,9 @@ struct SpendTests {
         #expect(try Metadata(.object(["n": .integer(Int64.max)])).canonicalText == #"{"n":9223372036854775807}"#)
     }
 
-    @Test("the longest key and the largest amount are accepted")
-    func boundaries() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("the longest key and the largest amount are accepted", arguments: TestBackend.all)
+    func boundaries(_ backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         _ = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: Limits.amountPerOperationMax, reasonCode: "test", note: "n", idempotencyKey: "a", actor: "t"))
         let result = try await ledger.spend("p1", Limits.amountPerOperationMax, key: String(repeating: "k", count: 255))
         #expect(result.balance == 0)

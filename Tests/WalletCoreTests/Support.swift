@@ -3,28 +3,37 @@ import GRDB
 import Synchronization
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
-/// A ledger on a fresh SQLite file in its own temporary directory, as production opens it.
+/// A ledger on a fresh database of `backend`, as production opens it: a SQLite file in its own
+/// temporary directory, or a new PostgreSQL database (`TestPostgres`).
 struct TestLedger {
-    let store: SQLiteLedgerStore
+    let store: SQLLedgerStore
+    let backend: TestBackend
+    /// The SQLite file, or the PostgreSQL URL.
     let path: String
-
+    /// A temporary directory of the test's own (exports are written there).
     let directory: URL
 
-    init(durability: Durability = .full, clock: TestClock? = nil) throws {
+    init(_ backend: TestBackend = .sqlite, durability: Durability = .full, clock: TestClock? = nil) async throws {
+        self.backend = backend
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        path = directory.appendingPathComponent("wallet.sqlite").path
-        if let clock {
-            store = try SQLiteLedgerStore.open(path: path, durability: durability, clock: { clock.now })
-        } else {
-            store = try SQLiteLedgerStore.open(path: path, durability: durability)
+        let now: @Sendable () -> Date
+        if let clock { now = { clock.now } } else { now = { Date() } }
+        switch backend {
+        case .sqlite:
+            path = directory.appendingPathComponent("wallet.sqlite").path
+            store = try SQLiteEngine.open(path: path, durability: durability, clock: now)
+        case .postgres:
+            path = try TestPostgres.freshDatabase()
+            store = try await PostgresEngine.open(url: path, poolSize: 4, writeMode: .default, clock: now)
         }
     }
 
     /// A catalog with `consume5credits` (5 credits) and `gems10` (10 gems).
-    static func withCatalog(clock: TestClock? = nil) async throws -> TestLedger {
-        let ledger = try TestLedger(clock: clock)
+    static func withCatalog(_ backend: TestBackend = .sqlite, clock: TestClock? = nil) async throws -> TestLedger {
+        let ledger = try await TestLedger(backend, clock: clock)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.gems10", credits: 10, currency: "gems"))
         return ledger

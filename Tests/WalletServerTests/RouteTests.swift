@@ -289,7 +289,7 @@ struct OperationsRouteTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-gone-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("wallet.sqlite").path
-        let store = try SQLiteLedgerStore.open(path: path)
+        let store = try SQLiteEngine.open(path: path)
         let (router, _) = buildRouter(store: store, configuration: ServerConfiguration())
         try "garbage".write(toFile: path, atomically: false, encoding: .utf8)
         try FileManager.default.removeItem(atPath: path + "-wal")
@@ -357,7 +357,7 @@ struct AuditRouteTests {
             let report = try ok.object()
             #expect(report["ok"] as? Bool == true && report["transactions"] as? Int == 2 && report.keys.contains("first_bad_seq"))
         }
-        try await server.store.writer.write { db in
+        try await server.store.sqliteWriter!.write { db in
             try db.execute(sql: "DROP TRIGGER postings_append_only_update; UPDATE postings SET amount = 6 WHERE seq = 2 AND amount = 5")
         }
         try await server.test { client in

@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
-import WalletCore
+@testable import WalletCore
 import WalletTestSupport
 @testable import WalletServer
 
@@ -12,7 +12,7 @@ let playerSecret = "test-secret-that-is-at-least-32-bytes-long"
 
 /// A server on a fresh ledger with one key per role and the catalog of the core tests.
 struct TestServer: @unchecked Sendable {
-    let store: SQLiteLedgerStore
+    let store: SQLLedgerStore
     let router: Router<WalletRequestContext>
     let routes: RouteTable
     let keys: [KeyRole: String]
@@ -23,7 +23,7 @@ struct TestServer: @unchecked Sendable {
     init(playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-server-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try SQLiteLedgerStore.open(path: directory.appendingPathComponent("wallet.sqlite").path)
+        store = try SQLiteEngine.open(path: directory.appendingPathComponent("wallet.sqlite").path)
         var keys: [KeyRole: String] = [:]
         for role in KeyRole.allCases { keys[role] = try await store.createAPIKey(role: role, name: "test \(role.rawValue)").secret }
         self.keys = keys

@@ -13,6 +13,23 @@ public final class LoopbackSocket {
 
     let descriptor: Int32
 
+    /// A TCP port of 127.0.0.1 that nothing listens on now.
+    public static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound else { throw Failure(description: "cannot find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// `receiveBuffer` shrinks the socket's receive buffer (and so the window the server sees).
     public init(port: Int, receiveBuffer: Int32? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

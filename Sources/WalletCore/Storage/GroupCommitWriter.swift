@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Synchronization
 
 /// How the store turns operations into SQL transactions.
@@ -25,7 +24,7 @@ public enum WriteMode: Sendable, Equatable {
 /// statement and the commit with `SQLITE_ABORT`, so the batch fails as a whole — no caller is
 /// told that a lost write committed (`GroupCommitTests.transactionLost` holds that in place).
 final class GroupCommitWriter: Sendable {
-    private let writer: any DatabaseWriter
+    private let engine: any SQLEngine
     private let clock: @Sendable () -> Date
     private let makeTransactionID: @Sendable () -> String
     private let batchMax: Int
@@ -62,9 +61,9 @@ final class GroupCommitWriter: Sendable {
     /// Operations waiting for the next batch.
     var queuedCount: Int { state.withLock { $0.queue.count } }
 
-    init(writer: any DatabaseWriter, clock: @escaping @Sendable () -> Date, makeTransactionID: @escaping @Sendable () -> String, batchMax: Int, queueMax: Int) {
+    init(engine: any SQLEngine, clock: @escaping @Sendable () -> Date, makeTransactionID: @escaping @Sendable () -> String, batchMax: Int, queueMax: Int) {
         precondition(batchMax >= 1 && queueMax >= 1, "a batch and the queue hold at least one operation")
-        self.writer = writer
+        self.engine = engine
         self.clock = clock
         self.makeTransactionID = makeTransactionID
         self.batchMax = batchMax
@@ -72,7 +71,7 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Runs `operation` in the next batch and returns its result once the batch committed.
-    func submit<Result: Sendable>(_ operation: @escaping @Sendable (Database, Date, inout BatchContext) throws -> Result) async throws -> Result {
+    func submit<Result: Sendable>(_ operation: @escaping @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
             let pending = Pending(operation: operation, continuation: continuation)
             let startDrain: Bool? = state.withLock { state in
@@ -134,13 +133,17 @@ final class GroupCommitWriter: Sendable {
             }
         }
         do {
-            try await writer.write { db in
+            try await engine.transaction { db in
                 var context = BatchContext(makeTransactionID: makeTransactionID)
                 for pending in batch {
                     let now = clock()
                     let savedContext = context
                     do {
                         try Savepoint.run(db) { try pending.execute(db, now, &context) }
+                    } catch let error as SQLRetry {
+                        // The whole transaction must run again (a PostgreSQL serialization
+                        // failure or deadlock): the engine retries the batch from the start.
+                        throw error
                     } catch {
                         // The savepoint rolled back this operation's writes; forget what it cached.
                         context = savedContext
@@ -207,9 +210,9 @@ struct BatchContext {
 
     /// Writes the balances the batch changed into `accounts`, in the batch's SQL transaction,
     /// so that every balance equals the sum of its postings when the transaction commits.
-    func writeBalances(_ db: Database) throws {
+    func writeBalances(_ db: any SQLSession) throws {
         for (id, balance) in changedBalances {
-            try RawStatement(db, sql: "UPDATE accounts SET balance = ? WHERE id = ?").bind([.integer(balance), .integer(id)]).execute()
+            try db.execute("UPDATE accounts SET balance = ? WHERE id = ?", [.integer(balance), .integer(id)])
         }
     }
 }
@@ -217,7 +220,7 @@ struct BatchContext {
 /// An operation waiting in the queue, its result type erased.
 private protocol PendingWrite: Sendable {
     /// Runs the operation inside the batch's transaction and keeps its outcome.
-    func execute(_ db: Database, _ now: Date, _ context: inout BatchContext) throws
+    func execute(_ db: any SQLSession, _ now: Date, _ context: inout BatchContext) throws
     /// Records a failure of this operation alone (its savepoint rolled back).
     func fail(_ error: any Error)
     /// Answers the caller once the batch committed, or with the commit's error.
@@ -226,16 +229,16 @@ private protocol PendingWrite: Sendable {
 
 private final class Pending<Result: Sendable>: PendingWrite, @unchecked Sendable {
     // Touched only by the drain: `execute` and `fail` in the batch's transaction, `complete` after it.
-    private let operation: @Sendable (Database, Date, inout BatchContext) throws -> Result
+    private let operation: @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result
     private let continuation: CheckedContinuation<Result, any Error>
     private var outcome: Swift.Result<Result, any Error>?
 
-    init(operation: @escaping @Sendable (Database, Date, inout BatchContext) throws -> Result, continuation: CheckedContinuation<Result, any Error>) {
+    init(operation: @escaping @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result, continuation: CheckedContinuation<Result, any Error>) {
         self.operation = operation
         self.continuation = continuation
     }
 
-    func execute(_ db: Database, _ now: Date, _ context: inout BatchContext) throws {
+    func execute(_ db: any SQLSession, _ now: Date, _ context: inout BatchContext) throws {
         outcome = .success(try operation(db, now, &context))
     }
 
@@ -254,18 +257,20 @@ private final class Pending<Result: Sendable>: PendingWrite, @unchecked Sendable
     }
 }
 
-/// A savepoint around one operation of a batch, with prepared statements: GRDB's
-/// `inSavepoint` parses its SQL on every call, a cost paid for every operation here.
+/// A savepoint around one operation of a batch, with prepared statements (GRDB's
+/// `inSavepoint` parses its SQL on every call, a cost paid for every operation here).
 enum Savepoint {
-    static func run(_ db: Database, _ operation: () throws -> Void) throws {
-        try db.cachedStatement(sql: "SAVEPOINT operation").execute()
+    static func run(_ db: any SQLSession, _ operation: () throws -> Void) throws {
+        try db.execute("SAVEPOINT operation")
         do {
             try operation()
+        } catch let error as SQLRetry {
+            throw error
         } catch {
-            try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT operation").execute()
-            try db.cachedStatement(sql: "RELEASE SAVEPOINT operation").execute()
+            try db.execute("ROLLBACK TO SAVEPOINT operation")
+            try db.execute("RELEASE SAVEPOINT operation")
             throw error
         }
-        try db.cachedStatement(sql: "RELEASE SAVEPOINT operation").execute()
+        try db.execute("RELEASE SAVEPOINT operation")
     }
 }

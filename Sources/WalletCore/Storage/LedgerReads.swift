@@ -1,53 +1,53 @@
-import GRDB
-
-/// Reads of the ledger, usable inside a write transaction or on a read snapshot.
+/// Reads of the ledger, usable inside a write transaction or on a read snapshot, on any store.
 enum LedgerReads {
     /// The last transaction's `seq` and `hash`; `(0, genesis)` for an empty ledger.
-    static func head(_ db: Database) throws -> (seq: Int64, hash: String) {
-        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT seq, hash FROM transactions ORDER BY seq DESC LIMIT 1"))
-        guard let row else { return (0, HashChain.genesis) }
-        return (row[0], row[1])
+    static func head(_ db: any SQLSession) throws -> (seq: Int64, hash: String) {
+        try db.first("SELECT seq, hash FROM transactions ORDER BY seq DESC LIMIT 1") { row in (try row.integer(0), try row.text(1)) }
+            ?? (0, HashChain.genesis)
     }
 
-    static func product(_ db: Database, id: String) throws -> Product? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM products WHERE product_id = ?"), arguments: [id])
-            .map(product(from:))
+    private static let productColumns = "product_id, currency, credits, store, active, updated_at"
+
+    static func product(_ db: any SQLSession, id: String) throws -> Product? {
+        try db.first("SELECT \(productColumns) FROM products WHERE product_id = ?", [.text(id)], product(from:))
     }
 
-    static func products(_ db: Database) throws -> [Product] {
-        try Row.fetchAll(db, sql: "SELECT * FROM products ORDER BY product_id").map(product(from:))
+    static func products(_ db: any SQLSession) throws -> [Product] {
+        try db.all("SELECT \(productColumns) FROM products ORDER BY product_id", [], product(from:))
     }
 
-    private static func product(from row: Row) -> Product {
+    private static func product(from row: any SQLRow) throws -> Product {
         Product(
-            productID: row["product_id"], currency: row["currency"], credits: row["credits"],
-            store: row["store"], active: row["active"], updatedAt: row["updated_at"])
+            productID: try row.text(0), currency: try row.text(1), credits: try row.integer(2),
+            store: try row.textOrNil(3), active: try row.integer(4) != 0, updatedAt: try row.text(5))
     }
 
     /// The purchase that credited a store transaction, if any.
-    static func purchase(_ db: Database, store: String, storeTransactionID: String) throws -> LedgerTransaction? {
-        let seq = try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT seq FROM transactions WHERE kind = 'purchase' AND store = ? AND store_transaction_id = ?"),
-            arguments: [store, storeTransactionID])
+    static func purchase(_ db: any SQLSession, store: String, storeTransactionID: String) throws -> LedgerTransaction? {
+        let seq = try db.first(
+            "SELECT seq FROM transactions WHERE kind = 'purchase' AND store = ? AND store_transaction_id = ?", [.text(store), .text(storeTransactionID)]
+        ) { row in try row.integer(0) }
         return try seq.map { try transaction(db, seq: $0) }
     }
 
     /// The transaction at `seq` with its postings.
-    static func transaction(_ db: Database, seq: Int64) throws -> LedgerTransaction {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(transactionColumnList) FROM transactions WHERE seq = ?"), arguments: [seq]) else {
+    static func transaction(_ db: any SQLSession, seq: Int64) throws -> LedgerTransaction {
+        guard let transaction = try db.first("SELECT \(transactionColumnList) FROM transactions WHERE seq = ?", [.integer(seq)], { row in
+            try transaction(from: row, postings: [])
+        }) else {
             throw WalletError.notFound("no transaction at seq \(seq)")
         }
-        return try transaction(from: row, postings: postings(db, seq: seq))
+        return try transaction.with(postings: postings(db, seq: seq))
     }
 
-    static func postings(_ db: Database, seq: Int64) throws -> [Posting] {
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT a.owner, a.currency, p.amount, p.balance_after FROM postings p JOIN accounts a ON a.id = p.account_id
-                WHERE p.seq = ? ORDER BY a.owner, a.currency
-                """)
-        return try Row.fetchAll(statement, arguments: [seq]).map { row in
-            Posting(account: row[0], currency: row[1], amount: row[2], balanceAfter: row[3])
+    static func postings(_ db: any SQLSession, seq: Int64) throws -> [Posting] {
+        try db.all(
+            """
+            SELECT a.owner, a.currency, p.amount, p.balance_after FROM postings p JOIN accounts a ON a.id = p.account_id
+            WHERE p.seq = ? ORDER BY a.owner, a.currency
+            """, [.integer(seq)]
+        ) { row in
+            Posting(account: try row.text(0), currency: try row.text(1), amount: try row.integer(2), balanceAfter: try row.integer(3))
         }
     }
 
@@ -64,43 +64,66 @@ enum LedgerReads {
     }
     static let transactionColumnList = transactionColumns()
 
-    /// Builds a transaction from a row that starts with `transactionColumns`, and its postings.
-    static func transaction(from row: Row, postings: [Posting]) throws -> LedgerTransaction {
-        let kindText: String = row[2]
-        guard let kind = TransactionKind(rawValue: kindText) else {
-            throw WalletError.storage("unknown transaction kind '\(kindText)' at seq \(row[0] as Int64)")
-        }
-        let metadataText: String? = row[18]
-        return LedgerTransaction(
-            seq: row[0], id: row[1], kind: kind, playerID: row[3], currency: row[4], amount: row[5], actor: row[6], createdAt: row[7],
-            idempotencyKey: row[8], store: row[9], storeTransactionID: row[10], productID: row[11], quantity: row[12],
-            reasonCode: row[13], note: row[14], ticket: row[15], refundOfSeq: row[16], uncollected: row[17],
-            metadata: metadataText.map(Metadata.init(canonicalText:)), prevHash: row[19], hash: row[20], postings: postings)
+    /// The statement that appends a transaction row, its values in `transactionColumnNames` order.
+    static let insertTransaction =
+        "INSERT INTO transactions (\(transactionColumnList)) VALUES (\(transactionColumnNames.map { _ in "?" }.joined(separator: ", ")))"
+
+    /// The values of `insertTransaction` for `transaction`.
+    static func values(of transaction: LedgerTransaction) -> [SQLValue] {
+        [
+            .integer(transaction.seq), .text(transaction.id), .text(transaction.kind.rawValue), .text(transaction.playerID),
+            .text(transaction.currency), .integer(transaction.amount), .text(transaction.actor), .text(transaction.createdAt),
+            .text(transaction.idempotencyKey), .text(transaction.store), .text(transaction.storeTransactionID),
+            .text(transaction.productID), .integer(transaction.quantity), .text(transaction.reasonCode), .text(transaction.note),
+            .text(transaction.ticket), .integer(transaction.refundOfSeq), .integer(transaction.uncollected),
+            .text(transaction.metadata?.canonicalText), .text(transaction.prevHash), .text(transaction.hash),
+        ]
     }
 
-    static func balances(_ db: Database, playerID: String) throws -> WalletBalances {
-        let rows = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT currency, balance FROM accounts WHERE owner = ?"),
-            arguments: [LedgerRules.playerOwner(playerID)])
+    /// Builds a transaction from a row that starts with `transactionColumns`, and its postings.
+    static func transaction(from row: any SQLRow, postings: [Posting]) throws -> LedgerTransaction {
+        let kindText = try row.text(2)
+        guard let kind = TransactionKind(rawValue: kindText) else {
+            throw WalletError.storage("unknown transaction kind '\(kindText.prefix(40))' at seq \(try row.integer(0))")
+        }
+        return LedgerTransaction(
+            seq: try row.integer(0), id: try row.text(1), kind: kind, playerID: try row.text(3), currency: try row.text(4), amount: try row.integer(5),
+            actor: try row.text(6), createdAt: try row.text(7), idempotencyKey: try row.textOrNil(8), store: try row.textOrNil(9),
+            storeTransactionID: try row.textOrNil(10), productID: try row.textOrNil(11), quantity: try row.integerOrNil(12),
+            reasonCode: try row.textOrNil(13), note: try row.textOrNil(14), ticket: try row.textOrNil(15), refundOfSeq: try row.integerOrNil(16),
+            uncollected: try row.integer(17), metadata: try row.textOrNil(18).map(Metadata.init(canonicalText:)), prevHash: try row.text(19),
+            hash: try row.text(20), postings: postings)
+    }
+
+    static func balances(_ db: any SQLSession, playerID: String) throws -> WalletBalances {
         var balances = [defaultCurrency: Int64(0)]
-        for row in rows { balances[row[0]] = row[1] }
+        try db.forEach("SELECT currency, balance FROM accounts WHERE owner = ?", [.text(LedgerRules.playerOwner(playerID))]) { row in
+            balances[try row.text(0)] = try row.integer(1)
+        }
         return WalletBalances(playerID: playerID, balances: balances)
     }
 
     /// `from` and `to` are in the ledger's timestamp format (see `Timestamp.parse`).
-    static func history(_ db: Database, _ query: HistoryQuery, from: String?, to: String?) throws -> HistoryPage {
+    static func history(_ db: any SQLSession, _ query: HistoryQuery, from: String?, to: String?) throws -> HistoryPage {
         // One row more than the page tells whether another page follows.
-        let rows = try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT \(transactionColumnList) FROM transactions WHERE player_id = ?1 AND (?2 IS NULL OR seq < ?2) AND (?3 IS NULL OR kind = ?3)
-                        AND (?5 IS NULL OR created_at >= ?5) AND (?6 IS NULL OR created_at < ?6)
-                    ORDER BY seq DESC LIMIT ?4
-                    """),
-            arguments: [query.playerID, query.after, query.kind?.rawValue, query.limit + 1, from, to])
-        let page = try rows.prefix(query.limit).map { row in
-            try transaction(from: row, postings: postings(db, seq: row[0]))
-        }
+        let rows = try db.all(
+            """
+            SELECT \(transactionColumnList) FROM transactions WHERE player_id = ?1
+                AND (CAST(?2 AS BIGINT) IS NULL OR seq < ?2) AND (CAST(?3 AS TEXT) IS NULL OR kind = ?3)
+                AND (CAST(?5 AS TEXT) IS NULL OR created_at >= ?5) AND (CAST(?6 AS TEXT) IS NULL OR created_at < ?6)
+            ORDER BY seq DESC LIMIT ?4
+            """,
+            [.text(query.playerID), .integer(query.after), .text(query.kind?.rawValue), .integer(Int64(query.limit) + 1), .text(from), .text(to)]
+        ) { row in try transaction(from: row, postings: []) }
+        let page = try rows.prefix(query.limit).map { transaction in try transaction.with(postings: postings(db, seq: transaction.seq)) }
         return HistoryPage(transactions: page, next: rows.count > query.limit ? page.last?.seq : nil)
+    }
+}
+
+extension LedgerTransaction {
+    func with(postings: [Posting]) -> LedgerTransaction {
+        var transaction = self
+        transaction.postings = postings
+        return transaction
     }
 }

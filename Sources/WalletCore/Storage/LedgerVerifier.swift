@@ -1,5 +1,3 @@
-import GRDB
-
 /// Recomputes the ledger from its rows on one read snapshot, streaming, without trusting any
 /// stored derived value: `ChainChecker`'s rules on every transaction from genesis, then every
 /// materialised balance against its postings. It reports the first inconsistent `seq` and
@@ -8,7 +6,7 @@ enum LedgerVerifier {
     /// How many transactions pass between two progress reports.
     static let progressInterval: Int64 = 50_000
 
-    static func verify(_ db: Database, progress: (@Sendable (Int64) -> Void)? = nil) throws -> VerifyReport {
+    static func verify(_ db: any SQLSession, progress: (@Sendable (Int64) -> Void)? = nil) throws -> VerifyReport {
         var checker = ChainChecker(after: 0, hash: HashChain.genesis, unknownAccounts: .startAtZero)
         func failure(_ failure: ChainChecker.Failure) -> VerifyReport {
             VerifyReport(ok: false, transactions: checker.checkedCount, headHash: checker.headHash, firstBadSeq: failure.seq, problem: failure.problem)
@@ -29,12 +27,11 @@ enum LedgerVerifier {
     /// posted to the account: the balance stopped following the ledger after it. When several
     /// accounts disagree (rows cut off the end of the ledger), the latest such seq is where the
     /// chain and the balances part.
-    private static func firstBalanceMismatch(_ db: Database, _ checker: ChainChecker) throws -> ChainChecker.Failure? {
+    private static func firstBalanceMismatch(_ db: any SQLSession, _ checker: ChainChecker) throws -> ChainChecker.Failure? {
         var mismatch: ChainChecker.Failure?
-        let accounts = try Row.fetchCursor(db, sql: "SELECT owner, currency, balance FROM accounts ORDER BY id")
-        while let account = try accounts.next() {
-            let key = ChainChecker.AccountKey(account: account["owner"], currency: account["currency"])
-            let stored: Int64 = account["balance"]
+        try db.forEach("SELECT owner, currency, balance FROM accounts ORDER BY id", []) { account in
+            let key = ChainChecker.AccountKey(account: try account.text(0), currency: try account.text(1))
+            let stored = try account.integer(2)
             let recomputed = checker.balances[key] ?? (0, 0)
             if stored != recomputed.balance, recomputed.lastSeq >= (mismatch?.seq ?? 0) {
                 mismatch = ChainChecker.Failure(
@@ -53,30 +50,45 @@ enum TransactionStream {
     private static let columns = LedgerReads.transactionColumns(alias: "t") + ", a.owner, a.currency, p.amount, p.balance_after"
     private static let postingColumn = LedgerReads.transactionColumnNames.count
 
-    static func forEach(_ db: Database, seqs: ClosedRange<Int64>? = nil, body: (LedgerTransaction) throws -> Void) throws {
+    /// How many transactions one query reads when the whole ledger streams: a PostgreSQL
+    /// session holds a query's rows until it ends, so memory stays bounded by the page.
+    static let pageSize: Int64 = 5_000
+
+    /// Every transaction in `seqs` (the whole ledger if nil), in seq order, with its postings.
+    static func forEach(_ db: any SQLSession, seqs: ClosedRange<Int64>? = nil, body: (LedgerTransaction) throws -> Void) throws {
+        if let seqs { return try forEach(db, range: seqs, body: body) }
+        let last = try db.integer("SELECT max(seq) FROM transactions") ?? 0
+        var start: Int64 = 1
+        while start <= last {
+            let end = min(last, start + pageSize - 1)
+            try forEach(db, range: start...end, body: body)
+            start = end + 1
+        }
+    }
+
+    private static func forEach(_ db: any SQLSession, range: ClosedRange<Int64>, body: (LedgerTransaction) throws -> Void) throws {
         // Postings in the order the hash covers them; transactions without postings still appear.
-        let range = seqs ?? 1...Int64.max
-        let rows = try Row.fetchCursor(
-            db,
-            sql: """
-                SELECT \(columns)
-                FROM transactions t LEFT JOIN postings p ON p.seq = t.seq LEFT JOIN accounts a ON a.id = p.account_id
-                WHERE t.seq BETWEEN ? AND ?
-                ORDER BY t.seq, a.owner, a.currency
-                """,
-            arguments: [range.lowerBound, range.upperBound])
         var pending: LedgerTransaction?
-        while let row = try rows.next() {
-            let seq: Int64 = row[0]
+        try db.forEach(
+            """
+            SELECT \(columns)
+            FROM transactions t LEFT JOIN postings p ON p.seq = t.seq LEFT JOIN accounts a ON a.id = p.account_id
+            WHERE t.seq BETWEEN ? AND ?
+            ORDER BY t.seq, a.owner, a.currency
+            """, [.integer(range.lowerBound), .integer(range.upperBound)]
+        ) { row in
+            let seq = try row.integer(0)
             if let current = pending, current.seq != seq {
                 try body(current)
                 pending = nil
             }
-            if pending == nil { pending = try LedgerReads.transaction(from: row, postings: []) }
+            var transaction = try pending ?? LedgerReads.transaction(from: row, postings: [])
             let column = postingColumn
-            if let account: String = row[column] {
-                pending!.postings.append(Posting(account: account, currency: row[column + 1], amount: row[column + 2], balanceAfter: row[column + 3]))
+            if let account = try row.textOrNil(column) {
+                transaction.postings.append(
+                    Posting(account: account, currency: try row.text(column + 1), amount: try row.integer(column + 2), balanceAfter: try row.integer(column + 3)))
             }
+            pending = transaction
         }
         if let current = pending { try body(current) }
     }

@@ -1,12 +1,11 @@
 import Foundation
-import GRDB
 
 /// The ledger's write operations, each run inside one write transaction (or, batched, one
 /// savepoint) that the caller opens, on requests already validated and keyed (`Checked`). They keep every invariant of DESIGN.md: postings sum to
 /// zero, balances equal their postings, `seq` is gap-free, the hash chain is extended, and an
 /// idempotency key is recorded in the same write as its effect.
 enum LedgerWrites {
-    static func grant(_ db: Database, _ checked: Checked<GrantRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
+    static func grant(_ db: any SQLSession, _ checked: Checked<GrantRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         if try StoreTransactionState.find(db, store: request.store, storeTransactionID: request.storeTransactionID)?.state == .refunded {
@@ -40,7 +39,7 @@ enum LedgerWrites {
         return result
     }
 
-    static func spend(_ db: Database, _ checked: Checked<SpendRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
+    static func spend(_ db: any SQLSession, _ checked: Checked<SpendRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
@@ -54,7 +53,7 @@ enum LedgerWrites {
         return try append(db, draft, legs: [(player, -request.amount), (sink, request.amount)], key: key, now: now, context: &context)
     }
 
-    static func adjust(_ db: Database, _ checked: Checked<AdjustRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
+    static func adjust(_ db: any SQLSession, _ checked: Checked<AdjustRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
@@ -74,7 +73,7 @@ enum LedgerWrites {
     /// Refunds a purchase up to `shareThousandths` of it in all: a refund of 50% followed by one
     /// of 100% takes the other half. What earlier refunds (since the last reversal) already
     /// claimed is not claimed again; a share already reached changes nothing.
-    static func refund(_ db: Database, _ checked: Checked<RefundRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
+    static func refund(_ db: any SQLSession, _ checked: Checked<RefundRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db) { return replay }
         guard let purchase = try LedgerReads.purchase(db, store: request.store, storeTransactionID: request.storeTransactionID) else {
@@ -95,7 +94,7 @@ enum LedgerWrites {
 
     /// Re-credits what the purchase's refunds since the last reversal took back, keyed by the
     /// store transaction and the last refund reversed.
-    static func reverseRefund(_ db: Database, store: String, storeTransactionID: String, actor: String, now: Date, context: inout BatchContext) throws -> MutationResult {
+    static func reverseRefund(_ db: any SQLSession, store: String, storeTransactionID: String, actor: String, now: Date, context: inout BatchContext) throws -> MutationResult {
         guard let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: storeTransactionID) else {
             throw WalletError.notFound("no purchase for store transaction \(store)/\(storeTransactionID)")
         }
@@ -122,26 +121,29 @@ enum LedgerWrites {
         return try append(db, draft, legs: [(player, taken), (source, -taken)], key: key, now: now, context: &context)
     }
 
-    static func setProduct(_ db: Database, _ update: ProductUpdate, now: Date, context: inout BatchContext) throws -> Product {
+    static func setProduct(_ db: any SQLSession, _ update: ProductUpdate, now: Date, context: inout BatchContext) throws -> Product {
         try update.validate()
         // Naming a currency in the catalog is what makes it known to spends and adjustments.
-        try db.execute(sql: "INSERT INTO currencies (code) VALUES (?) ON CONFLICT DO NOTHING", arguments: [update.currency])
+        try db.execute("INSERT INTO currencies (code) VALUES (?) ON CONFLICT DO NOTHING", [.text(update.currency)])
         let product = Product(
             productID: update.productID, currency: update.currency, credits: update.credits,
             store: update.store, active: update.active, updatedAt: Timestamp.format(now))
         try db.execute(
-            sql: """
-                INSERT INTO products (product_id, currency, credits, store, active, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (product_id) DO UPDATE SET currency = excluded.currency, credits = excluded.credits,
-                    store = excluded.store, active = excluded.active, updated_at = excluded.updated_at
-                """,
-            arguments: [product.productID, product.currency, product.credits, product.store, product.active, product.updatedAt])
+            """
+            INSERT INTO products (product_id, currency, credits, store, active, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (product_id) DO UPDATE SET currency = excluded.currency, credits = excluded.credits,
+                store = excluded.store, active = excluded.active, updated_at = excluded.updated_at
+            """,
+            [
+                .text(product.productID), .text(product.currency), .integer(product.credits), .text(product.store),
+                .integer(product.active ? 1 : 0), .text(product.updatedAt),
+            ])
         return product
     }
 
-    private static func requireKnownCurrency(_ db: Database, _ currency: String, context: inout BatchContext) throws {
+    private static func requireKnownCurrency(_ db: any SQLSession, _ currency: String, context: inout BatchContext) throws {
         if context.knownCurrencies.contains(Identifier(currency)) { return }
-        guard try RawStatement(db, sql: "SELECT 1 FROM currencies WHERE code = ?").bind([.text(currency)]).first({ _ in true }) == true else {
+        guard try db.first("SELECT 1 FROM currencies WHERE code = ?", [.text(currency)], { _ in true }) == true else {
             throw WalletError.unknownCurrency("currency '\(currency)' is unknown: no product in the catalog uses it")
         }
         context.knownCurrencies.insert(Identifier(currency))
@@ -151,7 +153,7 @@ enum LedgerWrites {
     /// balances, and records the idempotency key: one indivisible step of the ledger.
     /// The first leg is the player's; its balance after is the result's `balance`.
     private static func append(
-        _ db: Database, _ draft: LedgerTransaction, legs: [(account: Account, amount: Int64)], key: IdempotencyKey, now: Date,
+        _ db: any SQLSession, _ draft: LedgerTransaction, legs: [(account: Account, amount: Int64)], key: IdempotencyKey, now: Date,
         context: inout BatchContext
     ) throws -> MutationResult {
         let head = try context.head ?? LedgerReads.head(db)
@@ -160,9 +162,7 @@ enum LedgerWrites {
             head: head, id: context.makeTransactionID(), now: now)
         try insert(db, transaction)
         for (leg, balanceAfter) in zip(legs, balancesAfter) {
-            try RawStatement(db, sql: "INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?)")
-                .bind([.integer(transaction.seq), .integer(leg.account.id), .integer(leg.amount), .integer(balanceAfter)])
-                .execute()
+            try db.execute("INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?)", [.integer(transaction.seq), .integer(leg.account.id), .integer(leg.amount), .integer(balanceAfter)])
         }
         try key.record(db, seq: transaction.seq)
         // Only now, with every statement done, may the batch's later operations rely on this one.
@@ -175,23 +175,8 @@ enum LedgerWrites {
         return MutationResult(transaction: transaction, balance: balancesAfter[0], replayed: false)
     }
 
-    private static func insert(_ db: Database, _ transaction: LedgerTransaction) throws {
-        let statement = try RawStatement(
-            db,
-            sql: """
-                INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, idempotency_key,
-                    store, store_transaction_id, product_id, quantity, reason_code, note, ticket, refund_of_seq,
-                    uncollected, metadata, prev_hash, hash)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-        try statement.bind([
-            .integer(transaction.seq), .text(transaction.id), .text(transaction.kind.rawValue), .text(transaction.playerID),
-            .text(transaction.currency), .integer(transaction.amount), .text(transaction.actor), .text(transaction.createdAt),
-            .text(transaction.idempotencyKey), .text(transaction.store), .text(transaction.storeTransactionID),
-            .text(transaction.productID), .integer(transaction.quantity), .text(transaction.reasonCode), .text(transaction.note),
-            .text(transaction.ticket), .integer(transaction.refundOfSeq), .integer(transaction.uncollected),
-            .text(transaction.metadata?.canonicalText), .text(transaction.prevHash), .text(transaction.hash),
-        ]).execute()
+    private static func insert(_ db: any SQLSession, _ transaction: LedgerTransaction) throws {
+        try db.execute(LedgerReads.insertTransaction, LedgerReads.values(of: transaction))
     }
 }
 
@@ -214,10 +199,10 @@ struct IdempotencyKey: Sendable {
 
     /// The original result if this key was used for this same request; throws
     /// `idempotencyKeyReused` if it was used for another; nil if unused.
-    func replay(_ db: Database) throws -> MutationResult? {
-        let used = try RawStatement(db, sql: "SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?")
-            .bind([.text(scope), .text(key)])
-            .first { row in (requestHash: row.text(0), seq: row.integer(1)) }
+    func replay(_ db: any SQLSession) throws -> MutationResult? {
+        let used = try db.first("SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?", [.text(scope), .text(key)]) { row in
+            (requestHash: try row.text(0), seq: try row.integer(1))
+        }
         guard let used else { return nil }
         guard used.requestHash == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
         let transaction = try LedgerReads.transaction(db, seq: used.seq)
@@ -228,25 +213,21 @@ struct IdempotencyKey: Sendable {
         return MutationResult(transaction: transaction, balance: posting.balanceAfter, replayed: true)
     }
 
-    func record(_ db: Database, seq: Int64) throws {
-        try RawStatement(db, sql: "INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES (?, ?, ?, ?)")
-            .bind([.text(scope), .text(key), .text(requestHash), .integer(seq)])
-            .execute()
+    func record(_ db: any SQLSession, seq: Int64) throws {
+        try db.execute("INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES (?, ?, ?, ?)", [.text(scope), .text(key), .text(requestHash), .integer(seq)])
     }
 }
 
 extension Corrections {
-    static func of(_ db: Database, purchase: LedgerTransaction) throws -> Corrections {
+    static func of(_ db: any SQLSession, purchase: LedgerTransaction) throws -> Corrections {
         var corrections = Corrections()
-        let rows = try Row.fetchCursor(
-            db, sql: "SELECT seq, kind, amount, uncollected FROM transactions WHERE refund_of_seq = ? ORDER BY seq", arguments: [purchase.seq])
-        while let row = try rows.next() {
-            let (seq, kindText): (Int64, String) = (row[0], row[1])
+        try db.forEach("SELECT seq, kind, amount, uncollected FROM transactions WHERE refund_of_seq = ? ORDER BY seq", [.integer(purchase.seq)]) { row in
+            let (seq, kindText) = (try row.integer(0), try row.text(1))
             // A stored row the wallet cannot read is an error, never a guess about what it undid.
             guard let kind = TransactionKind(rawValue: kindText), kind == .refund || kind == .refundReversal else {
                 throw WalletError.storage("transaction \(seq) corrects purchase \(purchase.seq) but is a '\(kindText.prefix(40))'")
             }
-            corrections.add(seq: seq, kind: kind, amount: row[2], uncollected: row[3])
+            corrections.add(seq: seq, kind: kind, amount: try row.integer(2), uncollected: try row.integer(3))
         }
         return corrections
     }
@@ -264,36 +245,38 @@ struct StoreTransactionState {
     /// The report's signing time, milliseconds since 1970.
     var reportedAt: Int64
 
-    static func find(_ db: Database, store: String, storeTransactionID: String) throws -> StoreTransactionState? {
-        let row = try Row.fetchOne(
-            db, sql: "SELECT state, share_thousandths, reported_at FROM store_transaction_states WHERE store = ? AND store_transaction_id = ?",
-            arguments: [store, storeTransactionID])
-        return row.map { row in
-            StoreTransactionState(state: State(rawValue: row[0]) ?? .refunded, shareThousandths: row[1], reportedAt: row[2])
+    static func find(_ db: any SQLSession, store: String, storeTransactionID: String) throws -> StoreTransactionState? {
+        try db.first(
+            "SELECT state, share_thousandths, reported_at FROM store_transaction_states WHERE store = ? AND store_transaction_id = ?",
+            [.text(store), .text(storeTransactionID)]
+        ) { row in
+            let stateText = try row.text(0)
+            guard let state = State(rawValue: stateText) else {
+                throw WalletError.storage("store transaction \(store)/\(storeTransactionID) has an unknown state '\(stateText.prefix(40))'")
+            }
+            return StoreTransactionState(state: state, shareThousandths: try row.integer(1), reportedAt: try row.integer(2))
         }
     }
 
-    func save(_ db: Database, store: String, storeTransactionID: String) throws {
-        try RawStatement(
-            db,
-            sql: """
-                INSERT INTO store_transaction_states (store, store_transaction_id, state, share_thousandths, reported_at) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (store, store_transaction_id) DO UPDATE SET state = excluded.state,
-                    share_thousandths = excluded.share_thousandths, reported_at = excluded.reported_at
-                """
-        ).bind([.text(store), .text(storeTransactionID), .text(state.rawValue), .integer(shareThousandths), .integer(reportedAt)]).execute()
+    func save(_ db: any SQLSession, store: String, storeTransactionID: String) throws {
+        try db.execute(
+            """
+            INSERT INTO store_transaction_states (store, store_transaction_id, state, share_thousandths, reported_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (store, store_transaction_id) DO UPDATE SET state = excluded.state,
+                share_thousandths = excluded.share_thousandths, reported_at = excluded.reported_at
+            """,
+            [.text(store), .text(storeTransactionID), .text(state.rawValue), .integer(shareThousandths), .integer(reportedAt)])
     }
 }
 
 /// The player a store's account token was first credited to (`store_account_tokens`).
 enum StoreAccountToken {
-    static func owner(_ db: Database, store: String, token: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT player_id FROM store_account_tokens WHERE store = ? AND token = ?", arguments: [store, token])
+    static func owner(_ db: any SQLSession, store: String, token: String) throws -> String? {
+        try db.first("SELECT player_id FROM store_account_tokens WHERE store = ? AND token = ?", [.text(store), .text(token)]) { row in try row.text(0) }
     }
 
-    static func bind(_ db: Database, store: String, token: String, playerID: String, seq: Int64) throws {
-        try RawStatement(db, sql: "INSERT INTO store_account_tokens (store, token, player_id, seq) VALUES (?, ?, ?, ?)")
-            .bind([.text(store), .text(token), .text(playerID), .integer(seq)]).execute()
+    static func bind(_ db: any SQLSession, store: String, token: String, playerID: String, seq: Int64) throws {
+        try db.execute("INSERT INTO store_account_tokens (store, token, player_id, seq) VALUES (?, ?, ?, ?)", [.text(store), .text(token), .text(playerID), .integer(seq)])
     }
 }
 
@@ -304,24 +287,22 @@ struct Account {
     let currency: String
     let balance: Int64
 
-
     /// The account of `owner` in `currency`, created with a zero balance if it does not exist.
-    static func fetch(_ db: Database, context: BatchContext, owner: String, currency: String) throws -> Account {
+    static func fetch(_ db: any SQLSession, context: BatchContext, owner: String, currency: String) throws -> Account {
         if let account = try find(db, context: context, owner: owner, currency: currency) { return account }
-        try RawStatement(db, sql: "INSERT INTO accounts (owner, currency, balance) VALUES (?, ?, 0)")
-            .bind([.text(owner), .text(currency)])
-            .execute()
-        return Account(id: db.lastInsertedRowID, owner: owner, currency: currency, balance: 0)
+        guard let id = try db.first("INSERT INTO accounts (owner, currency, balance) VALUES (?, ?, 0) RETURNING id", [.text(owner), .text(currency)], { row in try row.integer(0) })
+        else { throw WalletError.storage("creating the account of \(owner) returned no id") }
+        return Account(id: id, owner: owner, currency: currency, balance: 0)
     }
 
     /// The account of `owner` in `currency`, nil if it does not exist. An account an earlier
     /// operation of the batch changed is taken from `context`: its row is written only when
     /// the batch ends.
-    static func find(_ db: Database, context: BatchContext, owner: String, currency: String) throws -> Account? {
+    static func find(_ db: any SQLSession, context: BatchContext, owner: String, currency: String) throws -> Account? {
         if let account = context.accounts[BatchContext.AccountKey(owner, currency)] { return account }
-        return try RawStatement(db, sql: "SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?")
-            .bind([.text(owner), .text(currency)])
-            .first { row in Account(id: row.integer(0), owner: owner, currency: currency, balance: row.integer(1)) }
+        return try db.first("SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?", [.text(owner), .text(currency)]) { row in
+            Account(id: try row.integer(0), owner: owner, currency: currency, balance: try row.integer(1))
+        }
     }
 }
 

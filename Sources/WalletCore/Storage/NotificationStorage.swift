@@ -1,18 +1,21 @@
 import Foundation
-import GRDB
 
-extension SQLiteLedgerStore {
+extension SQLLedgerStore {
     public func recordNotification(_ notification: StoreNotification) async throws(WalletError) -> NotificationOutcome {
         try notification.validate()
         return try await write { db, now, context in try Self.apply(db, notification, now: now, context: &context) }
     }
 
-    private static func apply(_ db: Database, _ notification: StoreNotification, now: Date, context: inout BatchContext) throws -> NotificationOutcome {
-        if let row = try Row.fetchOne(db, sql: "SELECT * FROM store_notifications WHERE notification_uuid = ?", arguments: [notification.notificationUUID]) {
-            return NotificationOutcome(
-                notificationUUID: row["notification_uuid"], notificationType: row["notification_type"], outcome: row["outcome"],
-                ledgerSeq: row["ledger_seq"], spentShareThousandths: row["spent_share_thousandths"], replayed: true)
+    private static func apply(_ db: any SQLSession, _ notification: StoreNotification, now: Date, context: inout BatchContext) throws -> NotificationOutcome {
+        let recorded = try db.first(
+            "SELECT notification_uuid, notification_type, outcome, ledger_seq, spent_share_thousandths FROM store_notifications WHERE notification_uuid = ?",
+            [.text(notification.notificationUUID)]
+        ) { row in
+            NotificationOutcome(
+                notificationUUID: try row.text(0), notificationType: try row.text(1), outcome: try row.text(2),
+                ledgerSeq: try row.integerOrNil(3), spentShareThousandths: try row.integerOrNil(4), replayed: true)
         }
+        if let recorded { return recorded }
         var outcome = NotificationOutcome(
             notificationUUID: notification.notificationUUID, notificationType: notification.type, outcome: "recorded", ledgerSeq: nil,
             spentShareThousandths: nil, replayed: false)
@@ -57,7 +60,7 @@ extension SQLiteLedgerStore {
     /// Keeps the refund state this notification reports as the transaction's latest, unless a
     /// later report (by the store's signing time) is kept already: then it returns true and
     /// changes nothing.
-    private static func recordReportUnlessSuperseded(_ db: Database, _ notification: StoreNotification) throws -> Bool {
+    private static func recordReportUnlessSuperseded(_ db: any SQLSession, _ notification: StoreNotification) throws -> Bool {
         let state: StoreTransactionState.State
         var share: Int64 = 0
         switch notification.effect {
@@ -77,23 +80,24 @@ extension SQLiteLedgerStore {
         return false
     }
 
-    private static func record(_ db: Database, _ notification: StoreNotification, _ outcome: NotificationOutcome, now: Date) throws -> NotificationOutcome {
+    private static func record(_ db: any SQLSession, _ notification: StoreNotification, _ outcome: NotificationOutcome, now: Date) throws -> NotificationOutcome {
         let store = notification.store
         try db.execute(
-            sql: """
-                INSERT INTO store_notifications (notification_uuid, store, notification_type, subtype, store_transaction_id, outcome,
-                    ledger_seq, spent_share_thousandths, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                notification.notificationUUID, store, notification.type, notification.subtype, notification.storeTransactionID, outcome.outcome,
-                outcome.ledgerSeq, outcome.spentShareThousandths, Timestamp.format(now),
+            """
+            INSERT INTO store_notifications (notification_uuid, store, notification_type, subtype, store_transaction_id, outcome,
+                ledger_seq, spent_share_thousandths, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(notification.notificationUUID), .text(store), .text(notification.type), .text(notification.subtype),
+                .text(notification.storeTransactionID), .text(outcome.outcome), .integer(outcome.ledgerSeq), .integer(outcome.spentShareThousandths),
+                .text(Timestamp.format(now)),
             ])
         return outcome
     }
 
     /// The share of a purchase no longer in the player's wallet: what the purchase credited, less
     /// what remains of the balance (at most the purchase), in thousandths of a percent.
-    private static func spentShare(_ db: Database, of purchase: LedgerTransaction, context: BatchContext) throws -> Int64 {
+    private static func spentShare(_ db: any SQLSession, of purchase: LedgerTransaction, context: BatchContext) throws -> Int64 {
         let balance = try Account.find(db, context: context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)?.balance ?? 0
         guard purchase.amount > 0 else { return 0 }
         let remaining = min(max(balance, 0), purchase.amount)

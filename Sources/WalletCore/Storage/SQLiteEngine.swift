@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ServiceLifecycle
 
 /// How hard a commit waits for the disk.
 public enum Durability: String, Sendable, CaseIterable {
@@ -11,23 +12,21 @@ public enum Durability: String, Sendable, CaseIterable {
 
 /// The ledger on one SQLite file, through one GRDB `DatabasePool`: WAL, foreign keys, a busy
 /// timeout so several processes can share the file, and `synchronous=FULL` unless asked otherwise.
-/// Every mutation is one IMMEDIATE write transaction.
-public struct SQLiteLedgerStore: LedgerStore {
+/// Every write is one IMMEDIATE transaction, which SQLite's file lock serializes across processes.
+struct SQLiteEngine: SQLEngine {
     let writer: any DatabaseWriter
-    let clock: @Sendable () -> Date
-    let makeTransactionID: @Sendable () -> String
-    /// Nil in `.single` mode: each operation is then its own transaction.
-    private let groupCommit: GroupCommitWriter?
 
     /// How long a write waits for another process's write before it fails with `storage_error`.
-    public static let busyTimeoutSeconds: TimeInterval = 30
+    static let busyTimeoutSeconds: TimeInterval = 30
+
+    var location: String { writer.path }
 
     /// Opens (and on first use creates) the database at `path`.
     /// - Throws: `unsupportedDatabase` for a file that is not a wallet database of a version this
     ///   build knows; `storage` when the file cannot be opened.
-    public static func open(
+    static func open(
         path: String, durability: Durability = .full, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() }
-    ) throws(WalletError) -> SQLiteLedgerStore {
+    ) throws(WalletError) -> SQLLedgerStore {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(busyTimeoutSeconds)
@@ -58,7 +57,7 @@ public struct SQLiteLedgerStore: LedgerStore {
         } catch {
             throw mapped(error, path: path)
         }
-        return try SQLiteLedgerStore(writer: pool, writeMode: writeMode, clock: clock)
+        return try store(writer: pool, writeMode: writeMode, clock: clock)
     }
 
     /// Reads an existing file read-only first: another program's database, or a newer wallet's,
@@ -86,26 +85,19 @@ public struct SQLiteLedgerStore: LedgerStore {
         try queue.close()
     }
 
-    /// A store on an existing GRDB writer (tests use an in-memory queue). Applies the schema to
-    /// an empty database.
-    init(
+    /// A store on an existing GRDB writer (tests use their own pools). Applies the schema to an
+    /// empty database.
+    static func store(
         writer: any DatabaseWriter, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() },
         makeTransactionID: @escaping @Sendable () -> String = RandomID.uuid
-    ) throws(WalletError) {
-        self.writer = writer
-        self.clock = clock
-        self.makeTransactionID = makeTransactionID
-        switch writeMode {
-        case .grouped(let batchMax, let queueMax):
-            groupCommit = GroupCommitWriter(writer: writer, clock: clock, makeTransactionID: makeTransactionID, batchMax: batchMax, queueMax: queueMax)
-        case .single:
-            groupCommit = nil
-        }
+    ) throws(WalletError) -> SQLLedgerStore {
+        let engine = SQLiteEngine(writer: writer)
         do {
             try writer.write { db in try Self.applySchema(db) }
         } catch {
-            throw Self.mapped(error, path: writer.path)
+            throw engine.mapped(error)
         }
+        return SQLLedgerStore(engine: engine, writeMode: writeMode, clock: clock, makeTransactionID: makeTransactionID)
     }
 
     /// Creates the schema in an empty database, accepts a database at the known version, and
@@ -133,32 +125,25 @@ public struct SQLiteLedgerStore: LedgerStore {
         try db.execute(sql: Schema.sql)
     }
 
-    /// Runs one business operation: in the next group commit, or as its own IMMEDIATE write
-    /// transaction in `.single` mode. Returns once the operation is committed.
-    func write<Result: Sendable>(_ operation: @escaping @Sendable (Database, Date, inout BatchContext) throws -> Result) async throws(WalletError) -> Result {
-        do {
-            if let groupCommit { return try await groupCommit.submit(operation) }
-            let clock = self.clock
-            let makeTransactionID = self.makeTransactionID
-            return try await writer.write { db in
-                var context = BatchContext(makeTransactionID: makeTransactionID)
-                let result = try operation(db, clock(), &context)
-                try context.writeBalances(db)
-                return result
-            }
-        } catch {
-            throw Self.mapped(error, path: writer.path)
+    func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
+        try await writer.write { db in try body(SQLiteSession(db: db)) }
+    }
+
+    func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
+        try await writer.read { db in try body(SQLiteSession(db: db)) }
+    }
+
+    /// Nothing runs beside a SQLite database: this only waits for the end of the service.
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while true { try await Task.sleep(for: .seconds(3_600)) }
         }
     }
 
-    /// Runs a read on a snapshot; it never waits for writes.
-    func read<Result: Sendable>(_ operation: @escaping @Sendable (Database) throws -> Result) async throws(WalletError) -> Result {
-        do {
-            return try await writer.read { db in try operation(db) }
-        } catch {
-            throw Self.mapped(error, path: writer.path)
-        }
-    }
+    func mapped(_ error: any Error) -> WalletError { Self.mapped(error, path: writer.path) }
+
+    /// SQLite gives a new account the largest id plus one: nothing to do.
+    func afterCopy(_ db: any SQLSession) throws {}
 
     /// Turns any error from the storage layer into a `WalletError` a caller can report.
     static func mapped(_ error: any Error, path: String) -> WalletError {
@@ -180,61 +165,13 @@ public struct SQLiteLedgerStore: LedgerStore {
         }
     }
 
-    /// Operations waiting for the next group commit (0 in `.single` mode).
-    var queuedWriteCount: Int { groupCommit?.queuedCount ?? 0 }
-
-    /// Why the latest write could not commit, if that was a few seconds ago at most.
-    var recentCommitFailure: String? { groupCommit?.recentCommitFailure }
-
-    /// What the group commit did so far; nil in `.single` mode.
-    public var groupCommitStatistics: GroupCommitStatistics? { groupCommit?.statistics }
-
     /// The `PRAGMA synchronous` value of the writer connection (2 is FULL, 1 NORMAL).
     func synchronousSetting() async throws -> Int {
         try await writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 }
 
-extension SQLiteLedgerStore {
-    public func setProduct(_ update: ProductUpdate) async throws(WalletError) -> Product {
-        try await write { db, now, context in try LedgerWrites.setProduct(db, update, now: now, context: &context) }
-    }
-
-    public func products() async throws(WalletError) -> [Product] {
-        try await read { db in try LedgerReads.products(db) }
-    }
-
-    public func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult {
-        let checked = try Checked(request)
-        return try await write { db, now, context in try LedgerWrites.grant(db, checked, now: now, context: &context) }
-    }
-
-    public func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
-        let checked = try Checked(request)
-        return try await write { db, now, context in try LedgerWrites.spend(db, checked, now: now, context: &context) }
-    }
-
-    public func adjust(_ request: AdjustRequest) async throws(WalletError) -> MutationResult {
-        let checked = try Checked(request)
-        return try await write { db, now, context in try LedgerWrites.adjust(db, checked, now: now, context: &context) }
-    }
-
-    public func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult {
-        let checked = try Checked(request)
-        return try await write { db, now, context in try LedgerWrites.refund(db, checked, now: now, context: &context) }
-    }
-
-    public func balances(playerID: String) async throws(WalletError) -> WalletBalances {
-        try Validate.playerID(playerID)
-        return try await read { db in try LedgerReads.balances(db, playerID: playerID) }
-    }
-
-    public func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage {
-        let bounds = try query.validated()
-        return try await read { db in try LedgerReads.history(db, query, from: bounds.from, to: bounds.to) }
-    }
-
-    public func verify(progress: (@Sendable (Int64) -> Void)? = nil) async throws(WalletError) -> VerifyReport {
-        try await read { db in try LedgerVerifier.verify(db, progress: progress) }
-    }
+extension SQLLedgerStore {
+    /// The GRDB writer of a SQLite store (tests reach the file through it); nil on PostgreSQL.
+    var sqliteWriter: (any DatabaseWriter)? { (engine as? SQLiteEngine)?.writer }
 }

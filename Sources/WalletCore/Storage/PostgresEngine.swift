@@ -1,0 +1,378 @@
+import Dispatch
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// The ledger on a PostgreSQL database (15 or later), through postgres-nio's `PostgresClient`
+/// pool, so that many `wallet serve` processes can share one ledger.
+///
+/// Every write transaction first locks the one row of `ledger_lock` (`FOR UPDATE`, at READ
+/// COMMITTED): writers of every process take turns, as SQLite's file lock makes them, so the
+/// chain's head, the accounts and the keys a batch reads stay true until it commits. The group
+/// commit takes that lock once per batch, not once per operation. A serialization failure or a
+/// deadlock runs the transaction again, a few times; after that, or when the server cannot be
+/// reached, the caller gets `storage_error` (503 with Retry-After).
+///
+/// The ledger's code is synchronous (`SQLSession`); it runs on a thread of its own per
+/// session, waiting for each statement's answer, never on Swift's cooperative threads.
+struct PostgresEngine: SQLEngine {
+    let client: PostgresClient
+    let location: String
+    /// The pool's task: started on open, cancelled by `close()` (which closes the pool).
+    private let poolTask: Task<Void, Never>
+
+    static let poolSizeRange = 1...1_000
+    /// How many times a transaction runs before a serialization failure or deadlock is reported.
+    static let attemptsMax = 5
+    /// How long a session waits for a connection of the pool before the request gets 503.
+    static let connectionWaitSeconds = 10
+    /// Server-side limits on every session: no statement, lock wait or idle transaction of a
+    /// stalled or partitioned instance holds the ledger for longer.
+    static let sessionSettings = [
+        ("statement_timeout", "60s"), ("lock_timeout", "30s"), ("idle_in_transaction_session_timeout", "60s"),
+        ("application_name", "wallet"),
+    ]
+
+    /// Whether `database` is a PostgreSQL URL rather than a SQLite path.
+    static func names(_ database: String) -> Bool {
+        database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
+    }
+
+    static func open(
+        url: String, poolSize: Int, writeMode: WriteMode, clock: @escaping @Sendable () -> Date,
+        makeTransactionID: @escaping @Sendable () -> String = RandomID.uuid
+    ) async throws(WalletError) -> SQLLedgerStore {
+        let target = try PostgresURL(url)
+        guard poolSizeRange.contains(poolSize) else {
+            throw .invalidRequest("the PostgreSQL pool size must be from \(poolSizeRange.lowerBound) to \(poolSizeRange.upperBound), not \(poolSize)")
+        }
+        var configuration = PostgresClient.Configuration(
+            host: target.host, port: target.port, username: target.user, password: target.password, database: target.database, tls: try target.tls())
+        configuration.options.maximumConnections = poolSize
+        configuration.options.connectTimeout = .seconds(Int64(connectionWaitSeconds))
+        configuration.options.additionalStartupParameters = sessionSettings
+        var logger = Logger(label: "wallet.postgres")
+        logger.logLevel = .critical
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let engine = PostgresEngine(client: client, location: target.redacted, poolTask: Task { await client.run() })
+        do {
+            try await engine.transaction(lock: false) { db in try PostgresSchema.apply(db) }
+        } catch {
+            await engine.close()
+            throw engine.mapped(error)
+        }
+        return SQLLedgerStore(engine: engine, writeMode: writeMode, clock: clock, makeTransactionID: makeTransactionID)
+    }
+
+    func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
+        try await transaction(lock: true, body)
+    }
+
+    /// Runs `body` in a READ COMMITTED transaction, after taking the ledger lock unless told
+    /// not to (the schema's creation takes its own), and again after a serialization failure.
+    private func transaction<Result: Sendable>(lock: Bool, _ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
+        var attempt = 1
+        while true {
+            do {
+                return try await session { db in
+                    try db.inTransaction("BEGIN ISOLATION LEVEL READ COMMITTED") {
+                        if lock { try db.execute("SELECT id FROM ledger_lock WHERE id = 1 FOR UPDATE") }
+                        return try body(db)
+                    }
+                }
+            } catch let retry as SQLRetry {
+                guard attempt < Self.attemptsMax else {
+                    throw WalletError.storage("PostgreSQL aborted the write \(attempt) times (\(retry)); nothing was written, try again")
+                }
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(Int64.random(in: 1...(5 << attempt))))
+            }
+        }
+    }
+
+    func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
+        try await session { db in
+            try db.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(db) }
+        }
+    }
+
+    /// Leases a connection and runs `work` on a thread that may wait for the server.
+    private func session<Result: Sendable>(_ work: @escaping @Sendable (PostgresSession) throws -> Result) async throws -> Result {
+        let client = self.client
+        return try await withThrowingTaskGroup(of: Result?.self) { group in
+            group.addTask {
+                try await client.withConnection { connection in
+                    try await Blocking.run { try work(PostgresSession(connection: connection)) }
+                }
+            }
+            group.addTask {
+                // Only a wait for a connection ends here: work under way finishes first.
+                try await Task.sleep(for: .seconds(Self.connectionWaitSeconds))
+                return nil
+            }
+            if let outcome = try await group.next(), let result = outcome {
+                group.cancelAll()
+                return result
+            }
+            group.cancelAll()
+            do {
+                while let outcome = try await group.next() {
+                    if let result = outcome { return result }
+                }
+            } catch {
+                // The lease was cancelled (the pool answers with its own error): the wait is what failed.
+            }
+            throw WalletError.storage("no connection to PostgreSQL at \(location) within \(Self.connectionWaitSeconds) s; nothing was written, try again")
+        }
+    }
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while true { try await Task.sleep(for: .seconds(3_600)) }
+        }
+        await close()
+    }
+
+    /// Closes the pool's connections; the engine answers no request afterwards.
+    func close() async {
+        poolTask.cancel()
+        await poolTask.value
+    }
+
+    func afterCopy(_ db: any SQLSession) throws {
+        try db.execute("SELECT setval(pg_get_serial_sequence('accounts', 'id'), coalesce((SELECT max(id) FROM accounts), 0) + 1, false)")
+    }
+
+    func mapped(_ error: any Error) -> WalletError {
+        if let error = error as? WalletError { return error }
+        if error is CancellationError { return .storage("the request was cancelled before PostgreSQL answered; try again") }
+        if let retry = error as? SQLRetry { return .storage("PostgreSQL aborted the write (\(retry)); nothing was written, try again") }
+        guard let error = error as? PSQLError else { return .storage("PostgreSQL: \(String(describing: error).prefix(300))") }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        let message = (error.serverInfo?[.message]).map { String($0.prefix(300)) }
+        switch error.code {
+        case .server:
+            switch state {
+            case "42P01", "42703", "42883":
+                return .unsupportedDatabase("the PostgreSQL database does not hold the tables this wallet expects (\(message ?? state))")
+            case "28P01", "28000":
+                return .storage("PostgreSQL at \(location) refused the user name or password")
+            case "3D000":
+                return .storage("PostgreSQL at \(location) has no such database")
+            case "57014":
+                return .storage("PostgreSQL cancelled a statement that ran too long; nothing was written, try again")
+            case "55P03":
+                return .storage("another writer held the ledger lock for over 30 s; nothing was written, try again")
+            default:
+                return .storage("PostgreSQL error \(state): \(message ?? "no message")")
+            }
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            return .storage("PostgreSQL at \(location) cannot be reached or closed the connection; nothing was written, try again")
+        case .sslUnsupported:
+            return .storage("PostgreSQL at \(location) does not offer TLS, which sslmode requires")
+        default:
+            return .storage("PostgreSQL at \(location): \(error.code)")
+        }
+    }
+}
+
+/// `SQLSession` on one leased PostgreSQL connection, waiting for each statement's answer.
+struct PostgresSession: SQLSession {
+    let connection: PostgresConnection
+    private static let logger = Logger(label: "wallet.postgres.session")
+
+    func execute(_ sql: String, _ values: [SQLValue]) throws {
+        _ = try run(sql, values)
+    }
+
+    func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
+        for row in try run(sql, values).rows {
+            try body(PostgresSQLRow(row: row.makeRandomAccess()))
+        }
+    }
+
+    /// Runs `begin`, then `body`, then COMMIT, and checks that the server committed: a
+    /// transaction that failed answers COMMIT with ROLLBACK and no error.
+    func inTransaction<Result>(_ begin: String, _ body: () throws -> Result) throws -> Result {
+        try execute(begin)
+        do {
+            let result = try body()
+            let tag = try run("COMMIT", []).metadata.command
+            guard tag == "COMMIT" else { throw WalletError.storage("PostgreSQL rolled the transaction back at commit; nothing was written, try again") }
+            return result
+        } catch {
+            _ = try? run("ROLLBACK", [])
+            throw error
+        }
+    }
+
+    private func run(_ sql: String, _ values: [SQLValue]) throws -> PostgresQueryResult {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values {
+            switch value {
+            case .null: bindings.appendNull()
+            case .integer(let integer): bindings.append(integer)
+            case .text(let text): bindings.append(text)
+            }
+        }
+        let query = PostgresQuery(unsafeSQL: PostgresDialect.numbered(sql), binds: bindings)
+        do {
+            return try connection.query(query, logger: Self.logger).wait()
+        } catch let error as PSQLError {
+            // Serialization failure or deadlock: the whole transaction may succeed if run again.
+            if let state = error.serverInfo?[.sqlState], state == "40001" || state == "40P01" {
+                throw SQLRetry(description: "SQLSTATE \(state)")
+            }
+            throw error
+        }
+    }
+}
+
+/// A row of a PostgreSQL answer: integers from int2, int4 or int8 columns, text from text.
+private struct PostgresSQLRow: SQLRow {
+    let row: PostgresRandomAccessRow
+
+    func integerOrNil(_ column: Int) throws -> Int64? {
+        guard column < row.count else { throw WalletError.storage("a query read column \(column) of a row of \(row.count)") }
+        let cell = row[column]
+        guard cell.bytes != nil else { return nil }
+        return try cell.decode(Int64.self, context: .default)
+    }
+
+    func textOrNil(_ column: Int) throws -> String? {
+        guard column < row.count else { throw WalletError.storage("a query read column \(column) of a row of \(row.count)") }
+        let cell = row[column]
+        guard cell.bytes != nil else { return nil }
+        return try cell.decode(String.self, context: .default)
+    }
+}
+
+/// The ledger's SQL, written with `?` parameters (SQLite's), as PostgreSQL reads it.
+enum PostgresDialect {
+    private static let cache = Mutex<[String: String]>([:])
+
+    /// `sql` with each `?` outside quotes numbered `$1`, `$2`, ... in order, and each `?N` as `$N`.
+    static func numbered(_ sql: String) -> String {
+        if let cached = cache.withLock({ $0[sql] }) { return cached }
+        var result = ""
+        var next = 1
+        var quoted = false
+        var characters = sql.makeIterator()
+        var pending = characters.next()
+        while let character = pending {
+            pending = characters.next()
+            if character == "'" { quoted.toggle() }
+            guard character == "?", !quoted else {
+                result.append(character)
+                continue
+            }
+            var digits = ""
+            while let digit = pending, digit.isASCII, digit.isNumber {
+                digits.append(digit)
+                pending = characters.next()
+            }
+            if digits.isEmpty {
+                digits = String(next)
+                next += 1
+            }
+            result += "$" + digits
+        }
+        // Statements are a fixed set written in the code: the cache stays small.
+        cache.withLock { $0[sql] = result }
+        return result
+    }
+}
+
+/// Runs blocking work on threads of its own, away from Swift's cooperative pool.
+enum Blocking {
+    private static let queue = DispatchQueue(label: "wallet.postgres.sessions", attributes: .concurrent)
+
+    static func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Swift.Result { try work() }) }
+        }
+    }
+}
+
+/// A `postgres://user:password@host:port/database?sslmode=...&sslrootcert=...` URL, read as
+/// libpq reads it (for the parts the wallet supports), with its password kept out of every
+/// description.
+struct PostgresURL: Sendable {
+    var user: String
+    var password: String?
+    var host: String
+    var port: Int
+    var database: String
+    var sslMode: String
+    var rootCertificatePath: String?
+
+    static let sslModes = ["disable", "prefer", "require", "verify-ca", "verify-full"]
+
+    init(_ text: String) throws(WalletError) {
+        guard text.utf8.count <= 2_048, let components = URLComponents(string: text), let scheme = components.scheme,
+            scheme == "postgres" || scheme == "postgresql"
+        else {
+            throw .invalidRequest("the database URL is not a valid postgres:// URL")
+        }
+        user = components.percentEncodedUser.flatMap { $0.removingPercentEncoding } ?? NSUserName()
+        password = components.percentEncodedPassword.flatMap { $0.removingPercentEncoding }
+        host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
+        port = components.port ?? 5432
+        guard (1...65_535).contains(port) else { throw .invalidRequest("the database URL's port must be from 1 to 65535") }
+        let path = String(components.percentEncodedPath.drop { $0 == "/" }).removingPercentEncoding ?? ""
+        database = path.isEmpty ? user : path
+        sslMode = "prefer"
+        for item in components.queryItems ?? [] {
+            switch item.name {
+            case "sslmode":
+                guard let mode = item.value, Self.sslModes.contains(mode) else {
+                    throw .invalidRequest("the database URL's sslmode must be one of \(Self.sslModes.joined(separator: ", "))")
+                }
+                sslMode = mode
+            case "sslrootcert":
+                rootCertificatePath = item.value
+            default:
+                throw .invalidRequest("the database URL has an unknown parameter '\(item.name.prefix(40))' (known: sslmode, sslrootcert)")
+            }
+        }
+    }
+
+    /// The URL with its password replaced by `***`: what logs and errors show.
+    var redacted: String {
+        let credentials = password == nil ? user : "\(user):***"
+        return "postgres://\(credentials)@\(host):\(port)/\(database)?sslmode=\(sslMode)"
+    }
+
+    /// TLS as libpq's sslmode means it: `prefer` and `require` encrypt without checking the
+    /// certificate, `verify-ca` checks it against the CA, `verify-full` also checks the name.
+    func tls() throws(WalletError) -> PostgresClient.Configuration.TLS {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let rootCertificatePath {
+            do {
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(rootCertificatePath))
+            } catch {
+                throw .invalidRequest("cannot read the CA certificates (PEM) at sslrootcert '\(rootCertificatePath.prefix(200))'")
+            }
+        }
+        switch sslMode {
+        case "disable":
+            return .disable
+        case "prefer":
+            configuration.certificateVerification = .none
+            return .prefer(configuration)
+        case "require":
+            configuration.certificateVerification = rootCertificatePath == nil ? .none : .noHostnameVerification
+            return .require(configuration)
+        case "verify-ca":
+            configuration.certificateVerification = .noHostnameVerification
+            return .require(configuration)
+        default:
+            configuration.certificateVerification = .fullVerification
+            return .require(configuration)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+@testable import WalletCore
+import WalletTestSupport
+
+/// What only PostgreSQL has: several processes' pools on one ledger, its own schema version and
+/// URL; and that it builds the very ledger SQLite builds. Skipped when PostgreSQL is neither
+/// installed nor named by WALLET_TEST_POSTGRES_URL, except under CI=true, where it must run.
+@Suite("PostgreSQL store", .enabled(if: TestBackend.all.contains(.postgres)))
+struct PostgresStoreTests {
+    static let fixedClock: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_790_000_000) }
+
+    /// The same operations, successes and refusals, on any store.
+    static func script(_ store: SQLLedgerStore) async throws {
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.gems10", credits: 10, currency: "gems"))
+        for (player, transaction) in [("p1", "T1"), ("p2", "T2"), ("p1", "T3"), ("zoe.99", "T4")] {
+            _ = try await store.grant(GrantRequest(playerID: player, store: "apple", storeTransactionID: transaction, productID: "com.example.consume5credits", quantity: 2, actor: "t"))
+        }
+        _ = try await store.grant(GrantRequest(playerID: "p2", store: "apple", storeTransactionID: "G1", productID: "com.example.gems10", quantity: 1, actor: "t"))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 2, actor: "t"))
+        let metadata = try Metadata(.object(["item": .string("sword, \"long\""), "n": .integer(2)]))
+        _ = try await store.spend(SpendRequest(playerID: "p1", amount: 7, idempotencyKey: "s1", reason: "=HYPERLINK(\"x\")", metadata: metadata, actor: "t"))
+        _ = try await store.spend(SpendRequest(playerID: "p1", amount: 7, idempotencyKey: "s1", reason: "=HYPERLINK(\"x\")", metadata: metadata, actor: "t"))
+        _ = try? await store.spend(SpendRequest(playerID: "p2", amount: 1_000, idempotencyKey: "s2", actor: "t"))
+        _ = try await store.spend(SpendRequest(playerID: "p2", amount: 4, currency: "gems", idempotencyKey: "s3", actor: "t"))
+        _ = try await store.adjust(AdjustRequest(playerID: "zoe.99", amount: -3, reasonCode: "goodwill", note: "ticket", ticket: "T-1", idempotencyKey: "a1", actor: "s"))
+        _ = try await store.refund(RefundRequest(store: "apple", storeTransactionID: "T2", shareThousandths: 50_000, policy: .debt, actor: "s"))
+        _ = try await store.refund(RefundRequest(store: "apple", storeTransactionID: "T3", shareThousandths: 100_000, policy: .floor, actor: "s"))
+        _ = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s4", actor: "t"))
+    }
+
+    @Test("SQLite and PostgreSQL build the same ledger, hash for hash, and export the same bytes")
+    func sameLedger() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-parity-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let sqlite = try SQLiteEngine.store(
+            writer: DatabasePool(path: directory.appendingPathComponent("wallet.sqlite").path), clock: Self.fixedClock, makeTransactionID: SequentialIDs().id)
+        let postgres = try await PostgresEngine.open(
+            url: TestPostgres.freshDatabase(), poolSize: 4, writeMode: .default, clock: Self.fixedClock, makeTransactionID: SequentialIDs().id)
+        var reports: [VerifyReport] = []
+        var exports: [String] = []
+        for store in [sqlite, postgres] {
+            try await Self.script(store)
+            reports.append(try await store.verify())
+            var bytes: [UInt8] = []
+            for try await chunk in try await store.export(ExportQuery(), format: .jsonl) { bytes += chunk.bytes }
+            exports.append(String(decoding: bytes, as: UTF8.self))
+        }
+        #expect(reports[0].ok && reports[1].ok)
+        #expect(reports[0].transactions == 11)
+        #expect(reports[0].headHash == reports[1].headHash)
+        #expect(exports[0] == exports[1] && !exports[0].isEmpty)
+        #expect(try await sqlite.balances(playerID: "zoe.99") == postgres.balances(playerID: "zoe.99"))
+        #expect(try await sqlite.history(HistoryQuery(playerID: "p1")) == postgres.history(HistoryQuery(playerID: "p1")))
+    }
+
+    @Test("two processes' pools on one database keep every rule: once per key and purchase, never below zero, one chain")
+    func twoInstances() async throws {
+        let url = try TestPostgres.freshDatabase()
+        let first = try await PostgresEngine.open(url: url, poolSize: 4, writeMode: .default, clock: { Date() })
+        let second = try await PostgresEngine.open(url: url, poolSize: 4, writeMode: .single, clock: { Date() })
+        _ = try await first.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        let instances = [first, second]
+        // Every purchase is redeemed on both instances at once; spends race for the same wallets.
+        let outcomes = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+            for caller in 0..<16 {
+                group.addTask {
+                    let store = instances[caller % 2]
+                    var answers: [(String, Bool)] = []
+                    for step in 0..<12 {
+                        let player = "p\((step / 3) % 2)"
+                        if step % 3 == 0 {
+                            let result = try await store.grant(GrantRequest(
+                                playerID: player, store: "apple", storeTransactionID: "T\(step)-\(caller / 2)", productID: "com.example.consume5credits", quantity: 1, actor: "t"))
+                            answers.append(("grant T\(step)-\(caller / 2)", result.replayed))
+                        } else {
+                            do {
+                                let result = try await store.spend(SpendRequest(playerID: player, amount: 2, idempotencyKey: "k\(step)-\(caller / 2)", actor: "t"))
+                                answers.append(("spend k\(step)-\(caller / 2)", result.replayed))
+                            } catch WalletError.insufficientFunds {
+                                answers.append(("refused", false))
+                            }
+                        }
+                    }
+                    return answers.last ?? ("", false)
+                }
+            }
+            var all: [(String, Bool)] = []
+            for try await outcome in group { all.append(outcome) }
+            return all
+        }
+        #expect(outcomes.count == 16)
+        let report = try await first.verify()
+        #expect(report.ok, "\(report.problem ?? "")")
+        // 4 grant steps × 8 purchase ids, each credited once whatever instance answered first.
+        let purchases = try await first.read { db in try db.integer("SELECT count(*) FROM transactions WHERE kind = 'purchase'") }
+        #expect(purchases == 32)
+        for player in ["p0", "p1"] {
+            let balance = try await second.balances(playerID: player).balances["credits"] ?? 0
+            #expect(balance >= 0)
+        }
+        let spendsPerKey = try await first.read { db in
+            try db.integer("SELECT max(n) FROM (SELECT count(*) AS n FROM transactions WHERE kind = 'spend' GROUP BY player_id, idempotency_key) k")
+        }
+        #expect(spendsPerKey == 1)
+        #expect(try await first.head() == second.head())
+    }
+
+    @Test("a database of another program, or of a newer wallet, is refused and left untouched")
+    func foreignDatabases() async throws {
+        let foreign = try TestPostgres.freshDatabase()
+        let store = try await PostgresEngine.open(url: foreign, poolSize: 1, writeMode: .single, clock: { Date() })
+        _ = try await store.write { db, _, _ in
+            try db.execute("UPDATE wallet_schema SET version = 99")
+        }
+        let newer = await walletError { _ = try await PostgresEngine.open(url: foreign, poolSize: 1, writeMode: .single, clock: { Date() }) }
+        #expect(newer?.code == "unsupported_database" && newer?.detail.contains("99") == true, "\(String(describing: newer))")
+        let other = try TestPostgres.freshDatabase()
+        let admin = try await PostgresEngine.open(url: other, poolSize: 1, writeMode: .single, clock: { Date() })
+        _ = try await admin.write { db, _, _ in
+            try db.execute("DROP TABLE wallet_schema")
+        }
+        let unversioned = await walletError { _ = try await PostgresEngine.open(url: other, poolSize: 1, writeMode: .single, clock: { Date() }) }
+        #expect(unversioned?.code == "unsupported_database" && unversioned?.detail.contains("not a wallet database") == true)
+    }
+
+    @Test("an unreachable server is a storage error within the connect timeout, and the URL's password is never shown")
+    func unreachable() async throws {
+        let port = try LoopbackSocket.freePort()
+        let error = await walletError {
+            _ = try await SQLLedgerStore.open(database: "postgres://wallet:s3cret-pw@127.0.0.1:\(port)/wallet?sslmode=disable")
+        }
+        #expect(error?.code == "storage_error", "\(String(describing: error))")
+        #expect(error?.detail.contains("s3cret-pw") == false)
+        #expect(error?.detail.contains("***") == true, "\(String(describing: error))")
+    }
+
+    @Test("URLs are read as libpq reads them; bad ones are refused with the reason", arguments: [
+        ("postgres://u:p%40ss@db.example:6543/ledger?sslmode=require", "postgres://u:***@db.example:6543/ledger?sslmode=require"),
+        ("postgresql://u@h/d", "postgres://u@h:5432/d?sslmode=prefer"),
+        ("postgres://u:pw@h", "postgres://u:***@h:5432/u?sslmode=prefer"),
+        ("postgres://u@h/d?sslmode=bogus", "invalid_request"),
+        ("postgres://u@h/d?password=x", "invalid_request"),
+        ("postgres://u@h:99999/d", "invalid_request"),
+    ])
+    func urls(_ text: String, _ expected: String) throws {
+        do {
+            let url = try PostgresURL(text)
+            #expect(url.redacted == expected)
+            if text.contains("p%40ss") { #expect(url.password == "p@ss") }
+        } catch {
+            #expect(error.code == expected)
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The stores the ledger suites run against. PostgreSQL runs when `WALLET_TEST_POSTGRES_URL`
+/// names a server (a user that may create databases), or when PostgreSQL's binaries are
+/// installed: then a private throwaway cluster is started for the test process. With
+/// `CI=true`, PostgreSQL is always in the list: a machine without it fails instead of skipping.
+public enum TestBackend: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite
+    case postgres
+
+    public var description: String { rawValue }
+
+    public static var all: [TestBackend] {
+        TestPostgres.available || ProcessInfo.processInfo.environment["CI"] == "true" ? [.sqlite, .postgres] : [.sqlite]
+    }
+}
+
+/// A PostgreSQL server for tests, and a fresh database on it for each test that asks.
+public enum TestPostgres {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Whether PostgreSQL can be used: a URL is given, or the binaries are installed.
+    public static var available: Bool {
+        ProcessInfo.processInfo.environment["WALLET_TEST_POSTGRES_URL"] != nil || binaries != nil
+    }
+
+    /// A new, empty database, as a `postgres://` URL.
+    public static func freshDatabase() throws -> String {
+        let server = try cluster.get()
+        let name = "wallet_test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+        try run(psql(), ["--no-psqlrc", "-v", "ON_ERROR_STOP=1", "-q", "-d", server.adminURL, "-c", "CREATE DATABASE \(name)"])
+        return server.url(database: name)
+    }
+
+    /// The admin URL of the server (its `postgres` database).
+    public static func adminURL() throws -> String { try cluster.get().adminURL }
+
+    struct Server: Sendable {
+        /// `postgres://user[:password]@host:port` without a database.
+        let base: String
+        var adminURL: String { base + "/postgres" }
+        func url(database: String) -> String { base + "/" + database + "?sslmode=disable" }
+    }
+
+    /// PostgreSQL's binary directory (`/usr/lib/postgresql/<version>/bin`, newest first).
+    static let binaries: String? = {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        return versions.compactMap(Int.init).sorted(by: >).map { "\(root)/\($0)/bin" }
+            .first { FileManager.default.isExecutableFile(atPath: "\($0)/initdb") }
+    }()
+
+    static func psql() throws -> String {
+        if let binaries, FileManager.default.isExecutableFile(atPath: "\(binaries)/psql") { return "\(binaries)/psql" }
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/psql") { return "/usr/bin/psql" }
+        throw Failure(description: "psql is not installed (Debian: apt-get install postgresql)")
+    }
+
+    /// The server, started once per process.
+    private static let cluster: Result<Server, Failure> = {
+        if let url = ProcessInfo.processInfo.environment["WALLET_TEST_POSTGRES_URL"] {
+            guard let components = URLComponents(string: url), let host = components.host else {
+                return .failure(Failure(description: "WALLET_TEST_POSTGRES_URL is not a postgres:// URL"))
+            }
+            let credentials = [components.percentEncodedUser, components.percentEncodedPassword].compactMap { $0 }.joined(separator: ":")
+            return .success(Server(base: "postgres://\(credentials)@\(host):\(components.port ?? 5432)"))
+        }
+        do {
+            return .success(try startCluster())
+        } catch let failure as Failure {
+            return .failure(failure)
+        } catch {
+            return .failure(Failure(description: "\(error)"))
+        }
+    }()
+
+    /// The private cluster's directory, removed (with the server stopped) when the process exits.
+    private nonisolated(unsafe) static var clusterDirectory: String?
+
+    /// `initdb` into a temporary directory, then `pg_ctl start` on a free port of 127.0.0.1 and
+    /// a socket in that directory. `initdb` refuses root: as root, the cluster belongs to the
+    /// `postgres` system user and every command runs as that user.
+    private static func startCluster() throws -> Server {
+        guard let binaries else { throw Failure(description: "PostgreSQL is not installed (Debian: apt-get install postgresql) and WALLET_TEST_POSTGRES_URL is not set") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-pg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let asRoot = getuid() == 0
+        if asRoot {
+            guard let user = getpwnam("postgres") else { throw Failure(description: "running as root, but there is no 'postgres' user to own the cluster") }
+            chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
+        }
+        func command(_ tool: String, _ arguments: [String]) throws {
+            if asRoot {
+                try run("/usr/sbin/runuser", ["-u", "postgres", "--", "\(binaries)/\(tool)"] + arguments)
+            } else {
+                try run("\(binaries)/\(tool)", arguments)
+            }
+        }
+        let data = "\(directory)/data"
+        try command("initdb", ["-D", data, "-U", "wallet", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+        let port = try LoopbackSocket.freePort()
+        clusterDirectory = directory
+        atexit {
+            guard let directory = TestPostgres.clusterDirectory, let binaries = TestPostgres.binaries else { return }
+            let stop = ["\(binaries)/pg_ctl", "-D", "\(directory)/data", "-m", "immediate", "stop"]
+            try? TestPostgres.run(getuid() == 0 ? "/usr/sbin/runuser" : stop[0], getuid() == 0 ? ["-u", "postgres", "--"] + stop : Array(stop.dropFirst()))
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        // Durability is not under test here: fsync off keeps the suites fast.
+        let settings = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c full_page_writes=off"
+        try command("pg_ctl", ["-D", data, "-l", "\(directory)/server.log", "-o", settings, "-w", "start"])
+        return Server(base: "postgres://wallet@127.0.0.1:\(port)")
+    }
+
+    /// Runs a program to its end, its output in a temporary file; a non-zero exit is a failure
+    /// carrying that output. (posix_spawn and waitpid: Foundation's `Process` was seen to wait
+    /// forever for a child that had exited.)
+    static func run(_ executable: String, _ arguments: [String]) throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-pg-run-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw Failure(description: "cannot start \(executable): error \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited, code == 0 else {
+            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw Failure(description: "\(URL(fileURLWithPath: executable).lastPathComponent) failed (status \(status)): \(output.prefix(2_000))")
+        }
+    }
+}
