@@ -36,6 +36,11 @@ struct CLI {
         databasePath = directory.appendingPathComponent("wallet.sqlite").path
     }
 
+    /// Commands on `database`: a path, or a PostgreSQL URL.
+    init(database: String) {
+        databasePath = database
+    }
+
     func start(_ arguments: [String], environment: [String: String]? = nil) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = walletBinary

@@ -74,4 +74,80 @@ struct PostgresCLITests {
         let bad = try cli.run("balance", "--player", "p1", "--json", environment: ["WALLET_DB": "postgres://u:hunter2-secret@h/d?sslmode=nope"])
         #expect(bad.errorCode() == "invalid_request" && bad.stderr.contains("sslmode") && !bad.stderr.contains("hunter2-secret"), "\(bad.stderr)")
     }
+
+    @Test("three wallet serve instances on one database, 64 clients, one instance killed mid-load: every acknowledged operation once, none twice, verify ok")
+    func threeInstances() async throws {
+        let cli = CLI(database: try TestPostgres.freshDatabase())
+        #expect(try cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
+        for player in 0..<4 { _ = try cli.grant("p\(player)", "seed-\(player)", quantity: 10) }
+        let key = try #require(try cli.json("keys", "create", "--role", "service", "--name", "load")["key"] as? String)
+        var servers: [((Process, Pipe, Pipe), String)] = []
+        for _ in 0..<3 { servers.append(try await ServeTests.serve(cli)) }
+        let bases = servers.map(\.1)
+        let headers = ["Authorization": "Bearer \(key)", "Content-Type": "application/json"]
+        let answered = Counter()
+        let victim = servers[0].0.0.processIdentifier
+        // Each client sends grants (each purchase to two instances), spends (each replayed on
+        // another instance) and overdrafts, spread over the three instances.
+        let acknowledged = await withTaskGroup(of: [String].self) { group in
+            group.addTask {
+                for _ in 0..<4_000 where answered.value < 100 { try? await Task.sleep(for: .milliseconds(5)) }
+                kill(victim, SIGKILL)
+                return []
+            }
+            for client in 0..<64 {
+                group.addTask {
+                    var done: [String] = []
+                    for step in 0..<12 {
+                        let player = "p\((client + step) % 4)"
+                        let base = bases[(client + step) % 3]
+                        let other = bases[(client + step + 1) % 3]
+                        switch step % 4 {
+                        case 0:
+                            let body = #"{"player_id": "\#(player)", "store": "apple", "transaction_id": "T-\#(client)-\#(step)", "product_id": "com.example.consume5credits", "quantity": 1}"#
+                            for target in [base, other] {
+                                let response = await send("POST", "\(target)/v1/purchases", headers: headers, body: body)
+                                if response?.status == 201 || response?.status == 200 { done.append("grant \(player) T-\(client)-\(step)") }
+                            }
+                        case 3:
+                            let response = await send(
+                                "POST", "\(base)/v1/wallets/\(player)/spend", headers: headers.merging(["Idempotency-Key": "over-\(client)-\(step)"]) { $1 },
+                                body: #"{"amount": 1000000}"#)
+                            if let status = response?.status { #expect(status == 409, "an overdraft answered \(status)") }
+                        default:
+                            let spendHeaders = headers.merging(["Idempotency-Key": "k-\(client)-\(step)"]) { $1 }
+                            for target in [base, other] {
+                                let response = await send("POST", "\(target)/v1/wallets/\(player)/spend", headers: spendHeaders, body: #"{"amount": 1}"#)
+                                if response?.status == 201 || response?.status == 200 { done.append("spend \(player) k-\(client)-\(step)") }
+                                if let status = response?.status { #expect([200, 201, 409, 503].contains(status), "a spend answered \(status)") }
+                            }
+                        }
+                        answered.increment()
+                    }
+                    return done
+                }
+            }
+            return await group.reduce(into: [String]()) { $0 += $1 }
+        }
+        for (index, server) in servers.enumerated() {
+            if index > 0 { server.0.0.terminate() }
+            let exit = CLI.finish(server.0)
+            if index == 0 { #expect(exit.status == SIGKILL) }
+        }
+        #expect(acknowledged.count >= 100)
+        // Every acknowledged operation is stored once: its replay says so and changes nothing.
+        for operation in Set(acknowledged) {
+            let parts = operation.split(separator: " ").map(String.init)
+            let replay = parts[0] == "grant"
+                ? try cli.grant(parts[1], parts[2])
+                : try cli.json("spend", "--player", parts[1], "--amount", "1", "--key", parts[2])
+            #expect(replay["replayed"] as? Bool == true, "\(operation) was acknowledged but not stored")
+        }
+        let report = try cli.json("verify")
+        #expect(report["ok"] as? Bool == true, "\(report)")
+        for player in 0..<4 {
+            let balance = try cli.json("balance", "--player", "p\(player)")["balances"] as? [String: Int]
+            #expect((balance?["credits"] ?? -1) >= 0)
+        }
+    }
 }

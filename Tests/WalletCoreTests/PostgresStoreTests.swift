@@ -127,6 +127,31 @@ struct PostgresStoreTests {
         #expect(unversioned?.code == "unsupported_database" && unversioned?.detail.contains("not a wallet database") == true)
     }
 
+    @Test("PostgreSQL going away is a storage error, readiness says so, and the store recovers without a restart")
+    func serverRestart() async throws {
+        let cluster = try TestPostgres.Cluster()
+        let store = try await PostgresEngine.open(url: cluster.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 2, actor: "t"))
+        try cluster.stop()
+        let spend = SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "k1", actor: "t")
+        let down = await walletError { _ = try await store.spend(spend) }
+        #expect(down?.code == "storage_error", "\(String(describing: down))")
+        let unready = await walletError { try await store.checkReadiness() }
+        #expect(unready?.code == "storage_error")
+        try cluster.start()
+        // The pool reconnects on its own; the client's retry with the same key applies once.
+        var result: MutationResult?
+        for _ in 0..<50 where result == nil {
+            result = try? await store.spend(spend)
+            if result == nil { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(result?.balance == 7)
+        #expect(try await store.spend(spend).replayed)
+        try await store.checkReadiness()
+        #expect(try await store.verify().ok)
+    }
+
     @Test("an unreachable server is a storage error within the connect timeout, and the URL's password is never shown")
     func unreachable() async throws {
         let port = try LoopbackSocket.freePort()

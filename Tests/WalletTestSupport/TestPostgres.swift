@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -72,7 +73,7 @@ public enum TestPostgres {
             return .success(Server(base: "postgres://\(credentials)@\(host):\(components.port ?? 5432)"))
         }
         do {
-            return .success(try startCluster())
+            return .success(Server(base: try Cluster().base))
         } catch let failure as Failure {
             return .failure(failure)
         } catch {
@@ -80,42 +81,68 @@ public enum TestPostgres {
         }
     }()
 
-    /// The private cluster's directory, removed (with the server stopped) when the process exits.
-    private nonisolated(unsafe) static var clusterDirectory: String?
-
-    /// `initdb` into a temporary directory, then `pg_ctl start` on a free port of 127.0.0.1 and
-    /// a socket in that directory. `initdb` refuses root: as root, the cluster belongs to the
-    /// `postgres` system user and every command runs as that user.
-    private static func startCluster() throws -> Server {
-        guard let binaries else { throw Failure(description: "PostgreSQL is not installed (Debian: apt-get install postgresql) and WALLET_TEST_POSTGRES_URL is not set") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-pg-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        let asRoot = getuid() == 0
-        if asRoot {
-            guard let user = getpwnam("postgres") else { throw Failure(description: "running as root, but there is no 'postgres' user to own the cluster") }
-            chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
-        }
-        func command(_ tool: String, _ arguments: [String]) throws {
-            if asRoot {
-                try run("/usr/sbin/runuser", ["-u", "postgres", "--", "\(binaries)/\(tool)"] + arguments)
-            } else {
-                try run("\(binaries)/\(tool)", arguments)
+    /// The clusters this process started, stopped and removed when it exits.
+    private static let started = Mutex<[String]>([])
+    private static let cleanup: Void = {
+        atexit {
+            for directory in TestPostgres.started.withLock({ $0 }) {
+                try? TestPostgres.cluster(directory: directory, "pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "stop"])
+                try? FileManager.default.removeItem(atPath: directory)
             }
         }
-        let data = "\(directory)/data"
-        try command("initdb", ["-D", data, "-U", "wallet", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"])
-        let port = try LoopbackSocket.freePort()
-        clusterDirectory = directory
-        atexit {
-            guard let directory = TestPostgres.clusterDirectory, let binaries = TestPostgres.binaries else { return }
-            let stop = ["\(binaries)/pg_ctl", "-D", "\(directory)/data", "-m", "immediate", "stop"]
-            try? TestPostgres.run(getuid() == 0 ? "/usr/sbin/runuser" : stop[0], getuid() == 0 ? ["-u", "postgres", "--"] + stop : Array(stop.dropFirst()))
-            try? FileManager.default.removeItem(atPath: directory)
+    }()
+
+    /// Runs one of PostgreSQL's programs; as root, as the `postgres` user that owns the cluster.
+    fileprivate static func cluster(directory: String, _ tool: String, _ arguments: [String]) throws {
+        guard let binaries else { throw Failure(description: "PostgreSQL is not installed (Debian: apt-get install postgresql) and WALLET_TEST_POSTGRES_URL is not set") }
+        if getuid() == 0 {
+            try run("/usr/sbin/runuser", ["-u", "postgres", "--", "\(binaries)/\(tool)"] + arguments)
+        } else {
+            try run("\(binaries)/\(tool)", arguments)
         }
-        // Durability is not under test here: fsync off keeps the suites fast.
-        let settings = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c full_page_writes=off"
-        try command("pg_ctl", ["-D", data, "-l", "\(directory)/server.log", "-o", settings, "-w", "start"])
-        return Server(base: "postgres://wallet@127.0.0.1:\(port)")
+    }
+
+    /// A private throwaway cluster: `initdb` into a temporary directory, then `pg_ctl start` on
+    /// a free port of 127.0.0.1 and a socket in that directory. `initdb` refuses root: as root,
+    /// the cluster belongs to the `postgres` system user. Tests may stop and start it again.
+    public final class Cluster: Sendable {
+        let directory: String
+        let port: Int
+        /// `postgres://wallet@127.0.0.1:<port>`, without a database.
+        public let base: String
+
+        public init() throws {
+            _ = TestPostgres.cleanup
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-pg-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            if getuid() == 0 {
+                guard let user = getpwnam("postgres") else { throw Failure(description: "running as root, but there is no 'postgres' user to own the cluster") }
+                chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
+            }
+            try TestPostgres.cluster(directory: directory, "initdb", ["-D", "\(directory)/data", "-U", "wallet", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+            port = try LoopbackSocket.freePort()
+            base = "postgres://wallet@127.0.0.1:\(port)"
+            TestPostgres.started.withLock { $0.append(directory) }
+            try start()
+        }
+
+        /// Starts the server (again) and waits until it accepts connections.
+        public func start() throws {
+            // Durability is not under test here: fsync off keeps the suites fast.
+            let settings = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c full_page_writes=off"
+            try TestPostgres.cluster(directory: directory, "pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/server.log", "-o", settings, "-w", "start"])
+        }
+
+        /// Stops the server at once, as a crash or a failover would.
+        public func stop() throws {
+            try TestPostgres.cluster(directory: directory, "pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "-w", "stop"])
+        }
+
+        /// A new, empty database on this cluster, as a `postgres://` URL.
+        public func freshDatabase(_ name: String = "wallet") throws -> String {
+            try TestPostgres.run(psql(), ["--no-psqlrc", "-v", "ON_ERROR_STOP=1", "-q", "-d", base + "/postgres", "-c", "CREATE DATABASE \(name)"])
+            return base + "/" + name + "?sslmode=disable"
+        }
     }
 
     /// Runs a program to its end, its output in a temporary file; a non-zero exit is a failure
