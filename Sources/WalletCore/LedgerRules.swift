@@ -52,7 +52,7 @@ enum LedgerRules {
     ) throws(WalletError) -> (transaction: LedgerTransaction, balancesAfter: [Int64]) {
         // The writes build their legs this way; a draft that breaks it is refused, never written.
         guard legs.count >= 2, legs.reduce(0, { $0 &+ $1.amount }) == 0, Identifier.same(legs[0].owner, playerOwner(draft.playerID)) else {
-            throw .storage("a \(draft.kind.rawValue) was drafted with postings that do not sum to zero or do not start with the player's")
+            throw .corrupt("a \(draft.kind.rawValue) was drafted with postings that do not sum to zero or do not start with the player's")
         }
         var balancesAfter: [Int64] = []
         for leg in legs {

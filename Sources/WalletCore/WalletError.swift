@@ -17,8 +17,13 @@ public enum WalletError: Error, Equatable, Sendable {
     case notFound(String)
     /// The database file was written by another program or a newer version of the wallet.
     case unsupportedDatabase(String)
-    /// The storage layer failed (disk full, I/O error, locked for too long). Nothing was written.
+    /// The storage layer failed (disk full, I/O error, locked for too long, the database server
+    /// unreachable). Nothing was written; the same request may succeed later.
     case storage(String)
+    /// The stored ledger breaks its own rules (a row the wallet cannot read, balances that
+    /// disagree with their postings): retrying will not help, an operator must run `wallet
+    /// verify` and look. Nothing was written.
+    case corrupt(String)
     /// The write queue is full; nothing was written and the caller should retry shortly.
     case overloaded(String)
     /// The purchase is already refunded by at least the share asked for: nothing more to take.
@@ -39,6 +44,7 @@ public enum WalletError: Error, Equatable, Sendable {
         case .notFound: "not_found"
         case .unsupportedDatabase: "unsupported_database"
         case .storage: "storage_error"
+        case .corrupt: "ledger_corrupt"
         case .overloaded: "overloaded"
         case .alreadyRefunded: "already_refunded"
         case .purchaseInvalid: "purchase_invalid"
@@ -51,7 +57,7 @@ public enum WalletError: Error, Equatable, Sendable {
         switch self {
         case .invalidRequest(let detail), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
             .unknownCurrency(let detail), .notFound(let detail), .unsupportedDatabase(let detail),
-            .storage(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .notConfigured(let detail), .alreadyRefunded(let detail):
+            .storage(let detail), .corrupt(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .notConfigured(let detail), .alreadyRefunded(let detail):
             detail
         case .insufficientFunds(let balance, let currency):
             "insufficient funds: the balance is \(balance) \(currency)"

@@ -1172,7 +1172,7 @@ enum OpenAPIDocument {
         }
       },
       "Problem500": {
-        "description": "An unexpected error, logged with the request id (`internal_error`).",
+        "description": "An unexpected error, logged with the request id (`internal_error`), or a stored ledger that breaks its own rules (`ledger_corrupt`: run `wallet verify`; retrying will not help).",
         "headers": {
           "X-Request-Id": {
             "$ref": "#/components/headers/RequestId"
@@ -1283,7 +1283,7 @@ enum OpenAPIDocument {
           },
           "code": {
             "type": "string",
-            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, storage_error, overloaded, internal_error."
+            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, storage_error, overloaded, ledger_corrupt, unsupported_database, internal_error."
           }
         }
       },

@@ -11,7 +11,8 @@ extension WalletError {
         case .notConfigured: .notImplemented
         case .notFound: .notFound
         // The database file is not ours or too new: the service cannot work until an operator acts.
-        case .unsupportedDatabase: .internalServerError
+        // A ledger that breaks its own rules: retrying will not help, so no 503.
+        case .unsupportedDatabase, .corrupt: .internalServerError
         // Busy, full or failing storage, or a full write queue: nothing was written and the
         // client may retry.
         case .storage, .overloaded: .serviceUnavailable

@@ -5,6 +5,8 @@ local counter = 0
 thread_id = 0
 local players = tonumber(os.getenv("WALLET_PLAYERS") or "100")
 local key = os.getenv("WALLET_KEY")
+-- Several wrk processes at once (one per instance) keep their keys apart with WALLET_RUN.
+local run = os.getenv("WALLET_RUN") or "wrk"
 
 function setup(thread)
   thread_id = thread_id + 1
@@ -21,7 +23,7 @@ function request()
   local headers = {
     ["Authorization"] = "Bearer " .. key,
     ["Content-Type"] = "application/json",
-    ["Idempotency-Key"] = "wrk-" .. thread_id .. "-" .. counter,
+    ["Idempotency-Key"] = run .. "-" .. thread_id .. "-" .. counter,
   }
   return wrk.format("POST", "/v1/wallets/player-" .. player .. "/spend", headers, '{"amount": 1}')
 end

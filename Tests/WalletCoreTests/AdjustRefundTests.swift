@@ -79,7 +79,7 @@ struct RefundTests {
         #expect(result.transaction.postings.first?.account == "@refunds")
     }
 
-    @Test("a stored correction of an unknown kind stops the refund with a storage error instead of being guessed at")
+    @Test("a stored correction of an unknown kind stops the refund as a corrupt ledger instead of being guessed at")
     func unreadableCorrection() async throws {
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "T1", quantity: 2)
@@ -92,7 +92,7 @@ struct RefundTests {
                 """)
         }
         let error = await walletError { _ = try await self.refund(ledger) }
-        #expect(error?.code == "storage_error", "\(error?.detail ?? "")")
+        #expect(error?.code == "ledger_corrupt", "\(error?.detail ?? "")")
         #expect(try await ledger.balance("p1") == 5, "nothing more was taken")
     }
 

@@ -40,7 +40,7 @@ extension SQLLedgerStore {
 
     private static func apiKey(from row: any SQLRow) throws -> APIKey {
         let roleText = try row.text(2)
-        guard let role = KeyRole(rawValue: roleText) else { throw WalletError.storage("API key has an unknown role '\(roleText.prefix(40))'") }
+        guard let role = KeyRole(rawValue: roleText) else { throw WalletError.corrupt("API key has an unknown role '\(roleText.prefix(40))'") }
         return APIKey(id: try row.text(0), name: try row.text(1), role: role, createdAt: try row.text(3), revokedAt: try row.textOrNil(4))
     }
 }

@@ -264,11 +264,16 @@ enum Savepoint {
         try db.execute("SAVEPOINT operation")
         do {
             try operation()
+            // Every write of the operation answered: a failure is this operation's, not the next one's.
+            try db.sync()
         } catch let error as SQLRetry {
             throw error
         } catch {
+            // Answers to writes sent before the failure are not this caller's concern now.
+            try? db.sync()
             try db.execute("ROLLBACK TO SAVEPOINT operation")
             try db.execute("RELEASE SAVEPOINT operation")
+            try db.sync()
             throw error
         }
         try db.execute("RELEASE SAVEPOINT operation")

@@ -115,7 +115,7 @@ extension SQLLedgerStore {
                 let closing = inCurrency.reduce(opening) { $0 + $1.amount }
                 // The arithmetic must agree with the stored balances-after; if not, the ledger was altered.
                 if let lastTransaction = inCurrency.last, let last = lastTransaction.postings.first(where: { $0.account == owner }), last.balanceAfter != closing {
-                    throw WalletError.storage("the ledger is inconsistent at seq \(lastTransaction.seq); run wallet verify")
+                    throw WalletError.corrupt("the ledger is inconsistent at seq \(lastTransaction.seq); run wallet verify")
                 }
                 return Statement.CurrencyStatement(currency: currency, openingBalance: opening, closingBalance: closing, transactions: inCurrency)
             }

@@ -142,6 +142,7 @@ extension SQLLedgerStore {
                     case .page(let name, let page):
                         guard let insert = inserts[name] else { throw WalletError.storage("the copy read an unknown table \(name)") }
                         for values in page { try db.execute(insert, values) }
+                        try db.sync()
                         rows[name, default: 0] += Int64(page.count)
                         progress?(name, rows[name, default: 0])
                     case .end(let hash):
@@ -158,7 +159,7 @@ extension SQLLedgerStore {
         }
         let copied = try await target.verify()
         guard copied.ok, copied.headHash == head, copied.transactions == rows["transactions"] else {
-            throw .storage("the copy does not verify at the source's head (\(copied.problem ?? "head \(copied.headHash)")); check the target")
+            throw .corrupt("the copy does not verify at the source's head (\(copied.problem ?? "head \(copied.headHash)")); check the target")
         }
         return CopyReport(rows: rows, transactions: copied.transactions, headHash: head)
     }

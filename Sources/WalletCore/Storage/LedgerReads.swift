@@ -84,7 +84,7 @@ enum LedgerReads {
     static func transaction(from row: any SQLRow, postings: [Posting]) throws -> LedgerTransaction {
         let kindText = try row.text(2)
         guard let kind = TransactionKind(rawValue: kindText) else {
-            throw WalletError.storage("unknown transaction kind '\(kindText.prefix(40))' at seq \(try row.integer(0))")
+            throw WalletError.corrupt("unknown transaction kind '\(kindText.prefix(40))' at seq \(try row.integer(0))")
         }
         return LedgerTransaction(
             seq: try row.integer(0), id: try row.text(1), kind: kind, playerID: try row.text(3), currency: try row.text(4), amount: try row.integer(5),

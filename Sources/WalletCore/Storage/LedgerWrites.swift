@@ -208,7 +208,7 @@ struct IdempotencyKey: Sendable {
         let transaction = try LedgerReads.transaction(db, seq: used.seq)
         let playerOwner = LedgerRules.playerOwner(transaction.playerID)
         guard let posting = transaction.postings.first(where: { Identifier.same($0.account, playerOwner) }) else {
-            throw WalletError.storage("transaction \(transaction.seq) has no posting for \(playerOwner)")
+            throw WalletError.corrupt("transaction \(transaction.seq) has no posting for \(playerOwner)")
         }
         return MutationResult(transaction: transaction, balance: posting.balanceAfter, replayed: true)
     }
@@ -225,7 +225,7 @@ extension Corrections {
             let (seq, kindText) = (try row.integer(0), try row.text(1))
             // A stored row the wallet cannot read is an error, never a guess about what it undid.
             guard let kind = TransactionKind(rawValue: kindText), kind == .refund || kind == .refundReversal else {
-                throw WalletError.storage("transaction \(seq) corrects purchase \(purchase.seq) but is a '\(kindText.prefix(40))'")
+                throw WalletError.corrupt("transaction \(seq) corrects purchase \(purchase.seq) but is a '\(kindText.prefix(40))'")
             }
             corrections.add(seq: seq, kind: kind, amount: try row.integer(2), uncollected: try row.integer(3))
         }
@@ -252,7 +252,7 @@ struct StoreTransactionState {
         ) { row in
             let stateText = try row.text(0)
             guard let state = State(rawValue: stateText) else {
-                throw WalletError.storage("store transaction \(store)/\(storeTransactionID) has an unknown state '\(stateText.prefix(40))'")
+                throw WalletError.corrupt("store transaction \(store)/\(storeTransactionID) has an unknown state '\(stateText.prefix(40))'")
             }
             return StoreTransactionState(state: state, shareThousandths: try row.integer(1), reportedAt: try row.integer(2))
         }

@@ -180,19 +180,47 @@ struct PostgresEngine: SQLEngine {
     }
 }
 
-/// `SQLSession` on one leased PostgreSQL connection, waiting for each statement's answer.
-struct PostgresSession: SQLSession {
+/// `SQLSession` on one leased PostgreSQL connection. Statements that return no row are
+/// pipelined: sent at once, without waiting for their answer, which comes in order before the
+/// answer of the next query that returns rows, or at `sync()`. An operation thus waits for its
+/// reads and once for all its writes, not once per statement; the first failed write is
+/// reported at the next wait, before anything that came after it.
+final class PostgresSession: SQLSession {
     let connection: PostgresConnection
     private static let logger = Logger(label: "wallet.postgres.session")
+    /// Statements sent whose answers were not read yet, in order.
+    private var pending: [EventLoopFuture<PostgresQueryResult>] = []
+
+    init(connection: PostgresConnection) {
+        self.connection = connection
+    }
 
     func execute(_ sql: String, _ values: [SQLValue]) throws {
-        _ = try run(sql, values)
+        pending.append(send(sql, values))
     }
 
     func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
-        for row in try run(sql, values).rows {
+        let answer = send(sql, values)
+        // The writes sent before this query were answered before it: their failure comes first.
+        try sync()
+        for row in try Self.wait(answer).rows {
             try body(PostgresSQLRow(row: row.makeRandomAccess()))
         }
+    }
+
+    /// Waits for every statement sent so far; throws the first one's failure.
+    func sync() throws {
+        let sent = pending
+        pending = []
+        var failure: (any Error)?
+        for answer in sent {
+            do {
+                _ = try Self.wait(answer)
+            } catch {
+                if failure == nil { failure = error }
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// Runs `begin`, then `body`, then COMMIT, and checks that the server committed: a
@@ -201,16 +229,18 @@ struct PostgresSession: SQLSession {
         try execute(begin)
         do {
             let result = try body()
-            let tag = try run("COMMIT", []).metadata.command
+            try sync()
+            let tag = try Self.wait(send("COMMIT", [])).metadata.command
             guard tag == "COMMIT" else { throw WalletError.storage("PostgreSQL rolled the transaction back at commit; nothing was written, try again") }
             return result
         } catch {
-            _ = try? run("ROLLBACK", [])
+            try? sync()
+            _ = try? Self.wait(send("ROLLBACK", []))
             throw error
         }
     }
 
-    private func run(_ sql: String, _ values: [SQLValue]) throws -> PostgresQueryResult {
+    private func send(_ sql: String, _ values: [SQLValue]) -> EventLoopFuture<PostgresQueryResult> {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values {
             switch value {
@@ -219,9 +249,12 @@ struct PostgresSession: SQLSession {
             case .text(let text): bindings.append(text)
             }
         }
-        let query = PostgresQuery(unsafeSQL: PostgresDialect.numbered(sql), binds: bindings)
+        return connection.query(PostgresQuery(unsafeSQL: PostgresDialect.numbered(sql), binds: bindings), logger: Self.logger)
+    }
+
+    private static func wait(_ answer: EventLoopFuture<PostgresQueryResult>) throws -> PostgresQueryResult {
         do {
-            return try connection.query(query, logger: Self.logger).wait()
+            return try answer.wait()
         } catch let error as PSQLError {
             // Serialization failure or deadlock: the whole transaction may succeed if run again.
             if let state = error.serverInfo?[.sqlState], state == "40001" || state == "40P01" {

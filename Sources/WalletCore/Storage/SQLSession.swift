@@ -8,6 +8,9 @@ protocol SQLSession {
     func execute(_ sql: String, _ values: [SQLValue]) throws
     /// Runs a query and hands each row to `body`, in order.
     func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws
+    /// Waits until every statement run so far has been answered, and throws the first failure:
+    /// a session may send statements without waiting for them (PostgreSQL pipelines them).
+    func sync() throws
 }
 
 extension SQLSession {
@@ -56,13 +59,13 @@ protocol SQLRow {
 extension SQLRow {
     /// The column's integer; a NULL where the schema allows none is a storage error.
     func integer(_ column: Int) throws -> Int64 {
-        guard let value = try integerOrNil(column) else { throw WalletError.storage("a stored row has NULL in integer column \(column)") }
+        guard let value = try integerOrNil(column) else { throw WalletError.corrupt("a stored row has NULL in integer column \(column)") }
         return value
     }
 
     /// The column's text; a NULL where the schema allows none is a storage error.
     func text(_ column: Int) throws -> String {
-        guard let value = try textOrNil(column) else { throw WalletError.storage("a stored row has NULL in text column \(column)") }
+        guard let value = try textOrNil(column) else { throw WalletError.corrupt("a stored row has NULL in text column \(column)") }
         return value
     }
 }

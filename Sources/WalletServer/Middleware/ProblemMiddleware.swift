@@ -36,7 +36,11 @@ struct ProblemMiddleware: RouterMiddleware {
         case let error as APIError:
             return error
         case let error as WalletError:
-            if case .storage = error { context.logger.error("storage failure", metadata: ["error": .string(error.detail)]) }
+            switch error {
+            case .storage: context.logger.error("storage failure", metadata: ["error": .string(error.detail)])
+            case .corrupt: context.logger.critical("the ledger breaks its own rules", metadata: ["error": .string(error.detail)])
+            default: break
+            }
             return error.apiError
         case let error as DecodingError:
             return .invalidRequest(Self.describe(error))
