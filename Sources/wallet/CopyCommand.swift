@@ -55,7 +55,7 @@ struct CopyCommand: AsyncParsableCommand {
     func run() async throws {
         let sourceDatabase = from ?? environment["WALLET_COPY_FROM"] ?? ""
         let targetDatabase = to ?? environment["WALLET_COPY_TO"] ?? ""
-        if !sourceDatabase.hasPrefix("postgres"), !FileManager.default.fileExists(atPath: sourceDatabase) {
+        if !sourceDatabase.contains("://"), !FileManager.default.fileExists(atPath: sourceDatabase) {
             throw ValidationError("the source '\(sourceDatabase)' does not exist.")
         }
         let source = try await SQLLedgerStore.open(database: sourceDatabase, writeMode: .single)

@@ -9,7 +9,7 @@ import WalletServer
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the JSON API on the local database.",
+        abstract: "Serve the JSON API on the ledger's database (SQLite or PostgreSQL).",
         discussion: """
             Listens on 127.0.0.1:8080 unless told otherwise. Requests authenticate with an API key \
             (wallet keys create) or, when a secret or a public key is configured, a player's JWT \

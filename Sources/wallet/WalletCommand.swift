@@ -8,9 +8,10 @@ struct WalletCommand: AsyncParsableCommand {
         commandName: "wallet",
         abstract: "CreditsWallet: a consumable-credits ledger for game stores.",
         discussion: """
-            Every command works on the local SQLite database given by --db or WALLET_DB \
-            (default ./wallet.sqlite), created on first use. Add --json for machine-readable output; \
-            errors then go to stderr as {"code", "detail"} with a non-zero exit status.
+            Every command works on the ledger given by --db or WALLET_DB: a SQLite file (default \
+            ./wallet.sqlite) or a postgres:// URL, created on first use. Add --json for \
+            machine-readable output; errors then go to stderr as {"code", "detail"} with a non-zero \
+            exit status.
             """,
         subcommands: [
             ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, RedeemAppleCommand.self, SpendCommand.self, AdjustCommand.self, RefundCommand.self,

@@ -64,7 +64,7 @@ UPDATE accounts SET balance = balance - 1 WHERE owner = 'player:player-' || (:pl
 UPDATE accounts SET balance = balance + 1 WHERE owner = '@spend' AND currency = 'credits';
 END;
 SQL
-"$bin/pgbench" -h 127.0.0.1 -p "$port" -U wallet -n -M prepared -c 64 -j 2 -T "$seconds" -f "$work/spend.sql" bench_single \
+"$bin/pgbench" -h 127.0.0.1 -p "$port" -U wallet -n -M simple -c 64 -j 2 -T "$seconds" -f "$work/spend.sql" bench_single \
   | grep -E "number of transactions actually processed|latency average|^tps"
 
 for instances in 1 2 3; do

@@ -122,6 +122,13 @@ struct VerifyTests {
         #expect(report == VerifyReport(ok: true, transactions: 0, headHash: HashChain.genesis, firstBadSeq: nil, problem: nil))
     }
 
+    @Test("a stored seq at the top of Int64 is reported as a break in the chain, never trapped on or walked to")
+    func hugeSeq() async throws {
+        let report = try await tampered(
+            "UPDATE postings SET seq = 9223372036854775807 WHERE seq = 6; UPDATE transactions SET seq = 9223372036854775807 WHERE seq = 6")
+        #expect(!report.ok && report.transactions == 5, "\(report)")
+    }
+
     @Test("tampering is caught at its seq", arguments: [
         ("UPDATE postings SET amount = amount * 2 WHERE seq = 2", Int64(2)),
         ("UPDATE transactions SET note = 'edited' WHERE seq = 3", 3),

@@ -170,6 +170,9 @@ struct PostgresStoreTests {
         ("postgres://u@h/d?sslmode=bogus", "invalid_request"),
         ("postgres://u@h/d?password=x", "invalid_request"),
         ("postgres://u@h:99999/d", "invalid_request"),
+        // A '?' in an unencoded password starts the query: the error must not echo the rest.
+        ("postgres://wallet:2024?Summer@db/wallet", "invalid_request"),
+        ("POSTGRES://u:Summer@h/d", "postgres://u:***@h:5432/d?sslmode=prefer"),
     ])
     func urls(_ text: String, _ expected: String) throws {
         do {
@@ -178,6 +181,28 @@ struct PostgresStoreTests {
             if text.contains("p%40ss") { #expect(url.password == "p@ss") }
         } catch {
             #expect(error.code == expected)
+            #expect(!error.detail.contains("Summer"), "\(error.detail)")
         }
+    }
+
+    @Test("anything with :// is a URL, never a SQLite file name that an error would print", arguments: [
+        " postgres://u:Summer@h/d", "mysql://u:Summer@h/d", "POSTGRESQL://u:Summer@h:99999/d",
+    ])
+    func notAFile(_ database: String) async {
+        let error = await walletError { _ = try await SQLLedgerStore.open(database: database) }
+        #expect(error?.code == "invalid_request" && error?.detail.contains("Summer") == false, "\(String(describing: error))")
+    }
+
+    @Test("the ledger lock row and the ledger's rows cannot be deleted or truncated")
+    func lockStays() async throws {
+        let store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 1, writeMode: .single, clock: { Date() })
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 1, actor: "t"))
+        for statement in ["DELETE FROM ledger_lock", "TRUNCATE ledger_lock", "TRUNCATE transactions CASCADE", "TRUNCATE postings", "DELETE FROM postings"] {
+            let refused = await walletError { _ = try await store.write { db, _, _ in try db.execute(statement) } }
+            #expect(refused?.detail.contains("append-only") == true, "\(statement): \(String(describing: refused))")
+        }
+        #expect(try await store.verify().transactions == 1)
+        _ = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "k", actor: "t"))
     }
 }

@@ -101,8 +101,9 @@ extension SQLLedgerStore {
         CopiedTable("store_account_tokens", [("store", false), ("token", false), ("player_id", false), ("seq", true)], pageColumn: "seq"),
     ]
 
-    /// Rows read per page of a large table.
-    static let copyPageSize: Int64 = 5_000
+    /// Rows read per page of a large table: small enough that a PostgreSQL source's snapshot
+    /// never sits idle (while the target writes a page) near its idle-transaction timeout.
+    static let copyPageSize: Int64 = 1_000
 
     /// Copies this ledger into `target`, which must be empty: verifies this ledger's chain
     /// first (a corrupted source is refused before anything is written), copies every table in
@@ -169,16 +170,16 @@ extension SQLLedgerStore {
         guard let column = table.pageColumn else {
             return try body(db.all("SELECT \(table.columnList) FROM \(table.name)", [], table.values(of:)))
         }
-        guard let first = try db.integer("SELECT min(\(column)) FROM \(table.name)"), let last = try db.integer("SELECT max(\(column)) FROM \(table.name)") else {
-            return
-        }
-        var start = first
-        while start <= last {
-            let end = start + copyPageSize - 1
+        // Pages by the values that exist (see `TransactionStream`): no arithmetic on stored ids.
+        var after = Int64.min
+        while let end = try db.integer(
+            "SELECT max(\(column)) FROM (SELECT \(column) FROM \(table.name) WHERE \(column) > ? ORDER BY \(column) LIMIT ?) page",
+            [.integer(after), .integer(copyPageSize)])
+        {
             try body(db.all(
-                "SELECT \(table.columnList) FROM \(table.name) WHERE \(column) BETWEEN ? AND ? ORDER BY \(column)", [.integer(start), .integer(end)],
+                "SELECT \(table.columnList) FROM \(table.name) WHERE \(column) > ? AND \(column) <= ? ORDER BY \(column)", [.integer(after), .integer(end)],
                 table.values(of:)))
-            start = end + 1
+            after = end
         }
     }
 

@@ -57,12 +57,14 @@ enum TransactionStream {
     /// Every transaction in `seqs` (the whole ledger if nil), in seq order, with its postings.
     static func forEach(_ db: any SQLSession, seqs: ClosedRange<Int64>? = nil, body: (LedgerTransaction) throws -> Void) throws {
         if let seqs { return try forEach(db, range: seqs, body: body) }
-        let last = try db.integer("SELECT max(seq) FROM transactions") ?? 0
-        var start: Int64 = 1
-        while start <= last {
-            let end = min(last, start + pageSize - 1)
-            try forEach(db, range: start...end, body: body)
-            start = end + 1
+        // Pages by the seqs that exist, not by arithmetic on them: a stored seq near the top of
+        // Int64, or a huge gap, costs one page, not an overflow or a walk through empty ranges.
+        var after = Int64.min
+        while let end = try db.integer(
+            "SELECT max(seq) FROM (SELECT seq FROM transactions WHERE seq > ? ORDER BY seq LIMIT ?) page", [.integer(after), .integer(pageSize)])
+        {
+            try forEach(db, range: after + 1...end, body: body)
+            after = end
         }
     }
 

@@ -37,9 +37,11 @@ struct PostgresEngine: SQLEngine {
         ("application_name", "wallet"),
     ]
 
-    /// Whether `database` is a PostgreSQL URL rather than a SQLite path.
+    /// Whether `database` is a URL rather than a SQLite path: anything with `://`, whatever
+    /// its case or leading spaces (a mistyped URL must never become a file name that error
+    /// messages print, password included). `PostgresURL` refuses schemes other than PostgreSQL's.
     static func names(_ database: String) -> Bool {
-        database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
+        database.contains("://")
     }
 
     static func open(
@@ -80,7 +82,11 @@ struct PostgresEngine: SQLEngine {
             do {
                 return try await session { db in
                     try db.inTransaction("BEGIN ISOLATION LEVEL READ COMMITTED") {
-                        if lock { try db.execute("SELECT id FROM ledger_lock WHERE id = 1 FOR UPDATE") }
+                        if lock {
+                            guard try db.first("SELECT id FROM ledger_lock WHERE id = 1 FOR UPDATE", [], { _ in true }) == true else {
+                                throw WalletError.corrupt("the ledger_lock row is missing, so writers cannot take turns; nothing was written")
+                            }
+                        }
                         return try body(db)
                     }
                 }
@@ -103,20 +109,29 @@ struct PostgresEngine: SQLEngine {
     /// Leases a connection and runs `work` on a thread that may wait for the server.
     private func session<Result: Sendable>(_ work: @escaping @Sendable (PostgresSession) throws -> Result) async throws -> Result {
         let client = self.client
+        let leased = Flag()
         return try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {
                 try await client.withConnection { connection in
-                    try await Blocking.run { try work(PostgresSession(connection: connection)) }
+                    leased.set()
+                    return try await Blocking.run { try work(PostgresSession(connection: connection)) }
                 }
             }
             group.addTask {
-                // Only a wait for a connection ends here: work under way finishes first.
                 try await Task.sleep(for: .seconds(Self.connectionWaitSeconds))
                 return nil
             }
             if let outcome = try await group.next(), let result = outcome {
                 group.cancelAll()
                 return result
+            }
+            // The timer ended first. Work that has its connection goes on (each statement has
+            // its own limits) and its own answer or error is the caller's; only a wait for a
+            // connection is given up.
+            if leased.isSet {
+                while let outcome = try await group.next() {
+                    if let result = outcome { return result }
+                }
             }
             group.cancelAll()
             do {
@@ -171,7 +186,8 @@ struct PostgresEngine: SQLEngine {
                 return .storage("PostgreSQL error \(state): \(message ?? "no message")")
             }
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
-            return .storage("PostgreSQL at \(location) cannot be reached or closed the connection; nothing was written, try again")
+            return .storage(
+                "PostgreSQL at \(location) cannot be reached or closed the connection; a write under way may or may not have committed: retry it with the same idempotency key")
         case .sslUnsupported:
             return .storage("PostgreSQL at \(location) does not offer TLS, which sslmode requires")
         default:
@@ -180,11 +196,11 @@ struct PostgresEngine: SQLEngine {
     }
 }
 
-/// `SQLSession` on one leased PostgreSQL connection. Statements that return no row are
-/// pipelined: sent at once, without waiting for their answer, which comes in order before the
-/// answer of the next query that returns rows, or at `sync()`. An operation thus waits for its
-/// reads and once for all its writes, not once per statement; the first failed write is
-/// reported at the next wait, before anything that came after it.
+/// `SQLSession` on one leased PostgreSQL connection. Statements that return no row are queued
+/// without waiting for their answer, which comes in order before the answer of the next query
+/// that returns rows, or at `sync()`: this thread waits for an operation's reads and once for
+/// all its writes (postgres-nio still runs the queued statements one after another), and the
+/// first failed write is reported at the next wait, before anything that came after it.
 final class PostgresSession: SQLSession {
     let connection: PostgresConnection
     private static let logger = Logger(label: "wallet.postgres.session")
@@ -203,7 +219,7 @@ final class PostgresSession: SQLSession {
         let answer = send(sql, values)
         // The writes sent before this query were answered before it: their failure comes first.
         try sync()
-        for row in try Self.wait(answer).rows {
+        for row in try wait(answer).rows {
             try body(PostgresSQLRow(row: row.makeRandomAccess()))
         }
     }
@@ -215,7 +231,7 @@ final class PostgresSession: SQLSession {
         var failure: (any Error)?
         for answer in sent {
             do {
-                _ = try Self.wait(answer)
+                _ = try wait(answer)
             } catch {
                 if failure == nil { failure = error }
             }
@@ -230,12 +246,12 @@ final class PostgresSession: SQLSession {
         do {
             let result = try body()
             try sync()
-            let tag = try Self.wait(send("COMMIT", [])).metadata.command
+            let tag = try wait(send("COMMIT", [])).metadata.command
             guard tag == "COMMIT" else { throw WalletError.storage("PostgreSQL rolled the transaction back at commit; nothing was written, try again") }
             return result
         } catch {
             try? sync()
-            _ = try? Self.wait(send("ROLLBACK", []))
+            _ = try? wait(send("ROLLBACK", []))
             throw error
         }
     }
@@ -252,7 +268,15 @@ final class PostgresSession: SQLSession {
         return connection.query(PostgresQuery(unsafeSQL: PostgresDialect.numbered(sql), binds: bindings), logger: Self.logger)
     }
 
-    private static func wait(_ answer: EventLoopFuture<PostgresQueryResult>) throws -> PostgresQueryResult {
+    /// How long a statement's answer may take before its connection is closed: beyond the
+    /// server's own `statement_timeout`, for a server that froze or a network that dropped
+    /// packets without a reset. Closing fails every statement waiting on the connection.
+    static let answerWaitSeconds: Int64 = 90
+
+    private func wait(_ answer: EventLoopFuture<PostgresQueryResult>) throws -> PostgresQueryResult {
+        let connection = self.connection
+        let watchdog = connection.eventLoop.scheduleTask(in: .seconds(Self.answerWaitSeconds)) { let closing: EventLoopFuture<Void> = connection.close(); _ = closing }
+        defer { watchdog.cancel() }
         do {
             return try answer.wait()
         } catch let error as PSQLError {
@@ -320,6 +344,13 @@ enum PostgresDialect {
     }
 }
 
+/// A flag set once, read from other tasks.
+private final class Flag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
+}
+
 /// Runs blocking work on threads of its own, away from Swift's cooperative pool.
 enum Blocking {
     private static let queue = DispatchQueue(label: "wallet.postgres.sessions", attributes: .concurrent)
@@ -346,7 +377,7 @@ struct PostgresURL: Sendable {
     static let sslModes = ["disable", "prefer", "require", "verify-ca", "verify-full"]
 
     init(_ text: String) throws(WalletError) {
-        guard text.utf8.count <= 2_048, let components = URLComponents(string: text), let scheme = components.scheme,
+        guard text.utf8.count <= 2_048, let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             scheme == "postgres" || scheme == "postgresql"
         else {
             throw .invalidRequest("the database URL is not a valid postgres:// URL")
@@ -369,7 +400,8 @@ struct PostgresURL: Sendable {
             case "sslrootcert":
                 rootCertificatePath = item.value
             default:
-                throw .invalidRequest("the database URL has an unknown parameter '\(item.name.prefix(40))' (known: sslmode, sslrootcert)")
+                // Not echoed: a password with a '?' in it would otherwise be shown here.
+                throw .invalidRequest("the database URL has a parameter this wallet does not know (known: sslmode, sslrootcert)")
             }
         }
     }

@@ -175,5 +175,12 @@ enum PostgresSchema {
         "CREATE TRIGGER transactions_gap_free BEFORE INSERT ON transactions FOR EACH ROW EXECUTE FUNCTION wallet_gap_free()",
         "CREATE TRIGGER postings_append_only BEFORE UPDATE OR DELETE ON postings FOR EACH ROW EXECUTE FUNCTION wallet_refuse()",
         "CREATE TRIGGER idempotency_keys_append_only BEFORE UPDATE OR DELETE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION wallet_refuse()",
+        // TRUNCATE skips row triggers: refused on its own. And the lock row stays, or writers
+        // would stop taking turns (they refuse to write without it).
+        "CREATE TRIGGER transactions_no_truncate BEFORE TRUNCATE ON transactions FOR EACH STATEMENT EXECUTE FUNCTION wallet_refuse()",
+        "CREATE TRIGGER postings_no_truncate BEFORE TRUNCATE ON postings FOR EACH STATEMENT EXECUTE FUNCTION wallet_refuse()",
+        "CREATE TRIGGER idempotency_keys_no_truncate BEFORE TRUNCATE ON idempotency_keys FOR EACH STATEMENT EXECUTE FUNCTION wallet_refuse()",
+        "CREATE TRIGGER ledger_lock_fixed BEFORE UPDATE OR DELETE ON ledger_lock FOR EACH ROW EXECUTE FUNCTION wallet_refuse()",
+        "CREATE TRIGGER ledger_lock_no_truncate BEFORE TRUNCATE ON ledger_lock FOR EACH STATEMENT EXECUTE FUNCTION wallet_refuse()",
     ]
 }
