@@ -205,21 +205,21 @@ final class PostgresSession: SQLSession {
     let connection: PostgresConnection
     private static let logger = Logger(label: "wallet.postgres.session")
     /// Statements sent whose answers were not read yet, in order.
-    private var pending: [EventLoopFuture<PostgresQueryResult>] = []
+    private var pending: [EventLoopFuture<[PostgresRow]>] = []
 
     init(connection: PostgresConnection) {
         self.connection = connection
     }
 
     func execute(_ sql: String, _ values: [SQLValue]) throws {
-        pending.append(send(sql, values))
+        pending.append(try send(sql, values))
     }
 
     func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
-        let answer = send(sql, values)
+        let answer = try send(sql, values)
         // The writes sent before this query were answered before it: their failure comes first.
         try sync()
-        for row in try wait(answer).rows {
+        for row in try wait(answer) {
             try body(PostgresSQLRow(row: row.makeRandomAccess()))
         }
     }
@@ -246,26 +246,46 @@ final class PostgresSession: SQLSession {
         do {
             let result = try body()
             try sync()
-            let tag = try wait(send("COMMIT", [])).metadata.command
+            let tag = try wait(connection.query("COMMIT", logger: Self.logger)).metadata.command
             guard tag == "COMMIT" else { throw WalletError.storage("PostgreSQL rolled the transaction back at commit; nothing was written, try again") }
             return result
         } catch {
             try? sync()
-            _ = try? wait(send("ROLLBACK", []))
+            _ = try? wait(connection.query("ROLLBACK", logger: Self.logger))
             throw error
         }
     }
 
-    private func send(_ sql: String, _ values: [SQLValue]) -> EventLoopFuture<PostgresQueryResult> {
-        var bindings = PostgresBindings(capacity: values.count)
-        for value in values {
-            switch value {
-            case .null: bindings.appendNull()
-            case .integer(let integer): bindings.append(integer)
-            case .text(let text): bindings.append(text)
+    /// Sends `sql`: a query or a change through this connection's prepared statement for it
+    /// (parsed and planned once per connection, not once per run), anything else as it is.
+    private func send(_ sql: String, _ values: [SQLValue]) throws -> EventLoopFuture<[PostgresRow]> {
+        guard PostgresDialect.preparable(sql) else {
+            var bindings = PostgresBindings(capacity: values.count)
+            for value in values {
+                switch value {
+                case .null: bindings.appendNull()
+                case .integer(let integer): bindings.append(integer)
+                case .text(let text): bindings.append(text)
+                }
             }
+            return connection.query(PostgresQuery(unsafeSQL: PostgresDialect.numbered(sql), binds: bindings), logger: Self.logger).map(\.rows)
         }
-        return connection.query(PostgresQuery(unsafeSQL: PostgresDialect.numbered(sql), binds: bindings), logger: Self.logger)
+        let statement: PreparedQuery
+        if let found = PreparedStatements.shared.find(sql, on: connection) {
+            statement = found
+        } else {
+            // A statement that failed before would fail this PREPARE too: report that one.
+            try sync()
+            statement = try wait(connection.prepare(query: PostgresDialect.numbered(sql)))
+            PreparedStatements.shared.keep(statement, for: sql, on: connection)
+        }
+        return statement.execute(values.map { value in
+            switch value {
+            case .null: PostgresData.null
+            case .integer(let integer): PostgresData(int64: integer)
+            case .text(let text): PostgresData(string: text)
+            }
+        })
     }
 
     /// How long a statement's answer may take before its connection is closed: beyond the
@@ -273,7 +293,7 @@ final class PostgresSession: SQLSession {
     /// packets without a reset. Closing fails every statement waiting on the connection.
     static let answerWaitSeconds: Int64 = 90
 
-    private func wait(_ answer: EventLoopFuture<PostgresQueryResult>) throws -> PostgresQueryResult {
+    private func wait<Answer: Sendable>(_ answer: EventLoopFuture<Answer>) throws -> Answer {
         let connection = self.connection
         let watchdog = connection.eventLoop.scheduleTask(in: .seconds(Self.answerWaitSeconds)) { let closing: EventLoopFuture<Void> = connection.close(); _ = closing }
         defer { watchdog.cancel() }
@@ -289,6 +309,27 @@ final class PostgresSession: SQLSession {
     }
 }
 
+/// The prepared statements of each open connection, by SQL; forgotten when it closes.
+final class PreparedStatements: Sendable {
+    static let shared = PreparedStatements()
+    private let statements = Mutex<[ObjectIdentifier: [String: PreparedQuery]]>([:])
+
+    func find(_ sql: String, on connection: PostgresConnection) -> PreparedQuery? {
+        statements.withLock { $0[ObjectIdentifier(connection)]?[sql] }
+    }
+
+    func keep(_ statement: PreparedQuery, for sql: String, on connection: PostgresConnection) {
+        let key = ObjectIdentifier(connection)
+        let first = statements.withLock { statements in
+            defer { statements[key, default: [:]][sql] = statement }
+            return statements[key] == nil
+        }
+        if first {
+            connection.closeFuture.whenComplete { [weak self] _ in self?.statements.withLock { _ = $0.removeValue(forKey: key) } }
+        }
+    }
+}
+
 /// A row of a PostgreSQL answer: integers from int2, int4 or int8 columns, text from text.
 private struct PostgresSQLRow: SQLRow {
     let row: PostgresRandomAccessRow
@@ -296,21 +337,38 @@ private struct PostgresSQLRow: SQLRow {
     func integerOrNil(_ column: Int) throws -> Int64? {
         guard column < row.count else { throw WalletError.storage("a query read column \(column) of a row of \(row.count)") }
         let cell = row[column]
-        guard cell.bytes != nil else { return nil }
-        return try cell.decode(Int64.self, context: .default)
+        guard var bytes = cell.bytes else { return nil }
+        // postgres-nio asks for every result in binary; the row description of a prepared
+        // statement still says text (it was described before any Bind), so the bytes decide.
+        let value: Int64? = switch bytes.readableBytes {
+        case 8: bytes.readInteger(as: Int64.self)
+        case 4: bytes.readInteger(as: Int32.self).map(Int64.init)
+        case 2: bytes.readInteger(as: Int16.self).map(Int64.init)
+        default: nil
+        }
+        guard let value else { throw WalletError.corrupt("column \(column) holds no integer (\(cell.dataType))") }
+        return value
     }
 
     func textOrNil(_ column: Int) throws -> String? {
         guard column < row.count else { throw WalletError.storage("a query read column \(column) of a row of \(row.count)") }
         let cell = row[column]
-        guard cell.bytes != nil else { return nil }
-        return try cell.decode(String.self, context: .default)
+        guard var bytes = cell.bytes else { return nil }
+        // Text is its UTF-8 bytes in either format.
+        return bytes.readString(length: bytes.readableBytes)
     }
 }
 
 /// The ledger's SQL, written with `?` parameters (SQLite's), as PostgreSQL reads it.
 enum PostgresDialect {
     private static let cache = Mutex<[String: String]>([:])
+
+    /// Whether `sql` is worth a prepared statement: a query or a change of rows. Transaction
+    /// control and schema statements run as they are.
+    static func preparable(_ sql: String) -> Bool {
+        let head = sql.prefix(7).uppercased()
+        return head.hasPrefix("SELECT") || head.hasPrefix("INSERT") || head.hasPrefix("UPDATE") || head.hasPrefix("DELETE")
+    }
 
     /// `sql` with each `?` outside quotes numbered `$1`, `$2`, ... in order, and each `?N` as `$N`.
     static func numbered(_ sql: String) -> String {
