@@ -9,9 +9,9 @@ import WalletTestSupport
 
 @Suite("Ledger routes")
 struct LedgerRouteTests {
-    @Test("a purchase grant is created once; a replay answers the same body with the replay header")
-    func grant() async throws {
-        let server = try await TestServer()
+    @Test("a purchase grant is created once; a replay answers the same body with the replay header", arguments: TestBackend.all)
+    func grant(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.test { client in
             let body = #"{"player_id": "p1", "store": "apple", "transaction_id": "T1", "product_id": "com.example.consume5credits", "quantity": 2}"#
             let first = try await client.execute(uri: "/v1/purchases", method: .post, headers: server.bearer(.service) + .jsonContent, body: json(body))
@@ -36,9 +36,9 @@ struct LedgerRouteTests {
         #expect(try await server.store.balances(playerID: "p2").balances["credits"] == 0)
     }
 
-    @Test("spend: created, replayed, reused, overdrawn")
-    func spend() async throws {
-        let server = try await TestServer()
+    @Test("spend: created, replayed, reused, overdrawn", arguments: TestBackend.all)
+    func spend(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1")
         try await server.test { client in
             let headers = server.bearer(.service) + .jsonContent + [.idempotencyKey: "order-1"]
@@ -102,9 +102,9 @@ struct LedgerRouteTests {
         #expect(try await server.store.verify().transactions == 1)
     }
 
-    @Test("a body over 64 KiB is 413 payload_too_large")
-    func bodyLimit() async throws {
-        let server = try await TestServer()
+    @Test("a body over 64 KiB is 413 payload_too_large", arguments: TestBackend.all)
+    func bodyLimit(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.test { client in
             let huge = #"{"amount": 1, "reason": ""# + String(repeating: "x", count: ServerLimits.bodyBytesMax) + #""}"#
             let response = try await client.execute(uri: "/v1/wallets/p1/spend", method: .post, headers: server.bearer(.service) + .jsonContent + [.idempotencyKey: "k"], body: json(huge))
@@ -112,9 +112,9 @@ struct LedgerRouteTests {
         }
     }
 
-    @Test("bad path parameters are 400")
-    func badPath() async throws {
-        let server = try await TestServer()
+    @Test("bad path parameters are 400", arguments: TestBackend.all)
+    func badPath(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.test { client in
             for path in ["/v1/wallets/p%201", "/v1/wallets/%FF", "/v1/wallets/" + String(repeating: "p", count: 256)] {
                 let response = try await client.execute(uri: path, method: .get, headers: server.bearer(.service))
@@ -126,9 +126,9 @@ struct LedgerRouteTests {
         }
     }
 
-    @Test("adjustments record the support key as actor and require their fields")
-    func adjust() async throws {
-        let server = try await TestServer()
+    @Test("adjustments record the support key as actor and require their fields", arguments: TestBackend.all)
+    func adjust(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let supportKeyID = try await server.store.apiKeys().first { $0.role == .support }!.id
         try await server.test { client in
             let headers = server.bearer(.support) + .jsonContent + [.idempotencyKey: "SUP-1-1"]
@@ -153,9 +153,9 @@ struct LedgerRouteTests {
         }
     }
 
-    @Test("refunds: created, replayed, unknown purchase, bad policy")
-    func refund() async throws {
-        let server = try await TestServer()
+    @Test("refunds: created, replayed, unknown purchase, bad policy", arguments: TestBackend.all)
+    func refund(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1", transactionID: "T1")
         try await server.test { client in
             let headers = server.bearer(.support) + .jsonContent
@@ -172,9 +172,9 @@ struct LedgerRouteTests {
         }
     }
 
-    @Test("balances and history pages with cursors")
-    func reads() async throws {
-        let server = try await TestServer()
+    @Test("balances and history pages with cursors", arguments: TestBackend.all)
+    func reads(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1", quantity: 4)
         for index in 1...4 { _ = try await server.store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "k\(index)", actor: "t")) }
         try await server.test { client in
@@ -203,9 +203,9 @@ struct LedgerRouteTests {
         }
     }
 
-    @Test("the catalog: admin sets, any key lists, bad products are 400")
-    func products() async throws {
-        let server = try await TestServer()
+    @Test("the catalog: admin sets, any key lists, bad products are 400", arguments: TestBackend.all)
+    func products(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.test { client in
             let set = try await client.execute(uri: "/v1/products/com.example.pack", method: .put, headers: server.bearer(.admin) + .jsonContent, body: json(#"{"credits": 50, "currency": "gems", "active": false}"#))
             #expect(try set.status == .ok && (set.object()["credits"] as? Int) == 50)
@@ -222,9 +222,9 @@ struct LedgerRouteTests {
 
 @Suite("Operations routes and error handling")
 struct OperationsRouteTests {
-    @Test("health, readiness and metrics are open; every response carries X-Request-Id")
-    func operations() async throws {
-        let server = try await TestServer()
+    @Test("health, readiness and metrics are open; every response carries X-Request-Id", arguments: TestBackend.all)
+    func operations(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1")
         try await server.test { client in
             let health = try await client.execute(uri: "/healthz", method: .get)
@@ -248,9 +248,9 @@ struct OperationsRouteTests {
         }
     }
 
-    @Test("unknown paths are 404 and wrong methods 405, as problems")
-    func unknownRoutes() async throws {
-        let server = try await TestServer()
+    @Test("unknown paths are 404 and wrong methods 405, as problems", arguments: TestBackend.all)
+    func unknownRoutes(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.test { client in
             let missing = try await client.execute(uri: "/v2/nothing", method: .get)
             #expect(try missing.status == .notFound && (missing.problemCode()) == "not_found")
@@ -303,9 +303,9 @@ struct OperationsRouteTests {
 
 @Suite("A live server")
 struct LiveServerTests {
-    @Test("serves a spend over a real socket on 127.0.0.1")
-    func live() async throws {
-        let server = try await TestServer()
+    @Test("serves a spend over a real socket on 127.0.0.1", arguments: TestBackend.all)
+    func live(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1")
         try await server.application.test(.live) { client in
             #expect(client.port != nil)
@@ -318,9 +318,9 @@ struct LiveServerTests {
 
 @Suite("Auditors' routes")
 struct AuditRouteTests {
-    @Test("the export streams CSV or JSON Lines that verify offline against the head")
-    func export() async throws {
-        let server = try await TestServer()
+    @Test("the export streams CSV or JSON Lines that verify offline against the head", arguments: TestBackend.all)
+    func export(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1", quantity: 3, transactionID: "T1")
         _ = try await server.store.spend(SpendRequest(playerID: "p1", amount: 4, idempotencyKey: "k1", reason: "=cmd, \"quoted\"", actor: "t"))
         try await server.credit("p2", transactionID: "T2")
@@ -368,9 +368,9 @@ struct AuditRouteTests {
         }
     }
 
-    @Test("a statement adds up, for support and for the player themself")
-    func statement() async throws {
-        let server = try await TestServer()
+    @Test("a statement adds up, for support and for the player themself", arguments: TestBackend.all)
+    func statement(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1", quantity: 2, transactionID: "T1")
         _ = try await server.store.spend(SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "k1", actor: "t"))
         try await server.test { client in
@@ -390,9 +390,9 @@ struct AuditRouteTests {
 
 @Suite("Apple purchases over HTTP")
 struct ApplePurchaseRouteTests {
-    @Test("a StoreKit 2 transaction is verified and credited once; replays, other players and bad tokens are refused")
-    func redeem() async throws {
-        let server = try await TestServer()
+    @Test("a StoreKit 2 transaction is verified and credited once; replays, other players and bad tokens are refused", arguments: TestBackend.all)
+    func redeem(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let jws = try TestServer.apple.transaction("2000000000000042", quantity: 2)
         try await server.test { client in
             let body = json(#"{"player_id": "p1", "signed_transaction": "\#(jws)"}"#)
@@ -436,9 +436,9 @@ struct ApplePurchaseRouteTests {
 
 @Suite("Apple notifications over HTTP")
 struct AppleNotificationRouteTests {
-    @Test("a signed REFUND is applied once without credentials; a forged one is a 4xx that records nothing")
-    func notification() async throws {
-        let server = try await TestServer()
+    @Test("a signed REFUND is applied once without credentials; a forged one is a 4xx that records nothing", arguments: TestBackend.all)
+    func notification(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let transaction = try TestServer.apple.transaction("2000000000000099")
         _ = try await server.store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "2000000000000099", productID: "com.example.game.consume5credits", actor: "t"))
         let revoked = try TestServer.apple.transaction("2000000000000099", changes: ["revocationDate": AppleTestAuthority.milliseconds(Date())])

@@ -20,10 +20,15 @@ struct TestServer: @unchecked Sendable {
     static let apple = try! AppleTestAuthority()
 
     /// `tokens` replaces the HS256 verifier of `playerTokens` (an ES256 one, say).
-    init(playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-server-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try SQLiteEngine.open(path: directory.appendingPathComponent("wallet.sqlite").path)
+    init(_ backend: TestBackend = .sqlite, playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true) async throws {
+        switch backend {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-server-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            store = try SQLiteEngine.open(path: directory.appendingPathComponent("wallet.sqlite").path)
+        case .postgres:
+            store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 4, writeMode: .default, clock: { Date() })
+        }
         var keys: [KeyRole: String] = [:]
         for role in KeyRole.allCases { keys[role] = try await store.createAPIKey(role: role, name: "test \(role.rawValue)").secret }
         self.keys = keys
