@@ -1,12 +1,14 @@
-/// The ledger's operations, as the server and the CLI use them. Every mutation is one
-/// invariant-preserving write: it fully happens or leaves nothing behind, and it is idempotent
-/// under its key. `SQLLedgerStore` implements it once, on SQLite or PostgreSQL; the server and the
-/// CLI see only this protocol.
-public protocol LedgerStore: Sendable {
+/// The ledger's operations, as the server and the CLI use them, in the parts callers need:
+/// writes, reads, audit, API keys and readiness. Every mutation is one invariant-preserving
+/// write: it fully happens or leaves nothing behind, and it is idempotent under its key.
+/// `SQLLedgerStore` implements them all once, on SQLite or PostgreSQL; the server and the CLI
+/// see only these protocols, each part of the server only the parts it uses.
+public typealias LedgerStore = LedgerWriting & LedgerReading & LedgerAuditing & APIKeyStore & ReadinessCheck
+
+/// The ledger's mutations.
+public protocol LedgerWriting: Sendable {
     /// Creates or replaces a catalog entry; a new currency code becomes known.
     func setProduct(_ update: ProductUpdate) async throws(WalletError) -> Product
-    /// The whole catalog, ordered by product id.
-    func products() async throws(WalletError) -> [Product]
     /// Credits `credits × quantity` for a verified store transaction, exactly once.
     func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult
     /// Debits the wallet, never below zero.
@@ -15,10 +17,25 @@ public protocol LedgerStore: Sendable {
     func adjust(_ request: AdjustRequest) async throws(WalletError) -> MutationResult
     /// Takes back a purchase's credits under the request's policy, at most once per purchase.
     func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult
+    /// Applies a verified store notification once (by its UUID): its ledger effect and its record
+    /// are one write. A notification about a purchase the wallet never credited is recorded.
+    func recordNotification(_ notification: StoreNotification) async throws(WalletError) -> NotificationOutcome
+}
+
+/// What players, games and support read.
+public protocol LedgerReading: Sendable {
+    /// The whole catalog, ordered by product id.
+    func products() async throws(WalletError) -> [Product]
     /// The player's balances; the default currency is always listed.
     func balances(playerID: String) async throws(WalletError) -> WalletBalances
     /// A page of the player's transactions, newest first.
     func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage
+    /// Opening balance, transactions and closing balance per currency for a period.
+    func statement(_ query: StatementQuery) async throws(WalletError) -> Statement
+}
+
+/// What auditors run: the chain's check, its head, and exports.
+public protocol LedgerAuditing: Sendable {
     /// Recomputes the hash chain, every transaction's sums and every balance. `progress`, if
     /// given, hears the number of transactions checked so far, now and then.
     func verify(progress: (@Sendable (Int64) -> Void)?) async throws(WalletError) -> VerifyReport
@@ -27,13 +44,10 @@ public protocol LedgerStore: Sendable {
     /// The export of a period as a stream of text chunks, all from one consistent snapshot,
     /// read page by page as the consumer asks.
     func export(_ query: ExportQuery, format: ExportFormat) async throws(WalletError) -> ExportStream
-    /// Opening balance, transactions and closing balance per currency for a period.
-    func statement(_ query: StatementQuery) async throws(WalletError) -> Statement
+}
 
-    /// Applies a verified store notification once (by its UUID): its ledger effect and its record
-    /// are one write. A notification about a purchase the wallet never credited is recorded.
-    func recordNotification(_ notification: StoreNotification) async throws(WalletError) -> NotificationOutcome
-
+/// The API keys that authenticate service, support, auditor and admin callers.
+public protocol APIKeyStore: Sendable {
     /// Creates an API key; only the SHA-256 of its secret is stored.
     func createAPIKey(role: KeyRole, name: String) async throws(WalletError) -> CreatedAPIKey
     /// Every key, revoked ones included, oldest first.
@@ -42,11 +56,15 @@ public protocol LedgerStore: Sendable {
     func revokeAPIKey(id: String) async throws(WalletError) -> APIKey
     /// The active key whose secret this is, or nil.
     func authenticate(secret: String) async throws(WalletError) -> APIKey?
-    /// Succeeds when the storage answers a read.
+}
+
+/// Whether the storage can serve requests now.
+public protocol ReadinessCheck: Sendable {
+    /// Succeeds when the storage answers a read (and its writes can commit).
     func checkReadiness() async throws(WalletError)
 }
 
-extension LedgerStore {
+extension LedgerAuditing {
     public func verify() async throws(WalletError) -> VerifyReport {
         try await verify(progress: nil)
     }

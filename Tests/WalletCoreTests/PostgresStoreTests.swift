@@ -61,7 +61,7 @@ struct PostgresStoreTests {
     func twoInstances() async throws {
         let url = try TestPostgres.freshDatabase()
         let first = try await PostgresEngine.open(url: url, poolSize: 4, writeMode: .default, clock: { Date() })
-        let second = try await PostgresEngine.open(url: url, poolSize: 4, writeMode: .single, clock: { Date() })
+        let second = try await PostgresEngine.open(url: url, poolSize: 8, writeMode: .single, clock: { Date() })
         _ = try await first.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         let instances = [first, second]
         // Every purchase is redeemed on both instances at once; spends race for the same wallets.

@@ -6,9 +6,9 @@ import Foundation
 /// one transaction can never credit two players.
 public struct ApplePurchases: Sendable {
     public let verifier: AppleSignedDataVerifier
-    let ledger: any LedgerStore
+    let ledger: any LedgerWriting
 
-    public init(configuration: AppleConfiguration, ledger: any LedgerStore) {
+    public init(configuration: AppleConfiguration, ledger: any LedgerWriting) {
         verifier = AppleSignedDataVerifier(configuration: configuration)
         self.ledger = ledger
     }

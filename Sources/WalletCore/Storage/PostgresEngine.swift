@@ -29,7 +29,7 @@ struct PostgresEngine: SQLEngine {
     /// How many times a transaction runs before a serialization failure or deadlock is reported.
     static let attemptsMax = 5
     /// How long a session waits for a connection of the pool before the request gets 503.
-    static let connectionWaitSeconds = 5
+    static let connectionWaitSeconds = 10
     /// Server-side limits on every session: no statement, lock wait or idle transaction of a
     /// stalled or partitioned instance holds the ledger for longer.
     static let sessionSettings = [

@@ -60,7 +60,7 @@ public struct Access: Sendable, Equatable {
 
 /// Turns the `Authorization` header into a `Caller`.
 struct Authenticator: Sendable {
-    let store: any LedgerStore
+    let store: any APIKeyStore
     let playerTokens: PlayerTokenVerifier?
     /// Valid API keys seen in the last second: a busy server reads each key from the database
     /// about once a second instead of on every request.

@@ -3,7 +3,7 @@ import WalletCore
 
 /// The auditors' routes: streamed exports, verification and the head hash.
 struct LedgerController {
-    let store: any LedgerStore
+    let store: any LedgerAuditing
 
     func addRoutes(to routes: RouteRegistrar) {
         let auditors = Access.roles([.auditor, .admin])

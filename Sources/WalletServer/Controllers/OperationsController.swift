@@ -3,7 +3,7 @@ import WalletCore
 
 /// Open routes for operators and tools: liveness, readiness, metrics and the API description.
 struct OperationsController {
-    let store: any LedgerStore
+    let store: any ReadinessCheck
 
     func addRoutes(to routes: RouteRegistrar) {
         routes.add(.get, "/healthz", access: .open, handler: health)

@@ -3,7 +3,7 @@ import WalletCore
 
 /// The catalog: what each store product credits.
 struct ProductController {
-    let store: any LedgerStore
+    let store: any LedgerWriting & LedgerReading
 
     func addRoutes(to routes: RouteRegistrar) {
         routes.add(.get, "/v1/products", access: .roles(Set(KeyRole.allCases)), handler: list)

@@ -3,7 +3,7 @@ import WalletCore
 
 /// Store purchases verified by a trusted backend, and refunds.
 struct PurchaseController {
-    let store: any LedgerStore
+    let store: any LedgerWriting
     let applePurchases: ApplePurchases?
 
     func addRoutes(to routes: RouteRegistrar) {

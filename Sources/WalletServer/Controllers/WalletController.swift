@@ -3,7 +3,7 @@ import WalletCore
 
 /// A player's wallet: balances, history, spends and support adjustments.
 struct WalletController {
-    let store: any LedgerStore
+    let store: any LedgerWriting & LedgerReading
 
     func addRoutes(to routes: RouteRegistrar) {
         let readers = Access.roles([.service, .support, .auditor], playerOwnWallet: true)
