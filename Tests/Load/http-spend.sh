@@ -7,6 +7,7 @@
 # Usage: Tests/Load/http-spend.sh [seconds per run, default 10]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. Tests/Load/seed.sh
 seconds=${1:-10}
 players=${WALLET_PLAYERS:-100}
 export WALLET_PLAYERS=$players
@@ -24,14 +25,9 @@ trap cleanup EXIT
 run() { # run <label> <write mode> <wrk script or "get">
   local label=$1 mode=$2 kind=$3
   export WALLET_DB="$work/$label.sqlite"
-  "$wallet" products set load.credits --credits 5 >/dev/null
-  export WALLET_KEY=$("$wallet" keys create --role service --name load --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
-  for player in $(seq 0 $((players - 1))); do
-    "$wallet" adjust --player "player-$player" --amount 1000000000 --reason-code load_test --note "credits for the load test" \
-      --actor load --key "seed-$player" >/dev/null
-  done
+  seed_ledger
   local port
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+  port=$(free_port)
   WALLET_LOG_LEVEL=error "$wallet" serve --port "$port" --write-mode "$mode" &
   server_pid=$!
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done

@@ -13,6 +13,7 @@
 # Usage: Tests/Load/postgres.sh [seconds per run, default 15] [bench operations, default 20000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. Tests/Load/seed.sh
 seconds=${1:-15}
 operations=${2:-20000}
 players=100
@@ -24,7 +25,7 @@ work=$(mktemp -d)
 chmod 755 "$work"
 as_owner=()
 if [ "$(id -u)" = 0 ]; then chown postgres "$work"; as_owner=(runuser -u postgres --); fi
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+port=$(free_port)
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -70,15 +71,10 @@ SQL
 for instances in 1 2 3; do
   url=$(database "http_$instances")
   export WALLET_DB=$url WALLET_PLAYERS=$players
-  "$wallet" products set load.credits --credits 5 >/dev/null
-  export WALLET_KEY=$("$wallet" keys create --role service --name load --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
-  for player in $(seq 0 $((players - 1))); do
-    "$wallet" adjust --player "player-$player" --amount 1000000000 --reason-code load_test --note "credits for the load test" \
-      --actor load --key "seed-$player" >/dev/null
-  done
+  seed_ledger
   ports=()
   for index in $(seq 1 "$instances"); do
-    serve_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+    serve_port=$(free_port)
     WALLET_LOG_LEVEL=error "$wallet" serve --port "$serve_port" --db-pool-size 8 & pids+=($!)
     for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$serve_port/healthz" >/dev/null && break; sleep 0.1; done
     ports+=("$serve_port")

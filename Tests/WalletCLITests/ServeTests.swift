@@ -67,6 +67,8 @@ struct ServeTests {
             (["serve", "--max-connections", "0"], [:]), (["serve"], ["WALLET_MAX_CONNECTIONS": "100001"]),
             (["serve", "--player-jwt-secret-file", "/dev/zero"], [:]), (["serve", "--player-jwt-secret-file", "/nonexistent"], [:]),
             (["serve", "--player-jwt-secret-file", shortSecret], [:]),
+            (["serve", "--db-pool-size", "0"], [:]), (["balance", "--player", "p1", "--db-pool-size", "1001"], [:]),
+            (["verify"], ["WALLET_DB_POOL_SIZE": "many"]), (["copy", "--to", "x.sqlite"], [:]), (["copy", "--from", "a", "--to", "a"], [:]),
         ] {
             let output = CLI.finish(try cli.start(arguments, environment: environment))
             #expect(output.status == 64, "\(arguments) \(environment)")
@@ -135,7 +137,7 @@ struct ServeTests {
         }
         let socket = try LoopbackSocket(port: try #require(URL(string: base)?.port))
         #expect(socket.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "))
-        let (received, closed) = socket.readToEnd()
+        let (received, closed) = await socket.readToEnd()
         #expect(received.isEmpty)
         #expect(closed, "the server closed the stalled connection")
         #expect(await send("GET", "\(base)/healthz")?.status == 200)
@@ -163,7 +165,7 @@ struct ServeTests {
         kill(server.0.processIdentifier, SIGTERM)
         try await Task.sleep(for: .milliseconds(300))
         #expect(socket.send(String(body.dropFirst(5))))
-        let (received, closed) = socket.readToEnd()
+        let (received, closed) = await socket.readToEnd()
         let head = String(decoding: received, as: UTF8.self).lowercased()
         #expect(head.hasPrefix("http/1.1 201"), "\(head.prefix(200))")
         #expect(head.contains("\r\nconnection: close\r\n"), "\(head.prefix(400))")
@@ -241,13 +243,4 @@ struct ServeTests {
         }
         #expect(try cli.json("verify")["ok"] as? Bool == true)
     }
-}
-
-/// A count shared by concurrent tasks.
-final class Counter: Sendable {
-    private let count = Mutex(0)
-
-    var value: Int { count.withLock { $0 } }
-
-    func increment() { count.withLock { $0 += 1 } }
 }

@@ -10,6 +10,7 @@ import WalletTestSupport
 /// installed nor named by WALLET_TEST_POSTGRES_URL, except under CI=true, where it must run.
 @Suite("PostgreSQL store", .enabled(if: TestBackend.all.contains(.postgres)))
 struct PostgresStoreTests {
+
     static let fixedClock: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_790_000_000) }
 
     /// The same operations, successes and refusals, on any store.
@@ -109,6 +110,35 @@ struct PostgresStoreTests {
         #expect(try await first.head() == second.head())
     }
 
+    @Test("a serialization failure or deadlock runs the batch again; after five tries the caller gets a retryable storage_error, nothing applied twice")
+    func retries() async throws {
+        let store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        let attempts = Counter()
+        // Fails twice as PostgreSQL does under contention (SQLSTATE 40001, then 40P01), then credits.
+        let result = try await store.write { db, now, context in
+            attempts.increment()
+            if attempts.value <= 2 {
+                let state = attempts.value == 1 ? "40001" : "40P01"
+                try db.execute("DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '\(state)'; END $$")
+            }
+            let request = GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 1, actor: "t")
+            return try LedgerWrites.grant(db, Checked(request), now: now, context: &context)
+        }
+        #expect(attempts.value == 3 && result.balance == 5)
+        #expect(try await store.verify().transactions == 1)
+        let always = Counter()
+        let error = await walletError {
+            _ = try await store.write { db, _, _ in
+                always.increment()
+                try db.execute("DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$")
+            }
+        }
+        #expect(always.value == PostgresEngine.attemptsMax)
+        #expect(error?.code == "storage_error" && error?.detail.contains("\(PostgresEngine.attemptsMax) times") == true, "\(String(describing: error))")
+        #expect(try await store.verify().transactions == 1)
+    }
+
     @Test("a database of another program, or of a newer wallet, is refused and left untouched")
     func foreignDatabases() async throws {
         let foreign = try TestPostgres.freshDatabase()
@@ -173,12 +203,15 @@ struct PostgresStoreTests {
         // A '?' in an unencoded password starts the query: the error must not echo the rest.
         ("postgres://wallet:2024?Summer@db/wallet", "invalid_request"),
         ("POSTGRES://u:Summer@h/d", "postgres://u:***@h:5432/d?sslmode=prefer"),
+        ("postgres://u:Summer@h/" + String(repeating: "d", count: 3_000), "invalid_request"),
+        ("postgres://u:Summer@h/d?sslrootcert=/nonexistent/ca.pem&sslmode=verify-full", "postgres://u:***@h:5432/d?sslmode=verify-full"),
     ])
     func urls(_ text: String, _ expected: String) throws {
         do {
             let url = try PostgresURL(text)
             #expect(url.redacted == expected)
             if text.contains("p%40ss") { #expect(url.password == "p@ss") }
+            if text.contains("nonexistent") { #expect(throws: WalletError.self) { try url.tls() } }
         } catch {
             #expect(error.code == expected)
             #expect(!error.detail.contains("Summer"), "\(error.detail)")

@@ -6,7 +6,8 @@ import Glibc
 
 /// A raw TCP connection to 127.0.0.1, for what an HTTP client library would not do: stop
 /// reading, or send half a request.
-public final class LoopbackSocket {
+/// Used by one task at a time; `@unchecked` so a read can run on a thread of its own.
+public final class LoopbackSocket: @unchecked Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
     }
@@ -60,7 +61,16 @@ public final class LoopbackSocket {
     }
 
     /// Reads until the server closes the connection (`closed`) or `seconds` pass without a byte.
-    public func readToEnd(timeout seconds: Int = 10) -> (bytes: [UInt8], closed: Bool) {
+    public func readToEnd(timeout seconds: Int = 10) async -> (bytes: [UInt8], closed: Bool) {
+        // On a thread of its own: a read blocked for seconds must not hold one of Swift's few
+        // cooperative threads, which an in-process server under test needs to answer at all
+        // (seen: a loaded test run where /healthz could not be answered within the timeout).
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.readBlocking(timeout: seconds)) }
+        }
+    }
+
+    private func readBlocking(timeout seconds: Int) -> (bytes: [UInt8], closed: Bool) {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []

@@ -145,6 +145,12 @@ public enum TestPostgres {
         }
     }
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np`, which Swift's Glibc module does not show.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
     /// Runs a program to its end, its output in a temporary file; a non-zero exit is a failure
     /// carrying that output. (posix_spawn and waitpid: Foundation's `Process` was seen to wait
     /// forever for a child that had exited.)
@@ -157,6 +163,11 @@ public enum TestPostgres {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of this process goes along: a server started here must not hold the pipe
+        // of a `wallet` process another test is reading to its end (seen: a hung test run).
+        guard let closeFrom = closeFrom, closeFrom(&actions, 3) == 0 else {
+            throw Failure(description: "posix_spawn_file_actions_addclosefrom_np is missing (glibc 2.34 or later is needed)")
+        }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid = pid_t()

@@ -16,3 +16,14 @@ public final class SequentialIDs: Sendable {
         return String(format: "00000000-0000-4000-8000-%012d", value)
     }
 }
+
+/// A count shared by concurrent tasks (answers received, attempts made).
+public final class Counter: Sendable {
+    private let count = Mutex(0)
+
+    public init() {}
+
+    public var value: Int { count.withLock { $0 } }
+
+    public func increment() { count.withLock { $0 += 1 } }
+}
