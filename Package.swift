@@ -26,25 +26,58 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
+        // The ledger itself, with no database and no network: the model, the rules, canonical
+        // bytes and the hash chain, the audit formats, and the protocols every store implements.
         .target(
             name: "WalletCore",
             dependencies: [
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // App Store signed data, verified offline against Apple's root.
+        .target(
+            name: "WalletApple",
+            dependencies: [
+                "WalletCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The ledger's reads and writes on any SQL engine, written once.
+        .target(
+            name: "WalletSQL",
+            dependencies: ["WalletCore", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
+        ),
+        .target(
+            name: "WalletSQLite",
+            dependencies: [
+                "WalletCore", "WalletSQL",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "WalletPostgres",
+            dependencies: [
+                "WalletCore", "WalletSQL",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
+        ),
+        // The one place that knows every store: opens a database from a path or a URL.
+        .target(
+            name: "WalletStores",
+            dependencies: ["WalletCore", "WalletSQL", "WalletSQLite", "WalletPostgres"]
         ),
         .target(
             name: "WalletServer",
             dependencies: [
-                "WalletCore",
+                "WalletCore", "WalletApple",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -61,8 +94,7 @@ let package = Package(
         .executableTarget(
             name: "wallet",
             dependencies: [
-                "WalletCore",
-                "WalletServer",
+                "WalletCore", "WalletApple", "WalletStores", "WalletServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -72,7 +104,7 @@ let package = Package(
         .target(
             name: "WalletTestSupport",
             dependencies: [
-                "WalletCore",
+                "WalletCore", "WalletApple", "WalletSQL", "WalletStores",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -82,21 +114,23 @@ let package = Package(
         .testTarget(
             name: "WalletCoreTests",
             dependencies: [
-                "WalletCore", "WalletTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "WalletCore", "WalletApple", "WalletSQL", "WalletSQLite", "WalletPostgres", "WalletStores", "WalletTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
         .testTarget(
             name: "WalletServerTests",
             dependencies: [
-                "WalletServer", "WalletCore", "WalletTestSupport",
+                "WalletServer", "WalletCore", "WalletApple", "WalletSQL", "WalletSQLite", "WalletPostgres", "WalletStores", "WalletTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(
             name: "WalletCLITests",
             dependencies: [
-                "wallet", "WalletCore", "WalletTestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
+                "wallet", "WalletCore", "WalletSQL", "WalletSQLite", "WalletStores", "WalletTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ],

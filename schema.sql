@@ -1,7 +1,7 @@
 -- CreditsWallet ledger schema, version 3.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
--- copy (Sources/WalletCore/Storage/Schema.swift, checked by a test) and applies it to an empty
+-- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
 -- database in one transaction. Money is INTEGER whole units; timestamps are RFC 3339 UTC text
 -- with milliseconds, so they sort as text.
 

@@ -22,10 +22,18 @@ public struct APIKey: Codable, Sendable, Equatable {
     public var createdAt: String
     public var revokedAt: String?
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, name, role
         case createdAt = "created_at"
         case revokedAt = "revoked_at"
+    }
+
+    package init(id: String, name: String, role: KeyRole, createdAt: String, revokedAt: String?) {
+        self.id = id
+        self.name = name
+        self.role = role
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
     }
 }
 
@@ -33,20 +41,25 @@ public struct APIKey: Codable, Sendable, Equatable {
 public struct CreatedAPIKey: Sendable, Equatable {
     public var key: APIKey
     public var secret: String
+
+    package init(key: APIKey, secret: String) {
+        self.key = key
+        self.secret = secret
+    }
 }
 
-enum APIKeySecret {
+package enum APIKeySecret {
     /// `cwk_` and 43 characters of base64url: 256 random bits.
-    static func generate() -> String {
+    package static func generate() -> String {
         "cwk_" + Base64URL.encode(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
     }
 
     /// What the database stores: the SHA-256 of the secret, in hex.
-    static func hash(_ secret: String) -> String {
+    package static func hash(_ secret: String) -> String {
         Hex.encode(SHA256.hash(data: Data(secret.utf8)))
     }
 
-    static func generateID() -> String {
+    package static func generateID() -> String {
         let bytes = SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) }
         return "key_" + Hex.encode(bytes.prefix(8))
     }

@@ -3,14 +3,14 @@ import Crypto
 /// Unambiguous bytes for hashing: each field is written with its length (or as absent), so no
 /// two different field lists produce the same bytes. Used for the ledger's hash chain and for
 /// idempotency request hashes — one encoding for both.
-struct CanonicalBytes {
+package struct CanonicalBytes {
     private(set) var bytes: [UInt8] = []
 
-    init() {
+    package init() {
         bytes.reserveCapacity(512)
     }
 
-    mutating func append(_ text: String?) {
+    package mutating func append(_ text: String?) {
         guard let text else {
             bytes.append(0)
             return
@@ -20,7 +20,7 @@ struct CanonicalBytes {
         bytes.append(contentsOf: text.utf8)
     }
 
-    mutating func append(_ number: Int64?) {
+    package mutating func append(_ number: Int64?) {
         guard let number else {
             bytes.append(0)
             return
@@ -34,7 +34,7 @@ struct CanonicalBytes {
     }
 
     /// The SHA-256 of the bytes, as 64 lowercase hex digits.
-    func sha256Hex(prefixedBy prefix: [UInt8] = []) -> String {
+    package func sha256Hex(prefixedBy prefix: [UInt8] = []) -> String {
         var hasher = SHA256()
         hasher.update(data: prefix)
         hasher.update(data: bytes)
@@ -42,10 +42,10 @@ struct CanonicalBytes {
     }
 }
 
-enum Hex {
+package enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
-    static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    package static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var characters: [UInt8] = []
         characters.reserveCapacity(64)
         for byte in bytes {
@@ -56,7 +56,7 @@ enum Hex {
     }
 
     /// Decodes lowercase or uppercase hex; nil when `text` is not hex of even length.
-    static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         let characters = Array(text.utf8)
         guard characters.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
@@ -71,7 +71,7 @@ enum Hex {
     }
 
     /// The value of one hex digit, either case.
-    static func value(_ character: UInt8) -> UInt8? {
+    package static func value(_ character: UInt8) -> UInt8? {
         switch character {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10

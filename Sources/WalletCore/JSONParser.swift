@@ -6,32 +6,32 @@
 /// must be kept exactly as written: an integer that fits `Int64` written without `-0`, or a
 /// fraction in the shortest form the wallet's own JSON encoder writes it (`1.5`, not `1.50`
 /// or `15e-1`), so stored metadata is returned as it was accepted.
-struct JSONParser {
+package struct JSONParser {
     /// Why the text is refused, for a person.
-    struct Invalid: Error {
+    package struct Invalid: Error {
         var reason = "it is not valid JSON"
     }
 
-    let bytes: UnsafeBufferPointer<UInt8>
+    package let bytes: UnsafeBufferPointer<UInt8>
     /// When false, numbers are read as `JSONDecoder` reads them (`1.0` is the integer 1), for
     /// documents the wallet only reads, never stores: a store's signed payload, a token's claims.
-    var keepsNumbersExactly = true
+    package var keepsNumbersExactly = true
     private(set) var index = 0
     private var depth = 0
     /// Metadata's depth plus the object it is a member of (a request body, an export line).
-    static let depthMax = Limits.metadataDepthMax + 1
+    package static let depthMax = Limits.metadataDepthMax + 1
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    package init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
 
     /// The one JSON value `text` holds (whitespace around it allowed); nil if it is not JSON.
-    static func value(of text: [UInt8]) -> JSONValue? {
+    package static func value(of text: [UInt8]) -> JSONValue? {
         try? checkedValue(of: text)
     }
 
     /// The one JSON value `text` holds (whitespace around it allowed), or why it is refused.
-    static func checkedValue(of text: [UInt8], keepsNumbersExactly: Bool = true) throws(Invalid) -> JSONValue {
+    package static func checkedValue(of text: [UInt8], keepsNumbersExactly: Bool = true) throws(Invalid) -> JSONValue {
         try text.withUnsafeBufferPointer { bytes throws(Invalid) in
             var parser = JSONParser(bytes)
             parser.keepsNumbersExactly = keepsNumbersExactly
@@ -42,12 +42,12 @@ struct JSONParser {
     }
 
     /// True when only whitespace is left.
-    mutating func atEnd() -> Bool {
+    package mutating func atEnd() -> Bool {
         skipWhitespace()
         return index == bytes.count
     }
 
-    mutating func value() throws(Invalid) -> JSONValue {
+    package mutating func value() throws(Invalid) -> JSONValue {
         skipWhitespace()
         guard index < bytes.count else { throw Invalid() }
         switch bytes[index] {
@@ -80,7 +80,7 @@ struct JSONParser {
     }
 
     /// `{ "name": value, ... }`, calling `member` with the parser on each value.
-    mutating func members(_ member: (inout JSONParser, String) throws(Invalid) -> Void) throws(Invalid) {
+    package mutating func members(_ member: (inout JSONParser, String) throws(Invalid) -> Void) throws(Invalid) {
         try enter(UInt8(ascii: "{"))
         skipWhitespace()
         if take(UInt8(ascii: "}")) { return leave() }
@@ -262,7 +262,7 @@ struct JSONParser {
         return true
     }
 
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 { index += 1 }
     }
 }

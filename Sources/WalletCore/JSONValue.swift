@@ -83,7 +83,7 @@ public enum JSONValue: Codable, Sendable, Equatable {
 public struct Metadata: Codable, Sendable, Equatable {
     public let canonicalText: String
 
-    init(canonicalText: String) {
+    package init(canonicalText: String) {
         self.canonicalText = canonicalText
     }
 

@@ -3,22 +3,29 @@ import Foundation
 /// The ledger's rules as plain functions of what an operation read, with no database in
 /// sight: a store reads what a rule needs inside its write, calls the rule, and writes what
 /// it returns. One set of rules, whatever store keeps the ledger.
-enum LedgerRules {
+package enum LedgerRules {
     /// One posting about to be made: into `owner`'s account in `currency`, whose balance is
     /// `balance` before it.
-    struct Leg {
+    package struct Leg {
         var owner: String
         var currency: String
         var balance: Int64
         var amount: Int64
+
+        package init(owner: String, currency: String, balance: Int64, amount: Int64) {
+            self.owner = owner
+            self.currency = currency
+            self.balance = balance
+            self.amount = amount
+        }
     }
 
     /// The ledger account owner of a player's wallet.
-    static func playerOwner(_ playerID: String) -> String { "player:\(playerID)" }
+    package static func playerOwner(_ playerID: String) -> String { "player:\(playerID)" }
 
     /// A debit of `debit` may not take `balance` below zero (a negative balance, a refund's
     /// debt, allows no debit at all until it is repaid).
-    static func requireFunds(balance: Int64, debit: Int64, currency: String) throws(WalletError) {
+    package static func requireFunds(balance: Int64, debit: Int64, currency: String) throws(WalletError) {
         guard balance >= debit else { throw .insufficientFunds(balance: balance, currency: currency) }
     }
 
@@ -27,7 +34,7 @@ enum LedgerRules {
     /// the last reversal already claimed. Rounds down: a partial refund never takes back more
     /// than its share; under `floor`, it takes at most the balance and leaves the rest
     /// uncollected.
-    static func refund(
+    package static func refund(
         _ request: RefundRequest, of purchase: LedgerTransaction, corrections: Corrections, playerBalance: Int64
     ) throws(WalletError) -> (owed: Int64, taken: Int64) {
         let owedInAll = purchase.amount * request.shareThousandths / Limits.refundShareMax
@@ -47,7 +54,7 @@ enum LedgerRules {
     /// its postings with each account's balance after (ordered by bytes, as stores read them
     /// back), and its hash. The legs must sum to zero and the first must be the player's; the
     /// answer's `balancesAfter` follows the order of `legs`.
-    static func seal(
+    package static func seal(
         _ draft: LedgerTransaction, legs: [Leg], head: (seq: Int64, hash: String), id: String, now: Date
     ) throws(WalletError) -> (transaction: LedgerTransaction, balancesAfter: [Int64]) {
         // The writes build their legs this way; a draft that breaks it is refused, never written.
@@ -75,13 +82,13 @@ enum LedgerRules {
 
 /// What the corrections of a purchase (its refunds and refund reversals, in seq order) add up
 /// to since the last reversal: what refunds claimed (taken plus uncollected) and what they took.
-struct Corrections {
-    var claimed: Int64 = 0
-    var taken: Int64 = 0
-    var lastRefundSeq: Int64?
+package struct Corrections {
+    package var claimed: Int64 = 0
+    package var taken: Int64 = 0
+    package var lastRefundSeq: Int64?
 
     /// Takes the next correction into account: a refund adds to the sums, a reversal clears them.
-    mutating func add(seq: Int64, kind: TransactionKind, amount: Int64, uncollected: Int64) {
+    package mutating func add(seq: Int64, kind: TransactionKind, amount: Int64, uncollected: Int64) {
         if kind == .refund {
             claimed += -amount + uncollected
             taken += -amount
@@ -90,5 +97,11 @@ struct Corrections {
             claimed = 0
             taken = 0
         }
+    }
+
+    package init(claimed: Int64 = 0, taken: Int64 = 0, lastRefundSeq: Int64? = nil) {
+        self.claimed = claimed
+        self.taken = taken
+        self.lastRefundSeq = lastRefundSeq
     }
 }

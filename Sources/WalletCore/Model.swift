@@ -23,7 +23,7 @@ public struct Posting: Codable, Sendable, Equatable {
         self.balanceAfter = balanceAfter
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case account, currency, amount
         case balanceAfter = "balance_after"
     }
@@ -63,7 +63,7 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
     /// Ordered by account, then currency: the order the hash covers.
     public var postings: [Posting]
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case seq, id, kind, currency, amount, actor, store, quantity, note, ticket, uncollected, metadata, hash, postings
         case playerID = "player_id"
         case createdAt = "created_at"
@@ -111,6 +111,31 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
             try container.encode(postings.filter { Identifier.same($0.account, own) }, forKey: .postings)
         }
     }
+
+    package init(seq: Int64, id: String, kind: TransactionKind, playerID: String, currency: String, amount: Int64, actor: String, createdAt: String, idempotencyKey: String?, store: String?, storeTransactionID: String?, productID: String?, quantity: Int64?, reasonCode: String?, note: String?, ticket: String?, refundOfSeq: Int64?, uncollected: Int64, metadata: Metadata?, prevHash: String, hash: String, postings: [Posting]) {
+        self.seq = seq
+        self.id = id
+        self.kind = kind
+        self.playerID = playerID
+        self.currency = currency
+        self.amount = amount
+        self.actor = actor
+        self.createdAt = createdAt
+        self.idempotencyKey = idempotencyKey
+        self.store = store
+        self.storeTransactionID = storeTransactionID
+        self.productID = productID
+        self.quantity = quantity
+        self.reasonCode = reasonCode
+        self.note = note
+        self.ticket = ticket
+        self.refundOfSeq = refundOfSeq
+        self.uncollected = uncollected
+        self.metadata = metadata
+        self.prevHash = prevHash
+        self.hash = hash
+        self.postings = postings
+    }
 }
 
 /// Who an answer is for. Staff (API keys of every role, and operators at the CLI) see whole
@@ -122,11 +147,11 @@ public enum Audience: Sendable, Equatable {
     case staff
     case player
 
-    static let key = CodingUserInfoKey(rawValue: "wallet.audience")
+    package static let key = CodingUserInfoKey(rawValue: "wallet.audience")
 
     /// The audience an encoder was set up for; an encoder that does not say gets the player's
     /// view, so that a forgotten setting hides too much rather than too little.
-    static func of(_ encoder: any Encoder) -> Audience {
+    package static func of(_ encoder: any Encoder) -> Audience {
         guard let key, let audience = encoder.userInfo[key] as? Audience else { return .player }
         return audience
     }
@@ -141,6 +166,12 @@ public struct MutationResult: Codable, Sendable, Equatable {
     /// True when the idempotency key had already been used for this same request: nothing
     /// changed, and this is the original result.
     public var replayed: Bool
+
+    package init(transaction: LedgerTransaction, balance: Int64, replayed: Bool) {
+        self.transaction = transaction
+        self.balance = balance
+        self.replayed = replayed
+    }
 }
 
 /// A catalog entry: one unit of `productID` credits `credits` of `currency`.
@@ -153,10 +184,19 @@ public struct Product: Codable, Sendable, Equatable {
     public var active: Bool
     public var updatedAt: String
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case currency, credits, store, active
         case productID = "product_id"
         case updatedAt = "updated_at"
+    }
+
+    package init(productID: String, currency: String, credits: Int64, store: String?, active: Bool, updatedAt: String) {
+        self.productID = productID
+        self.currency = currency
+        self.credits = credits
+        self.store = store
+        self.active = active
+        self.updatedAt = updatedAt
     }
 }
 
@@ -165,9 +205,14 @@ public struct WalletBalances: Codable, Sendable, Equatable {
     public var playerID: String
     public var balances: [String: Int64]
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case balances
         case playerID = "player_id"
+    }
+
+    package init(playerID: String, balances: [String: Int64]) {
+        self.playerID = playerID
+        self.balances = balances
     }
 }
 
@@ -176,6 +221,11 @@ public struct HistoryPage: Codable, Sendable, Equatable {
     public var transactions: [LedgerTransaction]
     /// The `seq` to continue from, or nil on the last page.
     public var next: Int64?
+
+    package init(transactions: [LedgerTransaction], next: Int64?) {
+        self.transactions = transactions
+        self.next = next
+    }
 }
 
 /// The outcome of recomputing the whole ledger: the hash chain, every transaction's sum per
@@ -190,7 +240,7 @@ public struct VerifyReport: Codable, Sendable, Equatable {
     /// What is wrong there, for a person.
     public var problem: String?
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case ok, transactions, problem
         case headHash = "head_hash"
         case firstBadSeq = "first_bad_seq"
@@ -204,5 +254,24 @@ public struct VerifyReport: Codable, Sendable, Equatable {
         try container.encode(headHash, forKey: .headHash)
         try container.encode(firstBadSeq, forKey: .firstBadSeq)
         try container.encodeIfPresent(problem, forKey: .problem)
+    }
+
+    package init(ok: Bool, transactions: Int64, headHash: String, firstBadSeq: Int64?, problem: String?) {
+        self.ok = ok
+        self.transactions = transactions
+        self.headHash = headHash
+        self.firstBadSeq = firstBadSeq
+        self.problem = problem
+    }
+}
+
+extension LedgerTransaction {
+    /// A transaction not yet placed in the chain: `append` fills seq, id, time, postings and hashes.
+    package init(draftOf kind: TransactionKind, playerID: String, currency: String, amount: Int64, actor: String) {
+        self.init(
+            seq: 0, id: "", kind: kind, playerID: playerID, currency: currency, amount: amount, actor: actor,
+            createdAt: "", idempotencyKey: nil, store: nil, storeTransactionID: nil, productID: nil, quantity: nil,
+            reasonCode: nil, note: nil, ticket: nil, refundOfSeq: nil, uncollected: 0, metadata: nil,
+            prevHash: "", hash: "", postings: [])
     }
 }

@@ -4,20 +4,45 @@ import Foundation
 public let defaultCurrency = "credits"
 
 /// A request that changes the ledger under an idempotency key.
-protocol LedgerMutation: Sendable {
+package protocol LedgerMutation: Sendable {
     /// Throws `invalidRequest` for a value outside the wallet's limits.
     func validate() throws(WalletError)
     /// The key the request is recorded under, with the hash of its canonical bytes.
     var idempotency: IdempotencyKey { get }
 }
 
+/// An idempotency key with the hash of the request it stands for.
+package struct IdempotencyKey: Sendable {
+    package let scope: String
+    package let key: String
+    package let requestHash: String
+    /// What `idempotencyKeyReused` says when the key was used for another request.
+    package let reusedDetail: String
+
+    /// A caller's key for a spend or adjustment, scoped to the wallet and to the kind of
+    /// operation: players and game servers spend, support adjusts, and neither can occupy a key
+    /// the other will use.
+    package static func wallet(_ playerID: String, kind: TransactionKind, key: String, requestHash: String) -> IdempotencyKey {
+        IdempotencyKey(
+            scope: "\(kind.rawValue):\(playerID)", key: key, requestHash: requestHash,
+            reusedDetail: "idempotency key '\(key)' was already used for a different \(kind.rawValue) on this wallet")
+    }
+
+    package init(scope: String, key: String, requestHash: String, reusedDetail: String) {
+        self.scope = scope
+        self.key = key
+        self.requestHash = requestHash
+        self.reusedDetail = reusedDetail
+    }
+}
+
 /// A request validated and keyed by its caller, before it queues for the single writer: the
 /// writer, which every write of the process waits for, spends no time on either.
-struct Checked<Request: LedgerMutation>: Sendable {
-    let request: Request
-    let key: IdempotencyKey
+package struct Checked<Request: LedgerMutation>: Sendable {
+    package let request: Request
+    package let key: IdempotencyKey
 
-    init(_ request: Request) throws(WalletError) {
+    package init(_ request: Request) throws(WalletError) {
         try request.validate()
         self.request = request
         key = request.idempotency
@@ -51,7 +76,7 @@ public struct GrantRequest: LedgerMutation, Equatable {
         self.accountToken = accountToken
     }
 
-    func validate() throws(WalletError) {
+    package func validate() throws(WalletError) {
         try Validate.playerID(playerID)
         try Validate.store(store)
         try Validate.key(storeTransactionID, field: "store transaction id")
@@ -66,14 +91,14 @@ public struct GrantRequest: LedgerMutation, Equatable {
     }
 
     /// Keyed by the store transaction, globally.
-    var idempotency: IdempotencyKey {
+    package var idempotency: IdempotencyKey {
         IdempotencyKey(
             scope: "purchase:\(store)", key: storeTransactionID, requestHash: requestHash,
             reusedDetail: "store transaction \(store)/\(storeTransactionID) was already redeemed with a different request (another player, product or quantity)")
     }
 
     /// Identifies the request, not the caller: the actor is left out.
-    var requestHash: String {
+    package var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("purchase")
         canonical.append(playerID)
@@ -109,7 +134,7 @@ public struct SpendRequest: LedgerMutation, Equatable {
         self.actor = actor
     }
 
-    func validate() throws(WalletError) {
+    package func validate() throws(WalletError) {
         try Validate.playerID(playerID)
         try Validate.positiveAmount(amount)
         try Validate.currency(currency)
@@ -119,9 +144,9 @@ public struct SpendRequest: LedgerMutation, Equatable {
     }
 
     /// Keyed by the caller's key, scoped to the wallet's spends.
-    var idempotency: IdempotencyKey { .wallet(playerID, kind: .spend, key: idempotencyKey, requestHash: requestHash) }
+    package var idempotency: IdempotencyKey { .wallet(playerID, kind: .spend, key: idempotencyKey, requestHash: requestHash) }
 
-    var requestHash: String {
+    package var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("spend")
         canonical.append(playerID)
@@ -162,7 +187,7 @@ public struct AdjustRequest: LedgerMutation, Equatable {
         self.actor = actor
     }
 
-    func validate() throws(WalletError) {
+    package func validate() throws(WalletError) {
         try Validate.playerID(playerID)
         guard amount != 0 else { throw .invalidRequest("amount must not be zero") }
         guard (-Limits.amountPerOperationMax...Limits.amountPerOperationMax).contains(amount) else {
@@ -178,9 +203,9 @@ public struct AdjustRequest: LedgerMutation, Equatable {
 
     /// Keyed by the caller's key, scoped to the wallet's adjustments: a player's spend cannot
     /// take the key of a support ticket.
-    var idempotency: IdempotencyKey { .wallet(playerID, kind: .adjustment, key: idempotencyKey, requestHash: requestHash) }
+    package var idempotency: IdempotencyKey { .wallet(playerID, kind: .adjustment, key: idempotencyKey, requestHash: requestHash) }
 
-    var requestHash: String {
+    package var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("adjustment")
         canonical.append(playerID)
@@ -226,7 +251,7 @@ public struct RefundRequest: LedgerMutation, Equatable {
         self.init(store: store, storeTransactionID: storeTransactionID, shareThousandths: percentage * 1_000, policy: policy, actor: actor)
     }
 
-    func validate() throws(WalletError) {
+    package func validate() throws(WalletError) {
         try Validate.store(store)
         try Validate.key(storeTransactionID, field: "store transaction id")
         guard (1...Limits.refundShareMax).contains(shareThousandths) else {
@@ -237,13 +262,13 @@ public struct RefundRequest: LedgerMutation, Equatable {
 
     /// Keyed by the purchase's store transaction and the share: the same refund again is a
     /// replay, a larger share takes the difference.
-    var idempotency: IdempotencyKey {
+    package var idempotency: IdempotencyKey {
         IdempotencyKey(
             scope: "refund:\(store):\(shareThousandths)", key: storeTransactionID, requestHash: requestHash,
             reusedDetail: "store transaction \(store)/\(storeTransactionID) was already refunded by this share with another policy")
     }
 
-    var requestHash: String {
+    package var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("refund")
         canonical.append(store)
@@ -270,7 +295,7 @@ public struct ProductUpdate: Sendable, Equatable {
         self.active = active
     }
 
-    func validate() throws(WalletError) {
+    package func validate() throws(WalletError) {
         try Validate.key(productID, field: "product id")
         guard (1...Limits.productCreditsMax).contains(credits) else {
             throw .invalidRequest("credits must be between 1 and \(Limits.productCreditsMax)")
@@ -304,7 +329,7 @@ public struct HistoryQuery: Sendable, Equatable {
     }
 
     /// The period bounds in the ledger's timestamp format, once the query is valid.
-    func validated() throws(WalletError) -> (from: String?, to: String?) {
+    package func validated() throws(WalletError) -> (from: String?, to: String?) {
         try Validate.playerID(playerID)
         guard (1...Limits.pageSizeMax).contains(limit) else {
             throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)")

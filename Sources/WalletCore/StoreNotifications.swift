@@ -45,7 +45,7 @@ public struct StoreNotification: Sendable, Equatable {
         return false
     }
 
-    func validate() throws(WalletError) {
+    package func validate() throws(WalletError) {
         try Validate.visibleText(notificationUUID, field: "notification uuid", bytesMax: 64)
         try Validate.store(store)
         try Validate.visibleText(type, field: "notification type", bytesMax: 64)
@@ -73,11 +73,20 @@ public struct NotificationOutcome: Codable, Sendable, Equatable {
     public var spentShareThousandths: Int64?
     public var replayed: Bool
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case outcome, replayed
         case notificationUUID = "notification_uuid"
         case notificationType = "notification_type"
         case ledgerSeq = "ledger_seq"
         case spentShareThousandths = "spent_share_thousandths"
+    }
+
+    package init(notificationUUID: String, notificationType: String, outcome: String, ledgerSeq: Int64?, spentShareThousandths: Int64?, replayed: Bool) {
+        self.notificationUUID = notificationUUID
+        self.notificationType = notificationType
+        self.outcome = outcome
+        self.ledgerSeq = ledgerSeq
+        self.spentShareThousandths = spentShareThousandths
+        self.replayed = replayed
     }
 }

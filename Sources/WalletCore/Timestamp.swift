@@ -11,7 +11,7 @@ public enum Timestamp {
     }
 
     /// The timestamp of `milliseconds` since 1970, within `millisecondsRange`.
-    static func format(milliseconds: Int64) -> String {
+    package static func format(milliseconds: Int64) -> String {
         var seconds = time_t(milliseconds.floorDivided(by: 1_000))
         var parts = tm()
         gmtime_r(&seconds, &parts)
@@ -71,7 +71,7 @@ extension Timestamp {
     }
 
     /// Milliseconds since 1970 of an RFC 3339 date-time, nil unless every field is in range.
-    static func milliseconds(rfc3339 bytes: [UInt8]) -> Int64? {
+    package static func milliseconds(rfc3339 bytes: [UInt8]) -> Int64? {
         var reader = DigitReader(bytes: bytes)
         guard let year = reader.number(digits: 4), reader.take("-"), let month = reader.number(digits: 2), reader.take("-"),
             let day = reader.number(digits: 2), reader.take("T") || reader.take("t"), let hour = reader.number(digits: 2), reader.take(":"),

@@ -1,13 +1,13 @@
 /// Input checks shared by every request type, so the API and the CLI refuse the same things
 /// with the same words. Each throws `WalletError.invalidRequest` naming the field.
-enum Validate {
+package enum Validate {
     /// A player id: see `PlayerID` for the syntax.
-    static func playerID(_ value: String) throws(WalletError) {
+    package static func playerID(_ value: String) throws(WalletError) {
         try PlayerID.validate(value)
     }
 
     /// An idempotency key or store transaction id: 1–255 bytes of visible ASCII.
-    static func key(_ value: String, field: String) throws(WalletError) {
+    package static func key(_ value: String, field: String) throws(WalletError) {
         guard !value.isEmpty else { throw .invalidRequest("\(field) must not be empty") }
         guard value.utf8.count <= Limits.identifierBytesMax else {
             throw .invalidRequest("\(field) must be at most \(Limits.identifierBytesMax) characters")
@@ -18,22 +18,22 @@ enum Validate {
     }
 
     /// A currency code: a lowercase letter, then up to 15 lowercase letters, digits or `_`.
-    static func currency(_ value: String) throws(WalletError) {
+    package static func currency(_ value: String) throws(WalletError) {
         try code(value, field: "currency", bytesMax: Limits.currencyBytesMax, allowsHyphen: false)
     }
 
     /// A store name such as `apple` or `google_play`.
-    static func store(_ value: String) throws(WalletError) {
+    package static func store(_ value: String) throws(WalletError) {
         try code(value, field: "store", bytesMax: Limits.storeBytesMax, allowsHyphen: true)
     }
 
     /// An adjustment reason code such as `goodwill` or `chargeback`.
-    static func reasonCode(_ value: String) throws(WalletError) {
+    package static func reasonCode(_ value: String) throws(WalletError) {
         try code(value, field: "reason code", bytesMax: Limits.reasonCodeBytesMax, allowsHyphen: false)
     }
 
     /// An amount one operation moves: 1 ... `Limits.amountPerOperationMax`.
-    static func positiveAmount(_ value: Int64, field: String = "amount") throws(WalletError) {
+    package static func positiveAmount(_ value: Int64, field: String = "amount") throws(WalletError) {
         guard value >= 1 else { throw .invalidRequest("\(field) must be a positive whole number") }
         guard value <= Limits.amountPerOperationMax else {
             throw .invalidRequest("\(field) must be at most \(Limits.amountPerOperationMax)")
@@ -42,7 +42,7 @@ enum Validate {
 
     /// Free text such as a note or a reason: not blank, bounded, no NUL or other control
     /// characters except newlines and tabs.
-    static func text(_ value: String, field: String, bytesMax: Int) throws(WalletError) {
+    package static func text(_ value: String, field: String, bytesMax: Int) throws(WalletError) {
         guard value.utf8.count <= bytesMax else {
             throw .invalidRequest("\(field) must be at most \(bytesMax) bytes")
         }
@@ -64,7 +64,7 @@ enum Validate {
     }
 
     /// Text without whitespace or control characters, such as an id or a ticket reference.
-    static func visibleText(_ value: String, field: String, bytesMax: Int) throws(WalletError) {
+    package static func visibleText(_ value: String, field: String, bytesMax: Int) throws(WalletError) {
         guard !value.isEmpty else { throw .invalidRequest("\(field) must not be empty") }
         guard value.utf8.count <= bytesMax else {
             throw .invalidRequest("\(field) must be at most \(bytesMax) bytes")

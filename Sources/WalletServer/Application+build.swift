@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdCore
 import Logging
+import WalletApple
 import WalletCore
 
 /// What `wallet serve` needs beyond the store.

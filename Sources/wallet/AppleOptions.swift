@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import WalletApple
 import WalletCore
 
 /// The App Store settings shared by `serve` and `redeem-apple`, with environment fallbacks.

@@ -10,7 +10,7 @@ struct BalanceCommand: AsyncParsableCommand {
     var player: String
 
     func run() async throws {
-        let wallet = try await options.openStore().balances(playerID: player)
+        let wallet = try await options.withStore { ledger in try await ledger.balances(playerID: player) }
         try Output.result(wallet, json: options.json) {
             let balances = wallet.balances.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
             return "\(player): \(balances.joined(separator: ", "))"

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WalletCore
+import WalletStores
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -185,7 +186,10 @@ struct BenchWorkload {
     }
 
     func run(path: String, durability: Durability, writeMode: WriteMode) async throws -> Result {
-        let store = try await SQLLedgerStore.open(database: path, durability: durability, writeMode: writeMode)
+        try await LedgerDatabases.open(path, durability: durability, writeMode: writeMode).run { store in try await measure(store) }
+    }
+
+    private func measure(_ store: any LedgerDatabase) async throws -> Result {
         let seeded = store.groupCommitStatistics
         _ = try await store.setProduct(ProductUpdate(productID: "bench.credits", credits: 5))
         // Every player starts with credits, so most spends succeed.

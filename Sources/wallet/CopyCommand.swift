@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WalletCore
+import WalletStores
 
 struct CopyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -58,10 +59,12 @@ struct CopyCommand: AsyncParsableCommand {
         if !sourceDatabase.contains("://"), !FileManager.default.fileExists(atPath: sourceDatabase) {
             throw ValidationError("the source '\(sourceDatabase)' does not exist.")
         }
-        let source = try await SQLLedgerStore.open(database: sourceDatabase, writeMode: .single)
-        let target = try await SQLLedgerStore.open(database: targetDatabase, writeMode: .single)
+        let source = try await LedgerDatabases.open(sourceDatabase, writeMode: .single)
+        let target = try await LedgerDatabases.open(targetDatabase, writeMode: .single)
         let progress = Progress("rows copied")
-        let copied = try await source.copy(to: target) { _, rows in progress.report(rows) }
+        let copied = try await source.run { source in
+            try await target.run { target in try await source.copy(to: target) { _, rows in progress.report(rows) } }
+        }
         progress.finish()
         let report = Report(transactions: copied.transactions, headHash: copied.headHash, rows: copied.rows, source: source.location, target: target.location)
         try Output.result(report, json: json) {

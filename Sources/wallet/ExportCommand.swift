@@ -39,13 +39,12 @@ struct ExportCommand: AsyncParsableCommand {
     var output: String?
 
     func run() async throws {
-        let store = try await options.openStore()
         let query = ExportQuery(from: from, to: to, playerID: player, currency: currency)
         let progress = Progress("postings exported")
         let sink = try ExportSink(path: output)
         let summary: ExportSummary
         do {
-            summary = try await store.export(query, format: format).write(progress: progress.report, to: sink.write)
+            summary = try await options.withStore { store in try await store.export(query, format: format).write(progress: progress.report, to: sink.write) }
             try sink.finish()
         } catch {
             sink.abandon()

@@ -26,8 +26,8 @@ struct GrantCommand: AsyncParsableCommand {
     var quantity: Int64 = 1
 
     func run() async throws {
-        let result = try await options.openStore().grant(
-            GrantRequest(playerID: player, store: store, storeTransactionID: transactionID, productID: product, quantity: quantity, actor: cliActor))
+        let result = try await options.withStore { ledger in try await ledger.grant(
+            GrantRequest(playerID: player, store: store, storeTransactionID: transactionID, productID: product, quantity: quantity, actor: cliActor)) }
         try Output.result(result, json: options.json) {
             Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for \(store) transaction \(transactionID)")
         }

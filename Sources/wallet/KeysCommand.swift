@@ -36,17 +36,18 @@ struct KeysCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let store = try await options.openStore()
-            let created = try await store.createAPIKey(role: role, name: name)
-            let output = Created(id: created.key.id, role: created.key.role, name: created.key.name, key: created.secret)
-            do {
-                try Output.result(output, json: options.json) {
-                    "Created \(role.rawValue) key \(created.key.id) (\(name)). Its secret, shown only now:\n\(created.secret)"
+            try await options.withStore { store in
+                let created = try await store.createAPIKey(role: role, name: name)
+                let output = Created(id: created.key.id, role: created.key.role, name: created.key.name, key: created.secret)
+                do throws(WalletError) {
+                    try Output.result(output, json: options.json) {
+                        "Created \(role.rawValue) key \(created.key.id) (\(name)). Its secret, shown only now:\n\(created.secret)"
+                    }
+                } catch {
+                    // Nobody saw the secret: a key nobody holds must not stay active.
+                    _ = try? await store.revokeAPIKey(id: created.key.id)
+                    throw WalletError.storage("\(error.detail); key \(created.key.id) was revoked, since its secret could not be shown")
                 }
-            } catch {
-                // Nobody saw the secret: a key nobody holds must not stay active.
-                _ = try? await store.revokeAPIKey(id: created.key.id)
-                throw WalletError.storage("\(error.detail); key \(created.key.id) was revoked, since its secret could not be shown")
             }
         }
     }
@@ -57,7 +58,7 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            let keys = try await options.openStore().apiKeys()
+            let keys = try await options.withStore { ledger in try await ledger.apiKeys() }
             try Output.result(["keys": keys], json: options.json) {
                 guard !keys.isEmpty else { return "No API keys. Create one with `wallet keys create`." }
                 return keys.map { key in
@@ -76,7 +77,7 @@ struct KeysCommand: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            let key = try await options.openStore().revokeAPIKey(id: id)
+            let key = try await options.withStore { ledger in try await ledger.revokeAPIKey(id: id) }
             try Output.result(key, json: options.json) { "Revoked \(key.id) (\(key.name)) at \(key.revokedAt ?? "?")." }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WalletCore
+import WalletStores
 
 /// The options every command takes: where the database is and how to print.
 struct GlobalOptions: ParsableArguments {
@@ -31,7 +32,7 @@ struct GlobalOptions: ParsableArguments {
         guard let size = try dbPoolSize ?? variable.map({ text in
             guard let size = Int(text) else { throw ValidationError("WALLET_DB_POOL_SIZE must be a whole number, not '\(text.prefix(40))'.") }
             return size
-        }) else { return SQLLedgerStore.postgresPoolSizeDefault }
+        }) else { return LedgerDatabases.postgresPoolSizeDefault }
         guard (1...1_000).contains(size) else { throw ValidationError("--db-pool-size (or WALLET_DB_POOL_SIZE) must be from 1 to 1000, not \(size).") }
         return size
     }
@@ -41,9 +42,14 @@ struct GlobalOptions: ParsableArguments {
         _ = try resolvedPoolSize()
     }
 
-    func openStore(writeMode: WriteMode = .default) async throws -> SQLLedgerStore {
-        try await SQLLedgerStore.open(
-            database: resolvedDatabasePath, durability: durability, writeMode: writeMode, poolSize: resolvedPoolSize())
+    /// Opens the database, runs `body` with it, then closes it (a PostgreSQL pool's
+    /// connections included): what every one-shot command does.
+    func withStore<Result: Sendable>(_ body: (any LedgerDatabase) async throws -> Result) async throws -> Result {
+        try await openStore(writeMode: .default).run(body)
+    }
+
+    func openStore(writeMode: WriteMode = .default) async throws -> any LedgerDatabase {
+        try await LedgerDatabases.open(resolvedDatabasePath, durability: durability, writeMode: writeMode, poolSize: resolvedPoolSize())
     }
 }
 

@@ -32,8 +32,8 @@ struct ProductsCommand: AsyncParsableCommand {
         var inactive = false
 
         func run() async throws {
-            let product = try await options.openStore().setProduct(
-                ProductUpdate(productID: productID, credits: credits, currency: currency, store: store, active: !inactive))
+            let product = try await options.withStore { ledger in try await ledger.setProduct(
+                ProductUpdate(productID: productID, credits: credits, currency: currency, store: store, active: !inactive)) }
             try Output.result(product, json: options.json) {
                 "Set \(product.productID): \(product.credits) \(product.currency)\(product.store.map { " on \($0)" } ?? ""), \(product.active ? "active" : "inactive")."
             }
@@ -46,7 +46,7 @@ struct ProductsCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            let products = try await options.openStore().products()
+            let products = try await options.withStore { ledger in try await ledger.products() }
             try Output.result(["products": products], json: options.json) {
                 guard !products.isEmpty else { return "The catalog is empty. Add a product with `wallet products set`." }
                 return products.map { product in

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import WalletApple
 import WalletCore
 
 struct RedeemAppleCommand: AsyncParsableCommand {
@@ -33,8 +34,10 @@ struct RedeemAppleCommand: AsyncParsableCommand {
             guard let contents = try? String(contentsOfFile: jws, encoding: .utf8) else { throw WalletError.notFound("cannot read \(jws)") }
             text = contents
         }
-        let purchases = ApplePurchases(configuration: configuration, ledger: try await options.openStore())
-        let result = try await purchases.redeem(playerID: player, signedTransaction: text.trimmingCharacters(in: .whitespacesAndNewlines), actor: cliActor)
+        let result = try await options.withStore { ledger in
+            try await ApplePurchases(configuration: configuration, ledger: ledger)
+                .redeem(playerID: player, signedTransaction: text.trimmingCharacters(in: .whitespacesAndNewlines), actor: cliActor)
+        }
         try Output.result(result, json: options.json) {
             Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for apple transaction \(result.transaction.storeTransactionID ?? "")")
         }

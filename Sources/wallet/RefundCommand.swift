@@ -28,7 +28,7 @@ struct RefundCommand: AsyncParsableCommand {
 
     func run() async throws {
         let request = try RefundRequest(store: store, storeTransactionID: transactionID, percentage: percentage, policy: policy, actor: cliActor)
-        let result = try await options.openStore().refund(request)
+        let result = try await options.withStore { ledger in try await ledger.refund(request) }
         try Output.result(result, json: options.json) {
             let transaction = result.transaction
             let uncollected = transaction.uncollected > 0 ? " (\(transaction.uncollected) uncollected: the balance reached zero)" : ""

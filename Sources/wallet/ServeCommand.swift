@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import WalletApple
 import WalletCore
 import WalletServer
 

@@ -40,7 +40,7 @@ struct VerifyCommand: AsyncParsableCommand {
             return
         }
         let progress = Progress("transactions verified")
-        let report = try await options.openStore().verify(progress: progress.report)
+        let report = try await options.withStore { ledger in try await ledger.verify(progress: progress.report) }
         progress.finish()
         try Output.result(report, json: options.json) {
             if report.ok { return "OK: \(report.transactions) transactions, head hash \(report.headHash)." }

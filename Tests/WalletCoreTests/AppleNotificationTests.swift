@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-import WalletTestSupport
+@testable import WalletApple
 @testable import WalletCore
+import WalletTestSupport
 
 @Suite("App Store Server Notifications V2")
 struct AppleNotificationTests {

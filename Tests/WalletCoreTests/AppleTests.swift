@@ -1,10 +1,11 @@
 import Crypto
 import Foundation
-import Testing
-import WalletTestSupport
 import SwiftASN1
-import X509
+import Testing
+@testable import WalletApple
 @testable import WalletCore
+import WalletTestSupport
+import X509
 
 @Suite("Apple StoreKit 2 transactions, verified offline")
 struct AppleTests {

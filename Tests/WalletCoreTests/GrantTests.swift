@@ -1,4 +1,5 @@
 import Testing
+@testable import WalletApple
 @testable import WalletCore
 import WalletTestSupport
 

@@ -3,6 +3,8 @@ import GRDB
 import Synchronization
 import Testing
 @testable import WalletCore
+@testable import WalletSQL
+@testable import WalletSQLite
 import WalletTestSupport
 
 /// The group commit keeps every ledger rule, whatever lands in one batch.

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-import WalletTestSupport
+@testable import WalletApple
 @testable import WalletCore
+import WalletTestSupport
 
 /// Input an attacker or a careless operator sends: out-of-range dates and numbers, JSON that
 /// parsers read differently, records deeper than a reader accepts. None may trap, and what is

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import WalletCore
+@testable import WalletSQL
 
 /// Look-alike identifiers: Swift's `String ==` compares canonical equivalence, SQLite compares
 /// bytes. Every place the wallet compares or hashes ids must agree with the database.

@@ -3,6 +3,10 @@ import GRDB
 import Synchronization
 import Testing
 @testable import WalletCore
+@testable import WalletPostgres
+@testable import WalletSQL
+@testable import WalletSQLite
+import WalletStores
 import WalletTestSupport
 
 /// What only PostgreSQL has: several processes' pools on one ledger, its own schema version and

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import WalletCore
+@testable import WalletSQLite
 
 @Suite("Schema and storage settings")
 struct SchemaTests {

@@ -3,6 +3,9 @@ import GRDB
 import Synchronization
 import Testing
 @testable import WalletCore
+@testable import WalletPostgres
+@testable import WalletSQL
+@testable import WalletSQLite
 import WalletTestSupport
 
 /// A ledger on a fresh database of `backend`, as production opens it: a SQLite file in its own

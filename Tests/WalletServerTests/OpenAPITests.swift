@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WalletApple
 @testable import WalletServer
 
 @Suite("The OpenAPI document")

@@ -3,9 +3,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
+@testable import WalletApple
 @testable import WalletCore
-import WalletTestSupport
+@testable import WalletSQLite
 @testable import WalletServer
+import WalletTestSupport
 
 @Suite("Ledger routes")
 struct LedgerRouteTests {

@@ -4,9 +4,13 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
+@testable import WalletApple
 @testable import WalletCore
-import WalletTestSupport
+@testable import WalletSQL
+@testable import WalletSQLite
+@testable import WalletPostgres
 @testable import WalletServer
+import WalletTestSupport
 
 let playerSecret = "test-secret-that-is-at-least-32-bytes-long"
 

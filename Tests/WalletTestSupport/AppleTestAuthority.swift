@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SwiftASN1
+import WalletApple
 import WalletCore
 import X509
 

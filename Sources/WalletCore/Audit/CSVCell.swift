@@ -7,7 +7,7 @@
 /// every line again and requires the very bytes of the file, so a `'` the exporter did not
 /// write, an unescaped formula or a byte that is not UTF-8 fails verification. Numbers are
 /// never prefixed.
-enum CSVCell {
+package enum CSVCell {
     /// Whether a text cell starting with `bytes` must be prefixed with `'`.
     private static func needsPrefix(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let first = bytes.first else { return false }
@@ -23,7 +23,7 @@ enum CSVCell {
         }
     }
 
-    static func text(_ value: String) -> String {
+    package static func text(_ value: String) -> String {
         var bytes: [UInt8] = []
         append(value, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
@@ -31,7 +31,7 @@ enum CSVCell {
 
     /// Appends `value` as a text cell: prefixed if it would start a formula, quoted (with inner
     /// quotes doubled) if it holds a comma, a quote or a line break.
-    static func append(_ value: String, to output: inout [UInt8]) {
+    package static func append(_ value: String, to output: inout [UInt8]) {
         var value = value
         value.withUTF8 { bytes in
             let prefixed = needsPrefix(bytes)
@@ -51,14 +51,14 @@ enum CSVCell {
     }
 
     /// The text of a cell read back from a file, without the exporter's `'`.
-    static func untext(_ cell: String) -> String {
+    package static func untext(_ cell: String) -> String {
         cell.hasPrefix("'") ? String(cell.dropFirst()) : cell
     }
 }
 
 /// JSON string literals without a JSONEncoder per value: exports write millions of them.
-enum JSONText {
-    static func string(_ value: String) -> String {
+package enum JSONText {
+    package static func string(_ value: String) -> String {
         var bytes: [UInt8] = []
         append(value, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
@@ -66,7 +66,7 @@ enum JSONText {
 
     /// Appends `value` as a JSON string literal. Only `"`, `\\` and control characters are
     /// escaped; every other byte of the UTF-8 text is copied as it is.
-    static func append(_ value: String, to output: inout [UInt8]) {
+    package static func append(_ value: String, to output: inout [UInt8]) {
         var value = value
         output.append(UInt8(ascii: "\""))
         value.withUTF8 { bytes in

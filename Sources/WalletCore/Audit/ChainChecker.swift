@@ -7,9 +7,9 @@
 /// - at least two postings, summing to zero per currency, one of them the player's with the
 ///   transaction's amount;
 /// - each posting's balance-after is the account's previous balance plus the amount.
-struct ChainChecker {
+package struct ChainChecker {
     /// How balances of accounts not seen before are treated.
-    enum UnknownAccounts {
+    package enum UnknownAccounts {
         /// They start at zero: the check started at genesis.
         case startAtZero
         /// They are an error: a range must state every opening balance.
@@ -18,36 +18,46 @@ struct ChainChecker {
         case skip
     }
 
-    struct Failure: Error, Equatable {
-        var seq: Int64
-        var problem: String
+    package struct Failure: Error, Equatable {
+        package var seq: Int64
+        package var problem: String
+
+        package init(seq: Int64, problem: String) {
+            self.seq = seq
+            self.problem = problem
+        }
     }
 
     /// An account by the exact bytes of its owner and currency (see `Identifier`).
-    struct AccountKey: Hashable {
-        var account: String
-        var currency: String
+    package struct AccountKey: Hashable {
+        package var account: String
+        package var currency: String
 
-        static func == (left: AccountKey, right: AccountKey) -> Bool {
+        package static func == (left: AccountKey, right: AccountKey) -> Bool {
             Identifier.same(left.account, right.account) && Identifier.same(left.currency, right.currency)
         }
 
-        func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(Identifier(account))
             hasher.combine(Identifier(currency))
+        }
+
+        package init(account: String, currency: String) {
+            self.account = account
+            self.currency = currency
         }
     }
 
     private(set) var expectedSeq: Int64
     private(set) var previousHash: String
-    private(set) var checkedCount: Int64 = 0
-    let followsChain: Bool
-    let unknownAccounts: UnknownAccounts
+    package private(set) var checkedCount: Int64 = 0
+    package let followsChain: Bool
+    package let unknownAccounts: UnknownAccounts
     /// Balances recomputed from postings, and the last seq that posted to each account.
-    private(set) var balances: [AccountKey: (balance: Int64, lastSeq: Int64)] = [:]
+    package private(set) var balances: [AccountKey: (balance: Int64, lastSeq: Int64)] = [:]
 
     /// Starts after `seq` whose hash is `hash` (0 and the genesis value for a whole ledger).
-    init(after seq: Int64, hash: String, followsChain: Bool = true, unknownAccounts: UnknownAccounts, openingBalances: [AccountKey: Int64] = [:]) {
+    package init(after seq: Int64, hash: String, followsChain: Bool = true, unknownAccounts: UnknownAccounts, openingBalances: [AccountKey: Int64] = [:]) {
         expectedSeq = seq + 1
         previousHash = hash
         self.followsChain = followsChain
@@ -56,9 +66,9 @@ struct ChainChecker {
     }
 
     /// The hash of the last transaction checked (or the starting hash).
-    var headHash: String { previousHash }
+    package var headHash: String { previousHash }
 
-    mutating func check(_ transaction: LedgerTransaction) throws(Failure) {
+    package mutating func check(_ transaction: LedgerTransaction) throws(Failure) {
         let seq = transaction.seq
         if followsChain {
             guard seq == expectedSeq else {

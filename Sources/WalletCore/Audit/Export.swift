@@ -32,7 +32,7 @@ public struct ExportQuery: Sendable, Equatable {
     public var isFiltered: Bool { playerID != nil || currency != nil }
 
     /// The period bounds in the ledger's own timestamp format, validated.
-    func bounds() throws(WalletError) -> (from: String?, to: String?) {
+    package func bounds() throws(WalletError) -> (from: String?, to: String?) {
         if let playerID { try Validate.playerID(playerID) }
         if let currency { try Validate.currency(currency) }
         let from = try from.map { text throws(WalletError) in try Timestamp.parse(text, field: "from") }
@@ -60,6 +60,19 @@ public struct ExportCheckpoint: Sendable, Equatable {
         public var account: String
         public var currency: String
         public var balance: Int64
+
+        package init(account: String, currency: String, balance: Int64) {
+            self.account = account
+            self.currency = currency
+            self.balance = balance
+        }
+    }
+
+    package init(seq: Int64, hash: String, filtered: Bool, openingBalances: [OpeningBalance]) {
+        self.seq = seq
+        self.hash = hash
+        self.filtered = filtered
+        self.openingBalances = openingBalances
     }
 }
 
@@ -70,7 +83,7 @@ public struct ExportSummary: Sendable, Equatable, Codable {
     /// The hash of the last exported transaction, or the checkpoint's when none was.
     public var lastHash: String
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case transactions, postings
         case lastHash = "last_hash"
     }
@@ -89,13 +102,19 @@ public struct LedgerHead: Sendable, Equatable, Codable {
         try container.encode(hash, forKey: .hash)
         try container.encode(at, forKey: .at)
     }
+
+    package init(seq: Int64, hash: String, at: String?) {
+        self.seq = seq
+        self.hash = hash
+        self.at = at
+    }
 }
 
 /// The columns of a CSV export and the fields of a JSON Lines posting object, in order.
 /// Each posting line repeats its transaction's fields, so the file alone lets a reader
 /// recompute every hash.
-enum ExportColumns {
-    static let all = [
+package enum ExportColumns {
+    package static let all = [
         "type", "seq", "transaction_id", "created_at", "kind", "player_id", "transaction_currency", "transaction_amount",
         "account", "currency", "amount", "balance_after", "posting_count", "idempotency_key", "store", "store_transaction_id",
         "product_id", "quantity", "actor", "reason_code", "note", "ticket", "refund_of_seq", "uncollected", "metadata",
@@ -104,22 +123,22 @@ enum ExportColumns {
 }
 
 /// Turns checkpoints and transactions into lines of one format.
-struct ExportEncoder {
-    let format: ExportFormat
+package struct ExportEncoder {
+    package let format: ExportFormat
 
     /// The header row (CSV only).
-    func header() -> String? {
+    package func header() -> String? {
         format == .csv ? ExportColumns.all.joined(separator: ",") + "\r\n" : nil
     }
 
     /// The checkpoint line, then one `opening_balance` line per opening balance: every line of
     /// an export is short, so a reader needs no more memory than its longest transaction.
-    func checkpoint(_ checkpoint: ExportCheckpoint) -> String {
+    package func checkpoint(_ checkpoint: ExportCheckpoint) -> String {
         checkpointLine(seq: checkpoint.seq, hash: checkpoint.hash, filtered: checkpoint.filtered)
             + checkpoint.openingBalances.map(openingLine).joined()
     }
 
-    func checkpointLine(seq: Int64, hash: String, filtered: Bool) -> String {
+    package func checkpointLine(seq: Int64, hash: String, filtered: Bool) -> String {
         let type = filtered ? "checkpoint_filtered" : "checkpoint"
         switch format {
         case .csv: return csvRow(["type": type, "seq": String(seq), "hash": CSVCell.text(hash)])
@@ -127,7 +146,7 @@ struct ExportEncoder {
         }
     }
 
-    func openingLine(_ opening: ExportCheckpoint.OpeningBalance) -> String {
+    package func openingLine(_ opening: ExportCheckpoint.OpeningBalance) -> String {
         switch format {
         case .csv:
             return csvRow([
@@ -142,7 +161,7 @@ struct ExportEncoder {
 
     /// Appends one line per posting of `transaction`, its fields in `ExportColumns.all` order,
     /// byte by byte into `output`: an export writes millions of these lines.
-    func append(_ transaction: LedgerTransaction, to output: inout [UInt8]) {
+    package func append(_ transaction: LedgerTransaction, to output: inout [UInt8]) {
         for posting in transaction.postings {
             // The buffer moves into the line and back, so it is never copied.
             var line = Line(format: format, output: output)

@@ -16,7 +16,7 @@ public struct ExportVerifyReport: Codable, Sendable, Equatable {
     public var firstBadSeq: Int64?
     public var problem: String?
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case ok, format, transactions, filtered, problem
         case checkpointSeq = "checkpoint_seq"
         case headHash = "head_hash"
@@ -55,7 +55,7 @@ public enum ExportFileVerifier {
         }
     }
 
-    static func verify(_ records: inout RecordReader, head: String?, progress: ((Int64) -> Void)?) throws -> ExportVerifyReport {
+    package static func verify(_ records: inout RecordReader, head: String?, progress: ((Int64) -> Void)?) throws -> ExportVerifyReport {
         guard let first = try records.next() else { throw WalletError.invalidRequest("the export file is empty") }
         let format = records.format
         let encoder = ExportEncoder(format: format)
@@ -139,19 +139,19 @@ public enum ExportFileVerifier {
 }
 
 /// One line of an export, parsed.
-enum ExportRecord {
+package enum ExportRecord {
     case checkpoint(seq: Int64, hash: String, filtered: Bool)
     case opening(ExportCheckpoint.OpeningBalance)
     case posting(PostingLine)
 
-    struct PostingLine {
+    package struct PostingLine {
         /// The transaction's own fields; `postings` is empty here.
         var transaction: LedgerTransaction
         var posting: Posting
         var postingCount: Int
     }
 
-    init(_ record: [String: FieldValue], format: ExportFormat) throws {
+    package init(_ record: [String: FieldValue], format: ExportFormat) throws {
         let fields = FieldReader(record: record)
         let type = try fields.text("type")
         switch type {
@@ -183,21 +183,21 @@ enum ExportRecord {
 }
 
 /// A field as read from a CSV cell (text) or a JSON value; JSON metadata is kept as its text.
-enum FieldValue {
+package enum FieldValue {
     case csv(String)
     case json(JSONValue)
     case jsonText(String)
 }
 
 /// Typed access to one record's fields, with errors that name the field.
-struct FieldReader {
-    let record: [String: FieldValue]
+package struct FieldReader {
+    package let record: [String: FieldValue]
 
-    func invalid(_ name: String, _ why: String) -> WalletError {
+    package func invalid(_ name: String, _ why: String) -> WalletError {
         .invalidRequest("the export field '\(name)' is invalid (\(why)); the file is not a well-formed wallet export")
     }
 
-    func optionalText(_ name: String) throws -> String? {
+    package func optionalText(_ name: String) throws -> String? {
         switch record[name] {
         case nil, .json(.null): return nil
         case .csv(let cell): return cell.isEmpty ? nil : CSVCell.untext(cell)
@@ -206,12 +206,12 @@ struct FieldReader {
         }
     }
 
-    func text(_ name: String) throws -> String {
+    package func text(_ name: String) throws -> String {
         guard let text = try optionalText(name) else { throw invalid(name, "missing") }
         return text
     }
 
-    func optionalNumber(_ name: String) throws -> Int64? {
+    package func optionalNumber(_ name: String) throws -> Int64? {
         switch record[name] {
         case nil, .json(.null): return nil
         case .csv(let cell):
@@ -223,12 +223,12 @@ struct FieldReader {
         }
     }
 
-    func number(_ name: String) throws -> Int64 {
+    package func number(_ name: String) throws -> Int64 {
         guard let number = try optionalNumber(name) else { throw invalid(name, "missing") }
         return number
     }
 
-    func metadata() throws -> Metadata? {
+    package func metadata() throws -> Metadata? {
         switch record["metadata"] {
         case nil, .json(.null): return nil
         case .csv(let cell): return cell.isEmpty ? nil : Metadata(canonicalText: CSVCell.untext(cell))
@@ -242,8 +242,8 @@ struct FieldReader {
 /// Reads an export file's records one at a time, each with the bytes it was read from: CSV
 /// (RFC 4180, quoted newlines included) or JSON Lines, told apart by the first byte. No record
 /// may be longer than `Limits.exportRecordBytesMax`, so memory stays bounded whatever the file.
-struct RecordReader {
-    struct Record {
+package struct RecordReader {
+    package struct Record {
         var fields: [String: FieldValue]
         /// The record's bytes in the file, its line ending included.
         var raw: [UInt8]
@@ -256,11 +256,11 @@ struct RecordReader {
     private(set) var format: ExportFormat = .csv
     private var started = false
 
-    init(handle: FileHandle) {
+    package init(handle: FileHandle) {
         self.handle = handle
     }
 
-    mutating func next() throws -> Record? {
+    package mutating func next() throws -> Record? {
         if !started {
             started = true
             guard let byte = try peek() else { return nil }

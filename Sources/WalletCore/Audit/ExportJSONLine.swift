@@ -3,8 +3,8 @@
 /// hashed — as a CSV cell keeps it, so a reformatted or edited metadata object is caught by
 /// the hash. `JSONParser` reads it: fast (an export has a line per posting, millions of them)
 /// and strict with hostile files.
-enum ExportJSONLine {
-    static func fields(_ line: [UInt8]) throws(WalletError) -> [String: FieldValue] {
+package enum ExportJSONLine {
+    package static func fields(_ line: [UInt8]) throws(WalletError) -> [String: FieldValue] {
         let parsed: [String: FieldValue]? = line.withUnsafeBufferPointer { bytes in
             var parser = JSONParser(bytes)
             guard let fields = try? parser.topLevelObject(), parser.atEnd() else { return nil }
@@ -17,7 +17,7 @@ enum ExportJSONLine {
 
 extension JSONParser {
     /// The members of the object the text is; `metadata` as its text.
-    mutating func topLevelObject() throws(Invalid) -> [String: FieldValue] {
+    package mutating func topLevelObject() throws(Invalid) -> [String: FieldValue] {
         var fields: [String: FieldValue] = [:]
         try members { (parser: inout JSONParser, name: String) throws(Invalid) in
             if name == "metadata" {

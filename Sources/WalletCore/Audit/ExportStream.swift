@@ -5,12 +5,12 @@
 public struct ExportStream: AsyncSequence, Sendable {
     public typealias Element = ExportChunk
 
-    let format: ExportFormat
-    let checkpoint: ExportCheckpoint
-    let seqs: Range<Int64>
-    let pageSize: Int
+    package let format: ExportFormat
+    package let checkpoint: ExportCheckpoint
+    package let seqs: Range<Int64>
+    package let pageSize: Int
     /// Reads the transactions of a seq range that the export keeps, in seq order.
-    let fetchPage: @Sendable (ClosedRange<Int64>) async throws(WalletError) -> [LedgerTransaction]
+    package let fetchPage: @Sendable (ClosedRange<Int64>) async throws(WalletError) -> [LedgerTransaction]
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(stream: self, next: seqs.lowerBound)
@@ -51,6 +51,14 @@ public struct ExportStream: AsyncSequence, Sendable {
             let fetchPage = stream.fetchPage
             return Task { try await fetchPage(pageSeqs) }
         }
+    }
+
+    package init(format: ExportFormat, checkpoint: ExportCheckpoint, seqs: Range<Int64>, pageSize: Int, fetchPage: @escaping @Sendable (ClosedRange<Int64>) async throws(WalletError) -> [LedgerTransaction]) {
+        self.format = format
+        self.checkpoint = checkpoint
+        self.seqs = seqs
+        self.pageSize = pageSize
+        self.fetchPage = fetchPage
     }
 }
 

@@ -18,9 +18,16 @@ public struct Statement: Codable, Sendable, Equatable {
             case openingBalance = "opening_balance"
             case closingBalance = "closing_balance"
         }
+
+        package init(currency: String, openingBalance: Int64, closingBalance: Int64, transactions: [LedgerTransaction]) {
+            self.currency = currency
+            self.openingBalance = openingBalance
+            self.closingBalance = closingBalance
+            self.transactions = transactions
+        }
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case from, to, currencies
         case playerID = "player_id"
     }
@@ -31,6 +38,13 @@ public struct Statement: Codable, Sendable, Equatable {
         try container.encode(from, forKey: .from)
         try container.encode(to, forKey: .to)
         try container.encode(currencies, forKey: .currencies)
+    }
+
+    package init(playerID: String, from: String?, to: String?, currencies: [CurrencyStatement]) {
+        self.playerID = playerID
+        self.from = from
+        self.to = to
+        self.currencies = currencies
     }
 }
 

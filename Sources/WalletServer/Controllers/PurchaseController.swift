@@ -1,4 +1,5 @@
 import Hummingbird
+import WalletApple
 import WalletCore
 
 /// Store purchases verified by a trusted backend, and refunds.

@@ -1,19 +1,6 @@
+import WalletCore
 import Foundation
 import Synchronization
-
-/// How the store turns operations into SQL transactions.
-public enum WriteMode: Sendable, Equatable {
-    /// One writer per process applies the operations that queued while the previous commit was
-    /// in flight together: each in its own savepoint, then one commit — one fsync — answers
-    /// them all. `batchMax` bounds a batch, `queueMax` the operations waiting; beyond it callers
-    /// get `overloaded` at once.
-    case grouped(batchMax: Int = 512, queueMax: Int = 16_384)
-    /// One SQL transaction, and one commit, per operation: the naive path, kept to measure
-    /// against.
-    case single
-
-    public static let `default` = WriteMode.grouped()
-}
 
 /// The single writer of DESIGN.md, "Storage and performance". Every ledger write of the process
 /// goes through `submit`; an operation's answer is given only once the transaction holding it
@@ -161,21 +148,10 @@ final class GroupCommitWriter: Sendable {
     }
 }
 
-/// What the group commit has done: for benchmarks and metrics.
-public struct GroupCommitStatistics: Sendable, Equatable {
-    public var batches = 0
-    public var operations = 0
-    public var largestBatch = 0
-    /// Time spent applying and committing batches.
-    public var commitSeconds = 0.0
-
-    public var averageBatch: Double { batches == 0 ? 0 : Double(operations) / Double(batches) }
-}
-
 /// What the operations of one batch share inside its SQL transaction, where no other writer
 /// can interleave: the chain's head as the previous operation left it, and the accounts it
 /// touched. It spares each operation re-reading what the one before just wrote.
-struct BatchContext {
+package struct BatchContext {
     /// Makes the id of each new transaction: random UUIDs, or a sequence in tests.
     let makeTransactionID: @Sendable () -> String
     var head: (seq: Int64, hash: String)?

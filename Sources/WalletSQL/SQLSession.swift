@@ -1,9 +1,11 @@
+import WalletCore
+
 /// What the ledger's code says to a SQL database, whichever it is: statements with `?`
 /// parameters (or `?N` for the Nth) bound to integers, text or NULL, and rows read by column
 /// index. The writes, reads, audit and verification are written once against it; SQLite
 /// (`SQLiteSession`) and PostgreSQL (`PostgresSession`) each run them on their own connection,
 /// inside a transaction their engine opened. The SQL they share is the common subset of both.
-protocol SQLSession {
+package protocol SQLSession {
     /// Runs a statement that returns no row.
     func execute(_ sql: String, _ values: [SQLValue]) throws
     /// Runs a query and hands each row to `body`, in order.
@@ -14,10 +16,10 @@ protocol SQLSession {
 }
 
 extension SQLSession {
-    func execute(_ sql: String) throws { try execute(sql, []) }
+    package func execute(_ sql: String) throws { try execute(sql, []) }
 
     /// The first row of a query, read by `read`; nil if there is none.
-    func first<Result>(_ sql: String, _ values: [SQLValue] = [], _ read: (any SQLRow) throws -> Result) throws -> Result? {
+    package func first<Result>(_ sql: String, _ values: [SQLValue] = [], _ read: (any SQLRow) throws -> Result) throws -> Result? {
         var result: Result?
         try forEach(sql, values) { row in
             if result == nil { result = try read(row) }
@@ -26,12 +28,12 @@ extension SQLSession {
     }
 
     /// The integer in the first column of the first row; nil for no row or NULL (`max` of nothing).
-    func integer(_ sql: String, _ values: [SQLValue] = []) throws -> Int64? {
+    package func integer(_ sql: String, _ values: [SQLValue] = []) throws -> Int64? {
         try first(sql, values) { row in try row.integerOrNil(0) }.flatMap { $0 }
     }
 
     /// Every row of a query, each read by `read`.
-    func all<Result>(_ sql: String, _ values: [SQLValue] = [], _ read: (any SQLRow) throws -> Result) throws -> [Result] {
+    package func all<Result>(_ sql: String, _ values: [SQLValue] = [], _ read: (any SQLRow) throws -> Result) throws -> [Result] {
         var results: [Result] = []
         try forEach(sql, values) { row in results.append(try read(row)) }
         return results
@@ -39,17 +41,17 @@ extension SQLSession {
 }
 
 /// A value bound to a statement parameter.
-enum SQLValue: Sendable, Equatable {
+package enum SQLValue: Sendable, Equatable {
     case null
     case integer(Int64)
     case text(String)
 
-    static func text(_ value: String?) -> SQLValue { value.map(SQLValue.text) ?? .null }
-    static func integer(_ value: Int64?) -> SQLValue { value.map(SQLValue.integer) ?? .null }
+    package static func text(_ value: String?) -> SQLValue { value.map(SQLValue.text) ?? .null }
+    package static func integer(_ value: Int64?) -> SQLValue { value.map(SQLValue.integer) ?? .null }
 }
 
 /// The current row of a query, read by column index (0-based).
-protocol SQLRow {
+package protocol SQLRow {
     /// The column's integer, nil for NULL.
     func integerOrNil(_ column: Int) throws -> Int64?
     /// The column's text, nil for NULL.
@@ -58,13 +60,13 @@ protocol SQLRow {
 
 extension SQLRow {
     /// The column's integer; a NULL where the schema allows none is a storage error.
-    func integer(_ column: Int) throws -> Int64 {
+    package func integer(_ column: Int) throws -> Int64 {
         guard let value = try integerOrNil(column) else { throw WalletError.corrupt("a stored row has NULL in integer column \(column)") }
         return value
     }
 
     /// The column's text; a NULL where the schema allows none is a storage error.
-    func text(_ column: Int) throws -> String {
+    package func text(_ column: Int) throws -> String {
         guard let value = try textOrNil(column) else { throw WalletError.corrupt("a stored row has NULL in text column \(column)") }
         return value
     }
@@ -73,6 +75,8 @@ extension SQLRow {
 /// Thrown by a session when the database aborted the whole transaction for a reason that a
 /// new attempt may not meet (a serialization failure, a deadlock): the engine runs the
 /// transaction again, a bounded number of times.
-struct SQLRetry: Error, CustomStringConvertible {
-    let description: String
+package struct SQLRetry: Error, CustomStringConvertible {
+    package let description: String
+
+    package init(_ description: String) { self.description = description }
 }

@@ -1,3 +1,4 @@
+import WalletCore
 import Crypto
 import Foundation
 @_spi(FixedExpiryValidationTime) import X509

@@ -1,3 +1,4 @@
+import WalletCore
 import Dispatch
 import Foundation
 import Synchronization
@@ -43,15 +44,6 @@ private final class PageHandoff: Sendable {
         slot.withLock { $0.abandoned = true }
         taken.signal()
     }
-}
-
-/// What `copy(to:)` did.
-public struct CopyReport: Sendable, Equatable {
-    /// Rows copied per table, in copy order.
-    public var rows: [String: Int64]
-    public var transactions: Int64
-    /// The head hash both ledgers end at.
-    public var headHash: String
 }
 
 /// A table as the copy moves it: its columns, which hold integers, and the integer column its
@@ -109,7 +101,8 @@ extension SQLLedgerStore {
     /// first (a corrupted source is refused before anything is written), copies every table in
     /// one write transaction of the target, then verifies that the target ends at the same head
     /// hash. `progress` hears each table's name and the rows copied so far, now and then.
-    public func copy(to target: SQLLedgerStore, progress: (@Sendable (String, Int64) -> Void)? = nil) async throws(WalletError) -> CopyReport {
+    package func copy(to target: any LedgerDatabase, progress: (@Sendable (String, Int64) -> Void)? = nil) async throws(WalletError) -> CopyReport {
+        guard let target = target as? SQLLedgerStore else { throw .invalidRequest("the target is not a SQL ledger database; nothing was copied") }
         let report = try await verify(progress: nil)
         guard report.ok else {
             throw .invalidRequest(

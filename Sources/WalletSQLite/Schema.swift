@@ -1,3 +1,6 @@
+import WalletCore
+import WalletSQL
+
 /// The schema, embedded so the binary needs no file beside it. It must equal `schema.sql` at the
 /// repository root byte for byte; `SchemaTests` checks that, so edit both together.
 enum Schema {
@@ -53,7 +56,7 @@ enum Schema {
 -- CreditsWallet ledger schema, version 3.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
--- copy (Sources/WalletCore/Storage/Schema.swift, checked by a test) and applies it to an empty
+-- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
 -- database in one transaction. Money is INTEGER whole units; timestamps are RFC 3339 UTC text
 -- with milliseconds, so they sort as text.
 

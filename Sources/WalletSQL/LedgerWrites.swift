@@ -1,3 +1,4 @@
+import WalletCore
 import Foundation
 
 /// The ledger's write operations, each run inside one write transaction (or, batched, one
@@ -180,23 +181,7 @@ enum LedgerWrites {
     }
 }
 
-/// An idempotency key with the hash of the request it stands for.
-struct IdempotencyKey: Sendable {
-    let scope: String
-    let key: String
-    let requestHash: String
-    /// What `idempotencyKeyReused` says when the key was used for another request.
-    let reusedDetail: String
-
-    /// A caller's key for a spend or adjustment, scoped to the wallet and to the kind of
-    /// operation: players and game servers spend, support adjusts, and neither can occupy a key
-    /// the other will use.
-    static func wallet(_ playerID: String, kind: TransactionKind, key: String, requestHash: String) -> IdempotencyKey {
-        IdempotencyKey(
-            scope: "\(kind.rawValue):\(playerID)", key: key, requestHash: requestHash,
-            reusedDetail: "idempotency key '\(key)' was already used for a different \(kind.rawValue) on this wallet")
-    }
-
+extension IdempotencyKey {
     /// The original result if this key was used for this same request; throws
     /// `idempotencyKeyReused` if it was used for another; nil if unused.
     func replay(_ db: any SQLSession) throws -> MutationResult? {
@@ -303,16 +288,5 @@ struct Account {
         return try db.first("SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?", [.text(owner), .text(currency)]) { row in
             Account(id: try row.integer(0), owner: owner, currency: currency, balance: try row.integer(1))
         }
-    }
-}
-
-extension LedgerTransaction {
-    /// A transaction not yet placed in the chain: `append` fills seq, id, time, postings and hashes.
-    init(draftOf kind: TransactionKind, playerID: String, currency: String, amount: Int64, actor: String) {
-        self.init(
-            seq: 0, id: "", kind: kind, playerID: playerID, currency: currency, amount: amount, actor: actor,
-            createdAt: "", idempotencyKey: nil, store: nil, storeTransactionID: nil, productID: nil, quantity: nil,
-            reasonCode: nil, note: nil, ticket: nil, refundOfSeq: nil, uncollected: 0, metadata: nil,
-            prevHash: "", hash: "", postings: [])
     }
 }

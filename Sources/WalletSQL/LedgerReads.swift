@@ -1,3 +1,5 @@
+import WalletCore
+
 /// Reads of the ledger, usable inside a write transaction or on a read snapshot, on any store.
 enum LedgerReads {
     /// The last transaction's `seq` and `hash`; `(0, genesis)` for an empty ledger.

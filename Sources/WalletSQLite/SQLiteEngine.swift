@@ -1,30 +1,24 @@
+import WalletCore
+import WalletSQL
 import Foundation
 import GRDB
 import ServiceLifecycle
 
-/// How hard a commit waits for the disk.
-public enum Durability: String, Sendable, CaseIterable {
-    /// `synchronous=FULL`: an acknowledged write survives power loss. The default.
-    case full
-    /// `synchronous=NORMAL`: faster; the last commits may be lost on power loss (never corrupted).
-    case normal
-}
-
 /// The ledger on one SQLite file, through one GRDB `DatabasePool`: WAL, foreign keys, a busy
 /// timeout so several processes can share the file, and `synchronous=FULL` unless asked otherwise.
 /// Every write is one IMMEDIATE transaction, which SQLite's file lock serializes across processes.
-struct SQLiteEngine: SQLEngine {
+package struct SQLiteEngine: SQLEngine {
     let writer: any DatabaseWriter
 
     /// How long a write waits for another process's write before it fails with `storage_error`.
     static let busyTimeoutSeconds: TimeInterval = 30
 
-    var location: String { writer.path }
+    package var location: String { writer.path }
 
     /// Opens (and on first use creates) the database at `path`.
     /// - Throws: `unsupportedDatabase` for a file that is not a wallet database of a version this
     ///   build knows; `storage` when the file cannot be opened.
-    static func open(
+    package static func open(
         path: String, durability: Durability = .full, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() }
     ) throws(WalletError) -> SQLLedgerStore {
         var configuration = Configuration()
@@ -125,25 +119,25 @@ struct SQLiteEngine: SQLEngine {
         try db.execute(sql: Schema.sql)
     }
 
-    func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
+    package func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
         try await writer.write { db in try body(SQLiteSession(db: db)) }
     }
 
-    func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
+    package func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
         try await writer.read { db in try body(SQLiteSession(db: db)) }
     }
 
     /// Nothing runs beside a SQLite database: this only waits for the end of the service.
-    func run() async throws {
+    package func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while true { try await Task.sleep(for: .seconds(3_600)) }
         }
     }
 
-    func mapped(_ error: any Error) -> WalletError { Self.mapped(error, path: writer.path) }
+    package func mapped(_ error: any Error) -> WalletError { Self.mapped(error, path: writer.path) }
 
     /// SQLite gives a new account the largest id plus one: nothing to do.
-    func afterCopy(_ db: any SQLSession) throws {}
+    package func afterCopy(_ db: any SQLSession) throws {}
 
     /// Turns any error from the storage layer into a `WalletError` a caller can report.
     static func mapped(_ error: any Error, path: String) -> WalletError {

@@ -1,3 +1,6 @@
+import WalletCore
+import WalletSQL
+
 /// The ledger's schema on PostgreSQL: the tables, columns, constraints and indexes of
 /// `schema.sql` (SQLite's, the reference) in PostgreSQL's words, with its own version number in
 /// `wallet_schema`. Every text column sorts and compares by bytes (`COLLATE "C"`), as SQLite's

@@ -1,7 +1,9 @@
+import WalletCore
+
 extension SQLLedgerStore {
     private static let keyColumns = "id, name, role, created_at, revoked_at"
 
-    public func createAPIKey(role: KeyRole, name: String) async throws(WalletError) -> CreatedAPIKey {
+    package func createAPIKey(role: KeyRole, name: String) async throws(WalletError) -> CreatedAPIKey {
         try Validate.text(name, field: "key name", bytesMax: Limits.identifierBytesMax)
         let secret = APIKeySecret.generate()
         return try await write { db, now, _ in
@@ -13,13 +15,13 @@ extension SQLLedgerStore {
         }
     }
 
-    public func apiKeys() async throws(WalletError) -> [APIKey] {
+    package func apiKeys() async throws(WalletError) -> [APIKey] {
         try await read { db in
             try db.all("SELECT \(Self.keyColumns) FROM api_keys ORDER BY created_at, id", [], Self.apiKey(from:))
         }
     }
 
-    public func revokeAPIKey(id: String) async throws(WalletError) -> APIKey {
+    package func revokeAPIKey(id: String) async throws(WalletError) -> APIKey {
         try Validate.visibleText(id, field: "key id", bytesMax: 64)
         return try await write { db, now, _ in
             try db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.text(Timestamp.format(now)), .text(id)])
@@ -30,7 +32,7 @@ extension SQLLedgerStore {
         }
     }
 
-    public func authenticate(secret: String) async throws(WalletError) -> APIKey? {
+    package func authenticate(secret: String) async throws(WalletError) -> APIKey? {
         guard !secret.isEmpty, secret.utf8.count <= 512 else { return nil }
         let hash = APIKeySecret.hash(secret)
         return try await read { db in

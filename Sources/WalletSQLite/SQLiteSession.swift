@@ -1,3 +1,5 @@
+import WalletCore
+import WalletSQL
 import GRDB
 import GRDBSQLite
 

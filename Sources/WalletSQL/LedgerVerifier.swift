@@ -1,3 +1,5 @@
+import WalletCore
+
 /// Recomputes the ledger from its rows on one read snapshot, streaming, without trusting any
 /// stored derived value: `ChainChecker`'s rules on every transaction from genesis, then every
 /// materialised balance against its postings. It reports the first inconsistent `seq` and

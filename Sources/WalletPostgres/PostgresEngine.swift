@@ -1,3 +1,5 @@
+import WalletCore
+import WalletSQL
 import Dispatch
 import Foundation
 import Logging
@@ -19,9 +21,9 @@ import Synchronization
 ///
 /// The ledger's code is synchronous (`SQLSession`); it runs on a thread of its own per
 /// session, waiting for each statement's answer, never on Swift's cooperative threads.
-struct PostgresEngine: SQLEngine {
+package struct PostgresEngine: SQLEngine {
     let client: PostgresClient
-    let location: String
+    package let location: String
     /// The pool's task: started on open, cancelled by `close()` (which closes the pool).
     private let poolTask: Task<Void, Never>
 
@@ -40,11 +42,11 @@ struct PostgresEngine: SQLEngine {
     /// Whether `database` is a URL rather than a SQLite path: anything with `://`, whatever
     /// its case or leading spaces (a mistyped URL must never become a file name that error
     /// messages print, password included). `PostgresURL` refuses schemes other than PostgreSQL's.
-    static func names(_ database: String) -> Bool {
+    package static func names(_ database: String) -> Bool {
         database.contains("://")
     }
 
-    static func open(
+    package static func open(
         url: String, poolSize: Int, writeMode: WriteMode, clock: @escaping @Sendable () -> Date,
         makeTransactionID: @escaping @Sendable () -> String = RandomID.uuid
     ) async throws(WalletError) -> SQLLedgerStore {
@@ -70,7 +72,7 @@ struct PostgresEngine: SQLEngine {
         return SQLLedgerStore(engine: engine, writeMode: writeMode, clock: clock, makeTransactionID: makeTransactionID)
     }
 
-    func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
+    package func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
         try await transaction(lock: true, body)
     }
 
@@ -100,7 +102,7 @@ struct PostgresEngine: SQLEngine {
         }
     }
 
-    func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
+    package func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
         try await session { db in
             try db.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(db) }
         }
@@ -145,7 +147,7 @@ struct PostgresEngine: SQLEngine {
         }
     }
 
-    func run() async throws {
+    package func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while true { try await Task.sleep(for: .seconds(3_600)) }
         }
@@ -158,11 +160,11 @@ struct PostgresEngine: SQLEngine {
         await poolTask.value
     }
 
-    func afterCopy(_ db: any SQLSession) throws {
+    package func afterCopy(_ db: any SQLSession) throws {
         try db.execute("SELECT setval(pg_get_serial_sequence('accounts', 'id'), coalesce((SELECT max(id) FROM accounts), 0) + 1, false)")
     }
 
-    func mapped(_ error: any Error) -> WalletError {
+    package func mapped(_ error: any Error) -> WalletError {
         if let error = error as? WalletError { return error }
         if error is CancellationError { return .storage("the request was cancelled before PostgreSQL answered; try again") }
         if let retry = error as? SQLRetry { return .storage("PostgreSQL aborted the write (\(retry)); nothing was written, try again") }
@@ -302,7 +304,7 @@ final class PostgresSession: SQLSession {
         } catch let error as PSQLError {
             // Serialization failure or deadlock: the whole transaction may succeed if run again.
             if let state = error.serverInfo?[.sqlState], state == "40001" || state == "40P01" {
-                throw SQLRetry(description: "SQLSTATE \(state)")
+                throw SQLRetry("SQLSTATE \(state)")
             }
             throw error
         }

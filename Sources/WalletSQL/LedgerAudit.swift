@@ -1,10 +1,11 @@
+import WalletCore
 import Foundation
 
 extension SQLLedgerStore {
     /// How many transactions an export reads per page.
     static let exportPageSize = 2_000
 
-    public func head() async throws(WalletError) -> LedgerHead {
+    package func head() async throws(WalletError) -> LedgerHead {
         try await read { db in
             try db.first("SELECT seq, hash, created_at FROM transactions ORDER BY seq DESC LIMIT 1") { row in
                 LedgerHead(seq: try row.integer(0), hash: try row.text(1), at: try row.text(2))
@@ -16,7 +17,7 @@ extension SQLLedgerStore {
     /// the file holds the seq range fixed when the export started, however many writes land
     /// meanwhile, and memory stays flat whatever its size: a page is read only when the
     /// consumer asks for the next chunk.
-    public func export(_ query: ExportQuery, format: ExportFormat) async throws(WalletError) -> ExportStream {
+    package func export(_ query: ExportQuery, format: ExportFormat) async throws(WalletError) -> ExportStream {
         let bounds = try query.bounds()
         // The range and its checkpoint are read together, once. Each page is then its own short
         // read: the rows up to the range's last seq never change (the ledger is append-only),
@@ -86,7 +87,7 @@ extension SQLLedgerStore {
         return ExportCheckpoint(seq: checkpointSeq, hash: hash, filtered: query.isFiltered, openingBalances: openings)
     }
 
-    public func statement(_ query: StatementQuery) async throws(WalletError) -> Statement {
+    package func statement(_ query: StatementQuery) async throws(WalletError) -> Statement {
         try PlayerID.validate(query.playerID)
         let bounds = try ExportQuery(from: query.from, to: query.to).bounds()
         return try await read { db in

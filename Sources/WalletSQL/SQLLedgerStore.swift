@@ -1,10 +1,11 @@
+import WalletCore
 import Foundation
 import ServiceLifecycle
 
 /// How a ledger reaches its database: SQLite (`SQLiteEngine`) or PostgreSQL (`PostgresEngine`).
 /// An engine opens transactions and maps its native errors; every rule, read and check runs
 /// above it, once, in `SQLLedgerStore`.
-protocol SQLEngine: Sendable {
+package protocol SQLEngine: Sendable {
     /// Runs `body` in one write transaction that excludes every other writer of the database
     /// (another process's included) from the ledger until it commits. An engine may run `body`
     /// again after a serialization failure: it must have no effect outside the session.
@@ -27,14 +28,14 @@ protocol SQLEngine: Sendable {
 /// the engine. Every write goes through the group commit (or, in `.single` mode, its own
 /// transaction); reads run on snapshots. Run it as a `Service` (in `wallet serve`'s service
 /// group, or with `run(_:)` for one command) so that a PostgreSQL pool is served and closed.
-public struct SQLLedgerStore: LedgerStore, Service {
-    let engine: any SQLEngine
+package struct SQLLedgerStore: LedgerDatabase {
+    package let engine: any SQLEngine
     let clock: @Sendable () -> Date
     let makeTransactionID: @Sendable () -> String
     /// Nil in `.single` mode: each operation is then its own transaction.
     private let groupCommit: GroupCommitWriter?
 
-    init(engine: any SQLEngine, writeMode: WriteMode, clock: @escaping @Sendable () -> Date, makeTransactionID: @escaping @Sendable () -> String) {
+    package init(engine: any SQLEngine, writeMode: WriteMode, clock: @escaping @Sendable () -> Date, makeTransactionID: @escaping @Sendable () -> String) {
         self.engine = engine
         self.clock = clock
         self.makeTransactionID = makeTransactionID
@@ -46,41 +47,16 @@ public struct SQLLedgerStore: LedgerStore, Service {
         }
     }
 
-    /// Opens the ledger `database` names: a `postgres://` or `postgresql://` URL, or else the
-    /// path of a SQLite file (created on first use).
-    public static func open(
-        database: String, durability: Durability = .full, writeMode: WriteMode = .default, poolSize: Int = SQLLedgerStore.postgresPoolSizeDefault,
-        clock: @escaping @Sendable () -> Date = { Date() }
-    ) async throws(WalletError) -> SQLLedgerStore {
-        if PostgresEngine.names(database) {
-            return try await PostgresEngine.open(url: database, poolSize: poolSize, writeMode: writeMode, clock: clock)
-        }
-        return try SQLiteEngine.open(path: database, durability: durability, writeMode: writeMode, clock: clock)
-    }
-
-    /// Connections a PostgreSQL store keeps at most, unless told otherwise.
-    public static let postgresPoolSizeDefault = 10
-
     /// Where the ledger is: a path, or a URL without its password.
-    public var location: String { engine.location }
+    package var location: String { engine.location }
 
-    public func run() async throws {
+    package func run() async throws {
         try await engine.run()
-    }
-
-    /// Runs `body` with the store running beside it (a PostgreSQL pool needs its task), then
-    /// stops it: what a one-shot command does.
-    public func run<Result: Sendable>(_ body: @Sendable (SQLLedgerStore) async throws -> Result) async throws -> Result {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.run() }
-            defer { group.cancelAll() }
-            return try await body(self)
-        }
     }
 
     /// Runs one business operation: in the next group commit, or as its own write transaction
     /// in `.single` mode. Returns once the operation is committed.
-    func write<Result: Sendable>(_ operation: @escaping @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result) async throws(WalletError) -> Result {
+    package func write<Result: Sendable>(_ operation: @escaping @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result) async throws(WalletError) -> Result {
         do {
             if let groupCommit { return try await groupCommit.submit(operation) }
             let (clock, makeTransactionID) = (self.clock, self.makeTransactionID)
@@ -96,7 +72,7 @@ public struct SQLLedgerStore: LedgerStore, Service {
     }
 
     /// Runs a read on a snapshot; it never waits for writes.
-    func read<Result: Sendable>(_ operation: @escaping @Sendable (any SQLSession) throws -> Result) async throws(WalletError) -> Result {
+    package func read<Result: Sendable>(_ operation: @escaping @Sendable (any SQLSession) throws -> Result) async throws(WalletError) -> Result {
         do {
             return try await engine.read(operation)
         } catch {
@@ -105,60 +81,60 @@ public struct SQLLedgerStore: LedgerStore, Service {
     }
 
     /// Operations waiting for the next group commit (0 in `.single` mode).
-    var queuedWriteCount: Int { groupCommit?.queuedCount ?? 0 }
+    package var queuedWriteCount: Int { groupCommit?.queuedCount ?? 0 }
 
     /// What the group commit did so far; nil in `.single` mode.
-    public var groupCommitStatistics: GroupCommitStatistics? { groupCommit?.statistics }
+    package var groupCommitStatistics: GroupCommitStatistics? { groupCommit?.statistics }
 
     /// Ready when the database answers a read and the latest write committed (or failed more
     /// than a few seconds ago): a full disk, a lock held past the busy timeout or a database
     /// server that went away makes the instance unready, so a balancer stops sending it writes.
-    public func checkReadiness() async throws(WalletError) {
+    package func checkReadiness() async throws(WalletError) {
         _ = try await read { db in try db.first("SELECT 1") { row in try row.integer(0) } }
         if let failure = groupCommit?.recentCommitFailure { throw .storage("writes cannot commit: \(failure.prefix(200))") }
     }
 }
 
 extension SQLLedgerStore {
-    public func setProduct(_ update: ProductUpdate) async throws(WalletError) -> Product {
+    package func setProduct(_ update: ProductUpdate) async throws(WalletError) -> Product {
         try await write { db, now, context in try LedgerWrites.setProduct(db, update, now: now, context: &context) }
     }
 
-    public func products() async throws(WalletError) -> [Product] {
+    package func products() async throws(WalletError) -> [Product] {
         try await read { db in try LedgerReads.products(db) }
     }
 
-    public func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult {
+    package func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
         return try await write { db, now, context in try LedgerWrites.grant(db, checked, now: now, context: &context) }
     }
 
-    public func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
+    package func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
         return try await write { db, now, context in try LedgerWrites.spend(db, checked, now: now, context: &context) }
     }
 
-    public func adjust(_ request: AdjustRequest) async throws(WalletError) -> MutationResult {
+    package func adjust(_ request: AdjustRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
         return try await write { db, now, context in try LedgerWrites.adjust(db, checked, now: now, context: &context) }
     }
 
-    public func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult {
+    package func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
         return try await write { db, now, context in try LedgerWrites.refund(db, checked, now: now, context: &context) }
     }
 
-    public func balances(playerID: String) async throws(WalletError) -> WalletBalances {
+    package func balances(playerID: String) async throws(WalletError) -> WalletBalances {
         try Validate.playerID(playerID)
         return try await read { db in try LedgerReads.balances(db, playerID: playerID) }
     }
 
-    public func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage {
+    package func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage {
         let bounds = try query.validated()
         return try await read { db in try LedgerReads.history(db, query, from: bounds.from, to: bounds.to) }
     }
 
-    public func verify(progress: (@Sendable (Int64) -> Void)? = nil) async throws(WalletError) -> VerifyReport {
+    package func verify(progress: (@Sendable (Int64) -> Void)? = nil) async throws(WalletError) -> VerifyReport {
         try await read { db in try LedgerVerifier.verify(db, progress: progress) }
     }
 }

@@ -1,7 +1,8 @@
+import WalletCore
 import Foundation
 
 extension SQLLedgerStore {
-    public func recordNotification(_ notification: StoreNotification) async throws(WalletError) -> NotificationOutcome {
+    package func recordNotification(_ notification: StoreNotification) async throws(WalletError) -> NotificationOutcome {
         try notification.validate()
         return try await write { db, now, context in try Self.apply(db, notification, now: now, context: &context) }
     }

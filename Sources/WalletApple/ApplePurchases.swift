@@ -1,3 +1,4 @@
+import WalletCore
 import Foundation
 
 /// Redeems StoreKit 2 consumable transactions: verifies Apple's signature offline, checks the

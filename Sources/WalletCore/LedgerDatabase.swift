@@ -1,0 +1,77 @@
+import Foundation
+import ServiceLifecycle
+
+/// A ledger database as the CLI holds it: every store protocol, run as a `Service` (a
+/// PostgreSQL pool needs its task), plus what operators ask of the database itself. The
+/// server sees only the store protocols; `WalletStores` opens one from a path or a URL.
+public protocol LedgerDatabase: LedgerStore, Service {
+    /// Where the ledger is, for messages: a path, or a URL without its password.
+    var location: String { get }
+    /// What the group commit did so far; nil in `.single` mode.
+    var groupCommitStatistics: GroupCommitStatistics? { get }
+    /// Copies this ledger into `target`, which must be empty and verify at the same head hash
+    /// afterwards. `progress` hears each table's name and the rows copied so far.
+    func copy(to target: any LedgerDatabase, progress: (@Sendable (String, Int64) -> Void)?) async throws(WalletError) -> CopyReport
+}
+
+extension LedgerDatabase {
+    /// Runs `body` with the database running beside it (a PostgreSQL pool needs its task),
+    /// then stops it and closes its connections: what a one-shot command does.
+    public func run<Result: Sendable>(_ body: (Self) async throws -> Result) async throws -> Result {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.run() }
+            defer { group.cancelAll() }
+            return try await body(self)
+        }
+    }
+}
+
+/// How hard a commit waits for the disk.
+public enum Durability: String, Sendable, CaseIterable {
+    /// `synchronous=FULL`: an acknowledged write survives power loss. The default.
+    case full
+    /// `synchronous=NORMAL`: faster; the last commits may be lost on power loss (never corrupted).
+    case normal
+}
+
+/// How the store turns operations into SQL transactions.
+public enum WriteMode: Sendable, Equatable {
+    /// One writer per process applies the operations that queued while the previous commit was
+    /// in flight together: each in its own savepoint, then one commit — one fsync — answers
+    /// them all. `batchMax` bounds a batch, `queueMax` the operations waiting; beyond it callers
+    /// get `overloaded` at once.
+    case grouped(batchMax: Int = 512, queueMax: Int = 16_384)
+    /// One SQL transaction, and one commit, per operation: the naive path, kept to measure
+    /// against.
+    case single
+
+    public static let `default` = WriteMode.grouped()
+}
+
+/// What the group commit has done: for benchmarks and metrics.
+public struct GroupCommitStatistics: Sendable, Equatable {
+    public var batches = 0
+    public var operations = 0
+    public var largestBatch = 0
+    /// Time spent applying and committing batches.
+    public var commitSeconds = 0.0
+
+    public var averageBatch: Double { batches == 0 ? 0 : Double(operations) / Double(batches) }
+
+    package init() {}
+}
+
+/// What `copy(to:)` did.
+public struct CopyReport: Sendable, Equatable {
+    /// Rows copied per table, in copy order.
+    public var rows: [String: Int64]
+    public var transactions: Int64
+    /// The head hash both ledgers end at.
+    public var headHash: String
+
+    package init(rows: [String: Int64], transactions: Int64, headHash: String) {
+        self.rows = rows
+        self.transactions = transactions
+        self.headHash = headHash
+    }
+}
