@@ -7,34 +7,29 @@ import WalletSQL
 /// do, so both stores order accounts, postings and exports alike, and so hash alike.
 enum PostgresSchema {
     /// The version in `wallet_schema` this build writes and understands.
-    static let version: Int64 = 1
+    static let version = 1
 
-    /// Creates the schema in a database without tables, accepts one at the known version, and
-    /// refuses anything else without touching it. Runs in the caller's transaction; concurrent
-    /// first uses wait for each other on a transaction-scoped advisory lock.
-    static func apply(_ db: any SQLSession) throws {
+    /// Versions as `SchemaMigrator` runs them: `statements` create the latest schema in an empty
+    /// database; each later version adds a migration here (lots and holds will be version 2).
+    static let migrator = SchemaMigrator(latest: version, create: statements, migrations: [], name: "the PostgreSQL database")
+
+    /// Brings the database to `version` in the caller's transaction (see `SchemaMigrator`).
+    /// Concurrent first uses wait for each other on a transaction-scoped advisory lock.
+    static func apply(_ db: any SQLSession, migrator: SchemaMigrator = migrator) throws {
         try db.execute("SELECT pg_advisory_xact_lock(7353012760293451)")
-        let versioned = try db.first(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'wallet_schema'"
-        ) { row in try row.integer(0) } ?? 0
-        if versioned > 0 {
-            let found = try db.integer("SELECT max(version) FROM wallet_schema")
-            guard let found, found == version else {
-                throw WalletError.unsupportedDatabase(
-                    "the PostgreSQL database has wallet schema version \(found.map(String.init) ?? "none"), but this wallet knows only version \(version); use a newer wallet")
-            }
-            return
-        }
-        let tables = try db.first("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()") { row in try row.integer(0) } ?? 0
-        guard tables == 0 else {
-            throw WalletError.unsupportedDatabase("the PostgreSQL database holds tables but no wallet schema version; it is not a wallet database")
-        }
-        for statement in statements { try db.execute(statement) }
+        let versioned = try db.integer(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'wallet_schema'") ?? 0
+        let found = try versioned > 0 ? db.integer("SELECT max(version) FROM wallet_schema") ?? 0 : 0
+        try migrator.migrate(
+            version: Int(found),
+            isEmpty: { try db.integer("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()") == 0 },
+            run: { statement in try db.execute(statement) },
+            record: { version in try db.execute("INSERT INTO wallet_schema (version, applied_at) VALUES (?, now())", [.integer(Int64(version))]) })
     }
 
     static let statements: [String] = [
-        "CREATE TABLE wallet_schema (version BIGINT NOT NULL)",
-        "INSERT INTO wallet_schema (version) VALUES (\(version))",
+        // One row per version reached, as GRDB's `grdb_migrations` keeps one per migration.
+        "CREATE TABLE wallet_schema (version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)",
         // The one row every writer locks first: the ledger's global order (see PostgresEngine).
         "CREATE TABLE ledger_lock (id BIGINT PRIMARY KEY CHECK (id = 1))",
         "INSERT INTO ledger_lock (id) VALUES (1)",

@@ -65,16 +65,7 @@ package struct SQLiteEngine: SQLEngine {
         configuration.busyMode = .timeout(busyTimeoutSeconds)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         try queue.read { db in
-            let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-            if version == 0 {
-                let tableCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") ?? 0
-                guard tableCount == 0 else {
-                    throw WalletError.unsupportedDatabase("the database holds tables but no wallet schema version; it is not a wallet database")
-                }
-            } else if version > Schema.version {
-                throw WalletError.unsupportedDatabase(
-                    "the database has schema version \(version), but this wallet knows only version \(Schema.version); use a newer wallet")
-            }
+            _ = try Schema.migrator.plan(version: try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0) { try isEmpty(db) }
         }
         try queue.close()
     }
@@ -94,29 +85,16 @@ package struct SQLiteEngine: SQLEngine {
         return SQLLedgerStore(engine: engine, writeMode: writeMode, clock: clock, makeTransactionID: makeTransactionID)
     }
 
-    /// Creates the schema in an empty database, accepts a database at the known version, and
-    /// refuses anything else without touching it.
+    /// Creates the schema in an empty database, upgrades an older one, accepts one at the known
+    /// version, and refuses anything else without touching it (`SchemaMigrator`).
     static func applySchema(_ db: Database) throws {
-        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-        if version == Schema.version { return }
-        if version > 0, version < Schema.version {
-            for step in version..<Schema.version {
-                guard let upgrade = Schema.upgrade(from: step) else {
-                    throw WalletError.unsupportedDatabase("the database has schema version \(version), which this wallet cannot upgrade")
-                }
-                try db.execute(sql: upgrade)
-            }
-            return
-        }
-        guard version == 0 else {
-            throw WalletError.unsupportedDatabase(
-                "the database has schema version \(version), but this wallet knows only version \(Schema.version); use a newer wallet")
-        }
-        let tableCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") ?? 0
-        guard tableCount == 0 else {
-            throw WalletError.unsupportedDatabase("the database holds tables but no wallet schema version; it is not a wallet database")
-        }
-        try db.execute(sql: Schema.sql)
+        try Schema.migrator.migrate(
+            version: try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0, isEmpty: { try isEmpty(db) },
+            run: { script in try db.execute(sql: script) }, record: { version in try db.execute(sql: "PRAGMA user_version = \(version)") })
+    }
+
+    private static func isEmpty(_ db: Database) throws -> Bool {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") == 0
     }
 
     package func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {

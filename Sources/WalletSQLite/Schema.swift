@@ -7,38 +7,36 @@ enum Schema {
     /// The `PRAGMA user_version` this build writes and understands.
     static let version = 3
 
-    /// The upgrade from each older version to the next, run in order in the caller's
-    /// transaction; nil for a version this build cannot upgrade. New tables and indexes are
-    /// created by their statements in `sql`, not by a second copy.
-    static func upgrade(from version: Int) -> String? {
-        switch version {
+    /// Versions as `SchemaMigrator` runs them: an empty file gets `sql` whole; an older one each
+    /// later migration in turn. New tables and indexes are taken from their statements in
+    /// `sql`, never written twice; a migration whose statement `sql` lacks is left out, so the
+    /// migrator refuses that upgrade (and `SchemaTests` fails) instead of running half of it.
+    static let migrator = SchemaMigrator(latest: version, create: [sql], migrations: migrations, name: "the database")
+
+    static let migrations: [SchemaMigrator.Migration] = [
         // Version 1 allowed one refund per purchase, kept no store-reported states and one key
         // scope per wallet.
-        case 1:
-            guard let corrections = statement("CREATE INDEX transactions_corrections "),
-                let states = statement("CREATE TABLE store_transaction_states ")
-            else { return nil }
-            return """
+        statements("CREATE INDEX transactions_corrections ", "CREATE TABLE store_transaction_states ").map { created in
+            SchemaMigrator.Migration(version: 2, statements: [
+                """
                 DROP INDEX transactions_refund_of;
                 DROP INDEX transactions_refund_reversal_of;
-                \(corrections)
-                \(states)
+                \(created.joined(separator: "\n"))
                 INSERT INTO idempotency_keys (scope, key, request_hash, seq)
                     SELECT t.kind || ':' || substr(k.scope, 8), k.key, k.request_hash, k.seq
                     FROM idempotency_keys k JOIN transactions t ON t.seq = k.seq
                     WHERE k.scope LIKE 'wallet:%' AND t.kind IN ('spend', 'adjustment');
-                PRAGMA user_version = 2;
                 """
+            ])
+        },
         // Version 2 did not bind App Store account tokens to players.
-        case 2:
-            guard let tokens = statement("CREATE TABLE store_account_tokens ") else { return nil }
-            return """
-                \(tokens)
-                PRAGMA user_version = 3;
-                """
-        default:
-            return nil
-        }
+        statements("CREATE TABLE store_account_tokens ").map { created in SchemaMigrator.Migration(version: 3, statements: created) },
+    ].compactMap { $0 }
+
+    /// The statements of `sql` that start with each of `openings`; nil if one is missing.
+    private static func statements(_ openings: String...) -> [String]? {
+        let found = openings.compactMap(statement)
+        return found.count == openings.count ? found : nil
     }
 
     /// The statement of `sql` that starts with `opening`, through its closing semicolon (a

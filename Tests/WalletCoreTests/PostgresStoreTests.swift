@@ -161,6 +161,28 @@ struct PostgresStoreTests {
         #expect(unversioned?.code == "unsupported_database" && unversioned?.detail.contains("not a wallet database") == true)
     }
 
+    @Test("a later schema version migrates an existing database once, in order, recorded in wallet_schema; an older wallet then refuses it")
+    func schemaMigration() async throws {
+        let url = try TestPostgres.freshDatabase()
+        let store = try await PostgresEngine.open(url: url, poolSize: 1, writeMode: .single, clock: { Date() })
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 1, actor: "t"))
+        let version2 = SchemaMigrator(
+            latest: 2, create: PostgresSchema.statements,
+            migrations: [.init(version: 2, statements: ["CREATE TABLE probe (id BIGINT PRIMARY KEY)", "INSERT INTO probe (id) SELECT seq FROM transactions"])],
+            name: "the PostgreSQL database")
+        for _ in 0..<2 {
+            _ = try await store.write { db, _, _ in try PostgresSchema.apply(db, migrator: version2) }
+        }
+        let (versions, probes) = try await store.read { db in
+            (try db.all("SELECT version FROM wallet_schema ORDER BY version") { row in try row.integer(0) }, try db.integer("SELECT count(*) FROM probe"))
+        }
+        #expect(versions == [1, 2] && probes == 1)
+        let older = await walletError { _ = try await PostgresEngine.open(url: url, poolSize: 1, writeMode: .single, clock: { Date() }) }
+        #expect(older?.code == "unsupported_database" && older?.detail.contains("version 2") == true, "\(String(describing: older))")
+        #expect(try await store.verify().ok)
+    }
+
     @Test("PostgreSQL going away is a storage error, readiness says so, and the store recovers without a restart")
     func serverRestart() async throws {
         let cluster = try TestPostgres.Cluster()

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import WalletCore
+@testable import WalletSQL
 @testable import WalletSQLite
 
 @Suite("Schema and storage settings")
@@ -14,13 +15,38 @@ struct SchemaTests {
         #expect(file.contains("PRAGMA user_version = \(Schema.version);"))
     }
 
-    @Test("every older version has an upgrade that finds its statements in schema.sql; others have none")
-    func upgradesAreComplete() {
-        for version in 1..<Schema.version {
-            #expect(Schema.upgrade(from: version)?.hasSuffix("PRAGMA user_version = \(version + 1);") == true, "version \(version)")
-        }
-        #expect(Schema.upgrade(from: 0) == nil && Schema.upgrade(from: Schema.version) == nil)
+    @Test("every older version has a migration whose statements schema.sql holds, planned in order")
+    func upgradesAreComplete() throws {
+        #expect(Schema.migrations.map(\.version) == Array(2...Schema.version))
+        #expect(try Schema.migrator.plan(version: 1) { false } == .upgrade(Array(2...Schema.version)))
+        #expect(try Schema.migrator.plan(version: 0) { true } == .create)
+        #expect(try Schema.migrator.plan(version: Schema.version) { false } == .upToDate)
         #expect(Schema.statement("CREATE TABLE no_such_table ") == nil)
+    }
+
+    @Test("the migrator creates an empty database at the latest version, runs later migrations in order, and refuses a newer version, a gap or tables without a version")
+    func migratorRules() throws {
+        let migrator = SchemaMigrator(
+            latest: 3, create: ["create"], migrations: [.init(version: 3, statements: ["to 3"]), .init(version: 2, statements: ["to 2a", "to 2b"])],
+            name: "the test database")
+        var ran: [String] = []
+        var recorded: [Int] = []
+        try migrator.migrate(version: 1, isEmpty: { false }, run: { ran.append($0) }, record: { recorded.append($0) })
+        #expect(ran == ["to 2a", "to 2b", "to 3"] && recorded == [2, 3])
+        (ran, recorded) = ([], [])
+        try migrator.migrate(version: 0, isEmpty: { true }, run: { ran.append($0) }, record: { recorded.append($0) })
+        #expect(ran == ["create"] && recorded == [3])
+        (ran, recorded) = ([], [])
+        try migrator.migrate(version: 3, isEmpty: { false }, run: { ran.append($0) }, record: { recorded.append($0) })
+        #expect(ran.isEmpty && recorded.isEmpty)
+
+        let newer = #expect(throws: WalletError.self) { try migrator.plan(version: 4) { false } }
+        #expect(newer?.code == "unsupported_database" && newer?.detail.contains("version 4") == true)
+        let foreign = #expect(throws: WalletError.self) { try migrator.plan(version: 0) { false } }
+        #expect(foreign?.detail.contains("not a wallet database") == true)
+        let gap = SchemaMigrator(latest: 3, create: [], migrations: [.init(version: 3, statements: [])], name: "the test database")
+        let missing = #expect(throws: WalletError.self) { try gap.plan(version: 1) { false } }
+        #expect(missing?.detail.contains("cannot upgrade") == true)
     }
 
     @Test("a durable database runs synchronous=FULL on its writer, WAL and foreign keys")

@@ -1,0 +1,81 @@
+import WalletCore
+
+/// A schema's versions, kept as GRDB's `DatabaseMigrator` keeps them: a database records the
+/// version it is at, and every later migration runs once, in order, inside the transaction that
+/// opens it. An empty database gets the latest schema at once; a newer version, a gap in the
+/// migrations, or tables without a version (another program's database) are refused before
+/// anything is written. Each engine says how it reads and records the version; the rules are
+/// these, once, for both.
+package struct SchemaMigrator: Sendable {
+    /// The change from `version - 1` to `version`: one script or statement per element.
+    package struct Migration: Sendable {
+        package let version: Int
+        package let statements: [String]
+
+        package init(version: Int, statements: [String]) {
+            self.version = version
+            self.statements = statements
+        }
+    }
+
+    /// What opening a database at some version takes.
+    package enum Plan: Equatable {
+        case upToDate
+        /// An empty database: create the latest schema.
+        case create
+        /// Run these migrations, in order.
+        case upgrade([Int])
+    }
+
+    /// The version this build writes and understands.
+    package let latest: Int
+    /// What creates the latest schema in an empty database.
+    package let create: [String]
+    /// Every migration from version 2 on (version 1 is where every database started).
+    package let migrations: [Migration]
+    /// How messages name the database: "the database", "the PostgreSQL database".
+    package let name: String
+
+    package init(latest: Int, create: [String], migrations: [Migration], name: String) {
+        self.latest = latest
+        self.create = create
+        self.migrations = migrations
+        self.name = name
+    }
+
+    /// What a database at `version` (0 for none) needs; throws `unsupportedDatabase` for one
+    /// this build must not touch. `isEmpty` is asked only for a database without a version.
+    package func plan(version: Int, isEmpty: () throws -> Bool) throws -> Plan {
+        if version == latest { return .upToDate }
+        if version > latest {
+            throw WalletError.unsupportedDatabase("\(name) has wallet schema version \(version), but this wallet knows only version \(latest); use a newer wallet")
+        }
+        if version <= 0 {
+            guard try isEmpty() else { throw WalletError.unsupportedDatabase("\(name) holds tables but no wallet schema version; it is not a wallet database") }
+            return .create
+        }
+        let steps = Array(version + 1...latest)
+        guard steps.allSatisfy({ step in migrations.contains { $0.version == step } }) else {
+            throw WalletError.unsupportedDatabase("\(name) has wallet schema version \(version), which this wallet cannot upgrade")
+        }
+        return .upgrade(steps)
+    }
+
+    /// Brings the database to `latest` in the caller's transaction: `run` executes a statement
+    /// (or script), `record` stores a version reached.
+    package func migrate(version: Int, isEmpty: () throws -> Bool, run: (String) throws -> Void, record: (Int) throws -> Void) throws {
+        switch try plan(version: version, isEmpty: isEmpty) {
+        case .upToDate:
+            return
+        case .create:
+            for statement in create { try run(statement) }
+            try record(latest)
+        case .upgrade(let steps):
+            for step in steps {
+                guard let migration = migrations.first(where: { $0.version == step }) else { continue }
+                for statement in migration.statements { try run(statement) }
+                try record(step)
+            }
+        }
+    }
+}
