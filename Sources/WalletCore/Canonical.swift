@@ -29,6 +29,14 @@ package struct CanonicalBytes {
         withUnsafeBytes(of: number.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// A transaction field's value: text and JSON text as text, integers as integers.
+    package mutating func append(_ value: TransactionField.Value) {
+        switch value {
+        case .text(let text), .json(let text): append(text)
+        case .integer(let integer): append(integer)
+        }
+    }
+
     private mutating func appendLength(_ length: UInt32) {
         withUnsafeBytes(of: length.bigEndian) { bytes.append(contentsOf: $0) }
     }
@@ -87,28 +95,13 @@ public enum HashChain {
     public static let genesis = String(repeating: "0", count: 64)
 
     /// The hash of `transaction` given the hash before it. Covers every stored field of the
-    /// transaction and every posting (account, currency, amount, balance after), in order.
+    /// transaction (`TransactionField`, in order) and every posting (account, currency, amount,
+    /// balance after), in order.
     public static func hash(of transaction: LedgerTransaction, previous: String) -> String {
         var canonical = CanonicalBytes()
-        canonical.append(transaction.seq)
-        canonical.append(transaction.id)
-        canonical.append(transaction.kind.rawValue)
-        canonical.append(transaction.playerID)
-        canonical.append(transaction.currency)
-        canonical.append(transaction.amount)
-        canonical.append(transaction.actor)
-        canonical.append(transaction.createdAt)
-        canonical.append(transaction.idempotencyKey)
-        canonical.append(transaction.store)
-        canonical.append(transaction.storeTransactionID)
-        canonical.append(transaction.productID)
-        canonical.append(transaction.quantity)
-        canonical.append(transaction.reasonCode)
-        canonical.append(transaction.note)
-        canonical.append(transaction.ticket)
-        canonical.append(transaction.refundOfSeq)
-        canonical.append(transaction.uncollected)
-        canonical.append(transaction.metadata?.canonicalText)
+        for field in TransactionField.allCases where field.isHashed {
+            canonical.append(field.value(of: transaction))
+        }
         canonical.append(Int64(transaction.postings.count))
         for posting in transaction.postings {
             canonical.append(posting.account)

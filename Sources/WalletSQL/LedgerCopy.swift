@@ -78,7 +78,7 @@ extension SQLLedgerStore {
         CopiedTable("products", [("product_id", false), ("currency", false), ("credits", true), ("store", false), ("active", true), ("updated_at", false)]),
         CopiedTable(
             "transactions",
-            LedgerReads.transactionColumnNames.map { name in (name, ["seq", "amount", "quantity", "refund_of_seq", "uncollected"].contains(name)) },
+            TransactionField.allCases.map { field in (field.column, field.isInteger) },
             pageColumn: "seq"),
         CopiedTable("postings", [("seq", true), ("account_id", true), ("amount", true), ("balance_after", true)], pageColumn: "seq"),
         CopiedTable("idempotency_keys", [("scope", false), ("key", false), ("request_hash", false), ("seq", true)], pageColumn: "seq"),

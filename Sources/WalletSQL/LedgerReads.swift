@@ -53,48 +53,33 @@ enum LedgerReads {
         }
     }
 
-    /// The `transactions` columns every read selects, in the order `transaction(from:postings:)`
-    /// decodes them by index (looking columns up by name costs more than the rest of the decoding).
-    static let transactionColumnNames = [
-        "seq", "id", "kind", "player_id", "currency", "amount", "actor", "created_at", "idempotency_key", "store",
-        "store_transaction_id", "product_id", "quantity", "reason_code", "note", "ticket", "refund_of_seq", "uncollected",
-        "metadata", "prev_hash", "hash",
-    ]
+    /// The `transactions` columns every read selects, in `TransactionField` order, so that
+    /// `transaction(from:postings:)` reads them by index (looking columns up by name costs
+    /// more than the rest of the decoding).
+    static let transactionColumnNames = TransactionField.allCases.map(\.column)
     /// `transactionColumnNames` as a select list, optionally qualified by a table alias.
     static func transactionColumns(alias: String? = nil) -> String {
         transactionColumnNames.map { name in alias.map { "\($0).\(name)" } ?? name }.joined(separator: ", ")
     }
     static let transactionColumnList = transactionColumns()
 
-    /// The statement that appends a transaction row, its values in `transactionColumnNames` order.
+    /// The statement that appends a transaction row, its values in `TransactionField` order.
     static let insertTransaction =
         "INSERT INTO transactions (\(transactionColumnList)) VALUES (\(transactionColumnNames.map { _ in "?" }.joined(separator: ", ")))"
 
     /// The values of `insertTransaction` for `transaction`.
     static func values(of transaction: LedgerTransaction) -> [SQLValue] {
-        [
-            .integer(transaction.seq), .text(transaction.id), .text(transaction.kind.rawValue), .text(transaction.playerID),
-            .text(transaction.currency), .integer(transaction.amount), .text(transaction.actor), .text(transaction.createdAt),
-            .text(transaction.idempotencyKey), .text(transaction.store), .text(transaction.storeTransactionID),
-            .text(transaction.productID), .integer(transaction.quantity), .text(transaction.reasonCode), .text(transaction.note),
-            .text(transaction.ticket), .integer(transaction.refundOfSeq), .integer(transaction.uncollected),
-            .text(transaction.metadata?.canonicalText), .text(transaction.prevHash), .text(transaction.hash),
-        ]
+        TransactionField.allCases.map { field in
+            switch field.value(of: transaction) {
+            case .text(let text), .json(let text): .text(text)
+            case .integer(let integer): .integer(integer)
+            }
+        }
     }
 
     /// Builds a transaction from a row that starts with `transactionColumns`, and its postings.
     static func transaction(from row: any SQLRow, postings: [Posting]) throws -> LedgerTransaction {
-        let kindText = try row.text(2)
-        guard let kind = TransactionKind(rawValue: kindText) else {
-            throw WalletError.corrupt("unknown transaction kind '\(kindText.prefix(40))' at seq \(try row.integer(0))")
-        }
-        return LedgerTransaction(
-            seq: try row.integer(0), id: try row.text(1), kind: kind, playerID: try row.text(3), currency: try row.text(4), amount: try row.integer(5),
-            actor: try row.text(6), createdAt: try row.text(7), idempotencyKey: try row.textOrNil(8), store: try row.textOrNil(9),
-            storeTransactionID: try row.textOrNil(10), productID: try row.textOrNil(11), quantity: try row.integerOrNil(12),
-            reasonCode: try row.textOrNil(13), note: try row.textOrNil(14), ticket: try row.textOrNil(15), refundOfSeq: try row.integerOrNil(16),
-            uncollected: try row.integer(17), metadata: try row.textOrNil(18).map(Metadata.init(canonicalText:)), prevHash: try row.text(19),
-            hash: try row.text(20), postings: postings)
+        try LedgerTransaction(reading: StoredTransactionRow(row: row), postings: postings)
     }
 
     static func balances(_ db: any SQLSession, playerID: String) throws -> WalletBalances {
@@ -127,5 +112,20 @@ extension LedgerTransaction {
         var transaction = self
         transaction.postings = postings
         return transaction
+    }
+}
+
+/// A `transactions` row read by `TransactionField` index. A value this build cannot read is a
+/// corrupt ledger, never a guess.
+private struct StoredTransactionRow: TransactionFieldSource {
+    let row: any SQLRow
+
+    func optionalText(_ field: TransactionField) throws -> String? { try row.textOrNil(field.rawValue) }
+    func optionalInteger(_ field: TransactionField) throws -> Int64? { try row.integerOrNil(field.rawValue) }
+    func metadataText() throws -> String? { try row.textOrNil(TransactionField.metadata.rawValue) }
+
+    func invalid(_ field: TransactionField, _ why: String) -> WalletError {
+        let seq = (try? row.integerOrNil(TransactionField.seq.rawValue)).flatMap { $0 }
+        return .corrupt("transaction \(seq.map(String.init) ?? "?") has an unreadable \(field.column): \(why)")
     }
 }

@@ -62,4 +62,40 @@ struct LedgerRulesTests {
         #expect(throws: WalletError.self) { try LedgerRules.seal(draft, legs: unbalanced, head: (41, ""), id: "x", now: now) }
         #expect(throws: WalletError.self) { try LedgerRules.seal(draft, legs: legs.reversed(), head: (41, ""), id: "x", now: now) }
     }
+
+    @Test("the hash covers the fields in the order DESIGN.md fixes: a transaction hashes to the value an independent encoder computed")
+    func canonicalHashIsPinned() throws {
+        let transaction = LedgerTransaction(
+            seq: 7, id: "00000000-0000-4000-8000-000000000007", kind: .purchase, playerID: "p1", currency: "credits", amount: 5, actor: "t",
+            createdAt: "2026-01-02T03:04:05.678Z", idempotencyKey: nil, store: "apple", storeTransactionID: "T1",
+            productID: "com.example.consume5credits", quantity: 1, reasonCode: nil, note: nil, ticket: nil, refundOfSeq: nil, uncollected: 0,
+            metadata: Metadata(canonicalText: #"{"a":1}"#), prevHash: "", hash: "",
+            postings: [
+                Posting(account: "@store:apple", currency: "credits", amount: -5, balanceAfter: -5),
+                Posting(account: "player:p1", currency: "credits", amount: 5, balanceAfter: 5),
+            ])
+        // Computed by a separate Python encoder of the same canonical bytes (length-prefixed text,
+        // tagged big-endian integers, 0 for absent), so a change of field order cannot pass.
+        #expect(HashChain.hash(of: transaction, previous: HashChain.genesis) == "aef71cd0fb0d61ef83ddb372d1b7060585251fe36a8f9743687670344b8f1dfe")
+    }
+
+    @Test("one description of the transaction's fields: every export names each field once, and each field's type matches its value")
+    func transactionFieldsAreDescribedOnce() {
+        let exported = ExportColumn.all.compactMap { column -> TransactionField? in
+            if case .transaction(let field) = column { return field }
+            return nil
+        }
+        #expect(exported.sorted { $0.rawValue < $1.rawValue } == TransactionField.allCases)
+        #expect(Set(ExportColumn.names).count == ExportColumn.all.count)
+        var transaction = Self.purchase
+        (transaction.quantity, transaction.refundOfSeq) = (1, 2)
+        for field in TransactionField.allCases {
+            if case .integer = field.value(of: transaction) {
+                #expect(field.isInteger, "\(field)")
+            } else {
+                #expect(!field.isInteger, "\(field)")
+            }
+        }
+        #expect(TransactionField.allCases.filter { !$0.isHashed } == [.prevHash, .hash])
+    }
 }

@@ -111,15 +111,42 @@ public struct LedgerHead: Sendable, Equatable, Codable {
 }
 
 /// The columns of a CSV export and the fields of a JSON Lines posting object, in order.
-/// Each posting line repeats its transaction's fields, so the file alone lets a reader
-/// recompute every hash.
-package enum ExportColumns {
-    package static let all = [
-        "type", "seq", "transaction_id", "created_at", "kind", "player_id", "transaction_currency", "transaction_amount",
-        "account", "currency", "amount", "balance_after", "posting_count", "idempotency_key", "store", "store_transaction_id",
-        "product_id", "quantity", "actor", "reason_code", "note", "ticket", "refund_of_seq", "uncollected", "metadata",
-        "prev_hash", "hash",
-    ]
+/// Each posting line repeats its transaction's fields (every `TransactionField`, named by its
+/// `exportName`), so the file alone lets a reader recompute every hash.
+package enum ExportColumn: Equatable {
+    case type
+    case transaction(TransactionField)
+    case posting(PostingField)
+
+    /// A posting's own fields, and how many postings its transaction has.
+    package enum PostingField: CaseIterable {
+        case account, currency, amount, balanceAfter, count
+
+        package var name: StaticString {
+            switch self {
+            case .account: "account"
+            case .currency: "currency"
+            case .amount: "amount"
+            case .balanceAfter: "balance_after"
+            case .count: "posting_count"
+            }
+        }
+    }
+
+    package static let all: [ExportColumn] =
+        [.type] + [.seq, .id, .createdAt, .kind, .playerID, .currency, .amount].map(ExportColumn.transaction) + PostingField.allCases.map(ExportColumn.posting)
+        + [.idempotencyKey, .store, .storeTransactionID, .productID, .quantity, .actor, .reasonCode, .note, .ticket, .refundOfSeq, .uncollected, .metadata, .prevHash, .hash]
+        .map(ExportColumn.transaction)
+
+    package static let names = all.map { column in column.name.description }
+
+    package var name: StaticString {
+        switch self {
+        case .type: "type"
+        case .transaction(let field): field.exportName
+        case .posting(let field): field.name
+        }
+    }
 }
 
 /// Turns checkpoints and transactions into lines of one format.
@@ -128,7 +155,7 @@ package struct ExportEncoder {
 
     /// The header row (CSV only).
     package func header() -> String? {
-        format == .csv ? ExportColumns.all.joined(separator: ",") + "\r\n" : nil
+        format == .csv ? ExportColumn.names.joined(separator: ",") + "\r\n" : nil
     }
 
     /// The checkpoint line, then one `opening_balance` line per opening balance: every line of
@@ -159,40 +186,29 @@ package struct ExportEncoder {
         }
     }
 
-    /// Appends one line per posting of `transaction`, its fields in `ExportColumns.all` order,
+    /// Appends one line per posting of `transaction`, its fields in `ExportColumn.all` order,
     /// byte by byte into `output`: an export writes millions of these lines.
     package func append(_ transaction: LedgerTransaction, to output: inout [UInt8]) {
         for posting in transaction.postings {
             // The buffer moves into the line and back, so it is never copied.
             var line = Line(format: format, output: output)
             output = []
-            line.text("type", "posting")
-            line.number("seq", transaction.seq)
-            line.text("transaction_id", transaction.id)
-            line.text("created_at", transaction.createdAt)
-            line.text("kind", transaction.kind.rawValue)
-            line.text("player_id", transaction.playerID)
-            line.text("transaction_currency", transaction.currency)
-            line.number("transaction_amount", transaction.amount)
-            line.text("account", posting.account)
-            line.text("currency", posting.currency)
-            line.number("amount", posting.amount)
-            line.number("balance_after", posting.balanceAfter)
-            line.number("posting_count", Int64(transaction.postings.count))
-            line.text("idempotency_key", transaction.idempotencyKey)
-            line.text("store", transaction.store)
-            line.text("store_transaction_id", transaction.storeTransactionID)
-            line.text("product_id", transaction.productID)
-            line.number("quantity", transaction.quantity)
-            line.text("actor", transaction.actor)
-            line.text("reason_code", transaction.reasonCode)
-            line.text("note", transaction.note)
-            line.text("ticket", transaction.ticket)
-            line.number("refund_of_seq", transaction.refundOfSeq)
-            line.number("uncollected", transaction.uncollected)
-            line.json("metadata", transaction.metadata?.canonicalText)
-            line.text("prev_hash", transaction.prevHash)
-            line.text("hash", transaction.hash)
+            for column in ExportColumn.all {
+                switch column {
+                case .type: line.text(column.name, "posting")
+                case .transaction(let field):
+                    switch field.value(of: transaction) {
+                    case .text(let text): line.text(column.name, text)
+                    case .integer(let integer): line.number(column.name, integer)
+                    case .json(let text): line.json(column.name, text)
+                    }
+                case .posting(.account): line.text(column.name, posting.account)
+                case .posting(.currency): line.text(column.name, posting.currency)
+                case .posting(.amount): line.number(column.name, posting.amount)
+                case .posting(.balanceAfter): line.number(column.name, posting.balanceAfter)
+                case .posting(.count): line.number(column.name, Int64(transaction.postings.count))
+                }
+            }
             output = line.finish()
         }
     }
@@ -252,13 +268,13 @@ package struct ExportEncoder {
         }
 
         consuming func finish() -> [UInt8] {
-            precondition(format == .jsonl || fields == ExportColumns.all.count, "every CSV column is written")
+            precondition(format == .jsonl || fields == ExportColumn.all.count, "every CSV column is written")
             output.append(contentsOf: format == .csv ? "\r\n".utf8 : "}\n".utf8)
             return output
         }
     }
 
     private func csvRow(_ values: [String: String]) -> String {
-        ExportColumns.all.map { values[$0] ?? "" }.joined(separator: ",") + "\r\n"
+        ExportColumn.names.map { values[$0] ?? "" }.joined(separator: ",") + "\r\n"
     }
 }

@@ -160,16 +160,7 @@ package enum ExportRecord {
         case "opening_balance":
             self = .opening(.init(account: try fields.text("account"), currency: try fields.text("currency"), balance: try fields.number("balance_after")))
         case "posting":
-            let kindText = try fields.text("kind")
-            guard let kind = TransactionKind(rawValue: kindText) else { throw fields.invalid("kind", "unknown kind '\(kindText)'") }
-            let transaction = LedgerTransaction(
-                seq: try fields.number("seq"), id: try fields.text("transaction_id"), kind: kind, playerID: try fields.text("player_id"),
-                currency: try fields.text("transaction_currency"), amount: try fields.number("transaction_amount"), actor: try fields.text("actor"),
-                createdAt: try fields.text("created_at"), idempotencyKey: try fields.optionalText("idempotency_key"), store: try fields.optionalText("store"),
-                storeTransactionID: try fields.optionalText("store_transaction_id"), productID: try fields.optionalText("product_id"),
-                quantity: try fields.optionalNumber("quantity"), reasonCode: try fields.optionalText("reason_code"), note: try fields.optionalText("note"),
-                ticket: try fields.optionalText("ticket"), refundOfSeq: try fields.optionalNumber("refund_of_seq"), uncollected: try fields.number("uncollected"),
-                metadata: try fields.metadata(), prevHash: try fields.text("prev_hash"), hash: try fields.text("hash"), postings: [])
+            let transaction = try LedgerTransaction(reading: fields, postings: [])
             let posting = Posting(
                 account: try fields.text("account"), currency: try fields.text("currency"), amount: try fields.number("amount"),
                 balanceAfter: try fields.number("balance_after"))
@@ -190,7 +181,7 @@ package enum FieldValue {
 }
 
 /// Typed access to one record's fields, with errors that name the field.
-package struct FieldReader {
+package struct FieldReader: TransactionFieldSource {
     package let record: [String: FieldValue]
 
     package func invalid(_ name: String, _ why: String) -> WalletError {
@@ -228,14 +219,18 @@ package struct FieldReader {
         return number
     }
 
-    package func metadata() throws -> Metadata? {
+    package func metadataText() throws -> String? {
         switch record["metadata"] {
         case nil, .json(.null): return nil
-        case .csv(let cell): return cell.isEmpty ? nil : Metadata(canonicalText: CSVCell.untext(cell))
-        case .jsonText(let text): return Metadata(canonicalText: text)
+        case .csv(let cell): return cell.isEmpty ? nil : CSVCell.untext(cell)
+        case .jsonText(let text): return text
         case .json: throw invalid("metadata", "not a JSON object")
         }
     }
+
+    package func optionalText(_ field: TransactionField) throws -> String? { try optionalText(field.exportName.description) }
+    package func optionalInteger(_ field: TransactionField) throws -> Int64? { try optionalNumber(field.exportName.description) }
+    package func invalid(_ field: TransactionField, _ why: String) -> WalletError { invalid(field.exportName.description, why) }
 
 }
 
@@ -266,7 +261,7 @@ package struct RecordReader {
             guard let byte = try peek() else { return nil }
             format = byte == UInt8(ascii: "{") ? .jsonl : .csv
             if format == .csv {
-                guard let header = try nextCSVRecord(), header.cells == ExportColumns.all else {
+                guard let header = try nextCSVRecord(), header.cells == ExportColumn.names else {
                     throw WalletError.invalidRequest("the CSV header is not that of a wallet export")
                 }
                 // The header's bytes go with the checkpoint record that follows it.
@@ -283,10 +278,10 @@ package struct RecordReader {
             return Record(fields: try ExportJSONLine.fields(content), raw: line)
         case .csv:
             guard let record = try nextCSVRecord() else { return nil }
-            guard record.cells.count == ExportColumns.all.count else {
-                throw WalletError.invalidRequest("a CSV row has \(record.cells.count) cells, not \(ExportColumns.all.count)")
+            guard record.cells.count == ExportColumn.all.count else {
+                throw WalletError.invalidRequest("a CSV row has \(record.cells.count) cells, not \(ExportColumn.all.count)")
             }
-            return Record(fields: Dictionary(uniqueKeysWithValues: zip(ExportColumns.all, record.cells.map(FieldValue.csv))), raw: record.raw)
+            return Record(fields: Dictionary(uniqueKeysWithValues: zip(ExportColumn.names, record.cells.map(FieldValue.csv))), raw: record.raw)
         }
     }
 
@@ -340,8 +335,8 @@ package struct RecordReader {
         var cell: [UInt8] = []
         var quoted = false
         func endCell() throws {
-            guard cells.count < ExportColumns.all.count else {
-                throw WalletError.invalidRequest("a CSV row has more than \(ExportColumns.all.count) cells")
+            guard cells.count < ExportColumn.all.count else {
+                throw WalletError.invalidRequest("a CSV row has more than \(ExportColumn.all.count) cells")
             }
             cells.append(String(decoding: cell, as: UTF8.self))
             cell.removeAll(keepingCapacity: true)
