@@ -78,7 +78,7 @@ public struct ApplePurchases: Sendable {
         case "REFUND":
             let share = transaction?.revocationPercentage ?? Limits.refundShareMax
             effect = (1...Limits.refundShareMax).contains(share)
-                ? .refund(shareThousandths: share, policy: configuration.refundPolicy)
+                ? .refund(shareMillipercent: share, policy: configuration.refundPolicy)
                 : .refuse(reason: "revocationPercentage \(share) is outside 1...\(Limits.refundShareMax)")
         case "REFUND_REVERSED": effect = .refundReversal
         case "CONSUMPTION_REQUEST": effect = .consumptionRequest

@@ -29,7 +29,7 @@ package enum LedgerRules {
         guard balance >= debit else { throw .insufficientFunds(balance: balance, currency: currency) }
     }
 
-    /// What a refund of `request.shareThousandths` of `purchase` claims now (`owed`) and takes
+    /// What a refund of `request.shareMillipercent` of `purchase` claims now (`owed`) and takes
     /// (`taken`) from a player whose balance is `playerBalance`, given what the refunds since
     /// the last reversal already claimed. Rounds down: a partial refund never takes back more
     /// than its share; under `floor`, it takes at most the balance and leaves the rest
@@ -37,7 +37,7 @@ package enum LedgerRules {
     package static func refund(
         _ request: RefundRequest, of purchase: LedgerTransaction, corrections: Corrections, playerBalance: Int64
     ) throws(WalletError) -> (owed: Int64, taken: Int64) {
-        let owedInAll = purchase.amount * request.shareThousandths / Limits.refundShareMax
+        let owedInAll = purchase.amount * request.shareMillipercent / Limits.refundShareMax
         let owed = owedInAll - corrections.claimed
         guard owed > 0 else {
             throw .alreadyRefunded(

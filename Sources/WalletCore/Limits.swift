@@ -33,6 +33,8 @@ public enum Limits {
     /// posting of a transaction whose every field is at its limit, is under 20 KiB; a longer
     /// one is refused as not a wallet export, so a hostile file cannot make it buffer more.
     public static let exportRecordBytesMax = 64 * 1024
-    /// A refund share is given in thousandths of a percent, as Apple's `revocationPercentage`.
+    /// A refund share is given in millipercent (thousandths of a percent: 100,000 is the whole
+    /// purchase), as Apple's `revocationPercentage`; the stored columns keep the older name
+    /// `share_thousandths`.
     public static let refundShareMax: Int64 = 100_000
 }

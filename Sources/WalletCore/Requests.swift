@@ -79,8 +79,8 @@ public struct GrantRequest: LedgerMutation, Equatable {
     package func validate() throws(WalletError) {
         try Validate.playerID(playerID)
         try Validate.store(store)
-        try Validate.key(storeTransactionID, field: "store transaction id")
-        try Validate.key(productID, field: "product id")
+        try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id")
+        try Validate.asciiIdentifier(productID, field: "product id")
         guard (1...Limits.quantityMax).contains(quantity) else {
             throw .invalidRequest("quantity must be between 1 and \(Limits.quantityMax)")
         }
@@ -138,7 +138,7 @@ public struct SpendRequest: LedgerMutation, Equatable {
         try Validate.playerID(playerID)
         try Validate.positiveAmount(amount)
         try Validate.currency(currency)
-        try Validate.key(idempotencyKey, field: "idempotency key")
+        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
         if let reason { try Validate.text(reason, field: "reason", bytesMax: Limits.reasonBytesMax) }
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
@@ -197,7 +197,7 @@ public struct AdjustRequest: LedgerMutation, Equatable {
         try Validate.reasonCode(reasonCode)
         try Validate.text(note, field: "note", bytesMax: Limits.noteBytesMax)
         if let ticket { try Validate.visibleText(ticket, field: "ticket", bytesMax: Limits.identifierBytesMax) }
-        try Validate.key(idempotencyKey, field: "idempotency key")
+        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
@@ -233,14 +233,14 @@ public struct RefundRequest: LedgerMutation, Equatable {
     public var storeTransactionID: String
     /// The refunded share in thousandths of a percent, as Apple's `revocationPercentage`:
     /// 100_000 is a full refund, 50_000 half.
-    public var shareThousandths: Int64
+    public var shareMillipercent: Int64
     public var policy: RefundPolicy
     public var actor: String
 
-    public init(store: String, storeTransactionID: String, shareThousandths: Int64 = Limits.refundShareMax, policy: RefundPolicy = .debt, actor: String) {
+    public init(store: String, storeTransactionID: String, shareMillipercent: Int64 = Limits.refundShareMax, policy: RefundPolicy = .debt, actor: String) {
         self.store = store
         self.storeTransactionID = storeTransactionID
-        self.shareThousandths = shareThousandths
+        self.shareMillipercent = shareMillipercent
         self.policy = policy
         self.actor = actor
     }
@@ -248,13 +248,13 @@ public struct RefundRequest: LedgerMutation, Equatable {
     /// A refund of `percentage` percent (1–100).
     public init(store: String, storeTransactionID: String, percentage: Int64, policy: RefundPolicy = .debt, actor: String) throws(WalletError) {
         guard (1...100).contains(percentage) else { throw .invalidRequest("percentage must be between 1 and 100") }
-        self.init(store: store, storeTransactionID: storeTransactionID, shareThousandths: percentage * 1_000, policy: policy, actor: actor)
+        self.init(store: store, storeTransactionID: storeTransactionID, shareMillipercent: percentage * 1_000, policy: policy, actor: actor)
     }
 
     package func validate() throws(WalletError) {
         try Validate.store(store)
-        try Validate.key(storeTransactionID, field: "store transaction id")
-        guard (1...Limits.refundShareMax).contains(shareThousandths) else {
+        try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id")
+        guard (1...Limits.refundShareMax).contains(shareMillipercent) else {
             throw .invalidRequest("the refunded share must be between 1 and \(Limits.refundShareMax) thousandths of a percent")
         }
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
@@ -264,7 +264,7 @@ public struct RefundRequest: LedgerMutation, Equatable {
     /// replay, a larger share takes the difference.
     package var idempotency: IdempotencyKey {
         IdempotencyKey(
-            scope: "refund:\(store):\(shareThousandths)", key: storeTransactionID, requestHash: requestHash,
+            scope: "refund:\(store):\(shareMillipercent)", key: storeTransactionID, requestHash: requestHash,
             reusedDetail: "store transaction \(store)/\(storeTransactionID) was already refunded by this share with another policy")
     }
 
@@ -273,7 +273,7 @@ public struct RefundRequest: LedgerMutation, Equatable {
         canonical.append("refund")
         canonical.append(store)
         canonical.append(storeTransactionID)
-        canonical.append(shareThousandths)
+        canonical.append(shareMillipercent)
         canonical.append(policy.rawValue)
         return canonical.sha256Hex()
     }
@@ -296,7 +296,7 @@ public struct ProductUpdate: Sendable, Equatable {
     }
 
     package func validate() throws(WalletError) {
-        try Validate.key(productID, field: "product id")
+        try Validate.asciiIdentifier(productID, field: "product id")
         guard (1...Limits.productCreditsMax).contains(credits) else {
             throw .invalidRequest("credits must be between 1 and \(Limits.productCreditsMax)")
         }

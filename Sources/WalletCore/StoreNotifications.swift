@@ -2,7 +2,7 @@
 public struct StoreNotification: Sendable, Equatable {
     public enum Effect: Sendable, Equatable {
         /// Take back the purchase's credits (the share in thousandths of a percent).
-        case refund(shareThousandths: Int64, policy: RefundPolicy)
+        case refund(shareMillipercent: Int64, policy: RefundPolicy)
         /// Re-credit what the purchase's refund took back.
         case refundReversal
         /// Record how much of the purchase the player already spent (Apple asks before deciding a refund).
@@ -50,7 +50,7 @@ public struct StoreNotification: Sendable, Equatable {
         try Validate.store(store)
         try Validate.visibleText(type, field: "notification type", bytesMax: 64)
         if let subtype { try Validate.visibleText(subtype, field: "notification subtype", bytesMax: 64) }
-        if let storeTransactionID { try Validate.key(storeTransactionID, field: "store transaction id") }
+        if let storeTransactionID { try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id") }
         if effect != .none, !isRefusal, storeTransactionID == nil { throw .invalidRequest("a \(type) notification needs a store transaction id") }
         if case .refund(let share, _) = effect, !(1...Limits.refundShareMax).contains(share) {
             throw .invalidRequest("the refunded share must be between 1 and \(Limits.refundShareMax) thousandths of a percent")
@@ -70,7 +70,7 @@ public struct NotificationOutcome: Codable, Sendable, Equatable {
     /// The ledger transaction the notification caused, if any.
     public var ledgerSeq: Int64?
     /// For a consumption request: the share of the purchase already spent, in thousandths of a percent.
-    public var spentShareThousandths: Int64?
+    public var spentShareMillipercent: Int64?
     public var replayed: Bool
 
     package enum CodingKeys: String, CodingKey {
@@ -78,15 +78,15 @@ public struct NotificationOutcome: Codable, Sendable, Equatable {
         case notificationUUID = "notification_uuid"
         case notificationType = "notification_type"
         case ledgerSeq = "ledger_seq"
-        case spentShareThousandths = "spent_share_thousandths"
+        case spentShareMillipercent = "spent_share_millipercent"
     }
 
-    package init(notificationUUID: String, notificationType: String, outcome: String, ledgerSeq: Int64?, spentShareThousandths: Int64?, replayed: Bool) {
+    package init(notificationUUID: String, notificationType: String, outcome: String, ledgerSeq: Int64?, spentShareMillipercent: Int64?, replayed: Bool) {
         self.notificationUUID = notificationUUID
         self.notificationType = notificationType
         self.outcome = outcome
         self.ledgerSeq = ledgerSeq
-        self.spentShareThousandths = spentShareThousandths
+        self.spentShareMillipercent = spentShareMillipercent
         self.replayed = replayed
     }
 }

@@ -6,8 +6,9 @@ package enum Validate {
         try PlayerID.validate(value)
     }
 
-    /// An idempotency key or store transaction id: 1–255 bytes of visible ASCII.
-    package static func key(_ value: String, field: String) throws(WalletError) {
+    /// An identifier: an idempotency key, a store transaction id or a product id; 1–255 bytes of
+    /// visible ASCII.
+    package static func asciiIdentifier(_ value: String, field: String) throws(WalletError) {
         guard !value.isEmpty else { throw .invalidRequest("\(field) must not be empty") }
         guard value.utf8.count <= Limits.identifierBytesMax else {
             throw .invalidRequest("\(field) must be at most \(Limits.identifierBytesMax) characters")

@@ -71,7 +71,7 @@ enum LedgerWrites {
         return try append(db, draft, legs: [(player, request.amount), (source, -request.amount)], key: key, now: now, context: &context)
     }
 
-    /// Refunds a purchase up to `shareThousandths` of it in all: a refund of 50% followed by one
+    /// Refunds a purchase up to `shareMillipercent` of it in all: a refund of 50% followed by one
     /// of 100% takes the other half. What earlier refunds (since the last reversal) already
     /// claimed is not claimed again; a share already reached changes nothing.
     static func refund(_ db: any SQLSession, _ checked: Checked<RefundRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
@@ -226,7 +226,7 @@ struct StoreTransactionState {
     }
 
     var state: State
-    var shareThousandths: Int64
+    var shareMillipercent: Int64
     /// The report's signing time, milliseconds since 1970.
     var reportedAt: Int64
 
@@ -239,7 +239,7 @@ struct StoreTransactionState {
             guard let state = State(rawValue: stateText) else {
                 throw WalletError.corrupt("store transaction \(store)/\(storeTransactionID) has an unknown state '\(stateText.prefix(40))'")
             }
-            return StoreTransactionState(state: state, shareThousandths: try row.integer(1), reportedAt: try row.integer(2))
+            return StoreTransactionState(state: state, shareMillipercent: try row.integer(1), reportedAt: try row.integer(2))
         }
     }
 
@@ -250,7 +250,7 @@ struct StoreTransactionState {
             ON CONFLICT (store, store_transaction_id) DO UPDATE SET state = excluded.state,
                 share_thousandths = excluded.share_thousandths, reported_at = excluded.reported_at
             """,
-            [.text(store), .text(storeTransactionID), .text(state.rawValue), .integer(shareThousandths), .integer(reportedAt)])
+            [.text(store), .text(storeTransactionID), .text(state.rawValue), .integer(shareMillipercent), .integer(reportedAt)])
     }
 }
 

@@ -14,12 +14,12 @@ extension SQLLedgerStore {
         ) { row in
             NotificationOutcome(
                 notificationUUID: try row.text(0), notificationType: try row.text(1), outcome: try row.text(2),
-                ledgerSeq: try row.integerOrNil(3), spentShareThousandths: try row.integerOrNil(4), replayed: true)
+                ledgerSeq: try row.integerOrNil(3), spentShareMillipercent: try row.integerOrNil(4), replayed: true)
         }
         if let recorded { return recorded }
         var outcome = NotificationOutcome(
             notificationUUID: notification.notificationUUID, notificationType: notification.type, outcome: "recorded", ledgerSeq: nil,
-            spentShareThousandths: nil, replayed: false)
+            spentShareMillipercent: nil, replayed: false)
         let store = notification.store
         let transactionID = notification.storeTransactionID ?? ""
         do {
@@ -33,7 +33,7 @@ extension SQLLedgerStore {
             case .refuse:
                 outcome.outcome = "invalid"
             case .refund(let share, let policy):
-                let request = RefundRequest(store: store, storeTransactionID: transactionID, shareThousandths: share, policy: policy, actor: notification.actor)
+                let request = RefundRequest(store: store, storeTransactionID: transactionID, shareMillipercent: share, policy: policy, actor: notification.actor)
                 let result = try LedgerWrites.refund(db, Checked(request), now: now, context: &context)
                 outcome.outcome = result.replayed ? "already_applied" : "refunded"
                 outcome.ledgerSeq = result.transaction.seq
@@ -44,7 +44,7 @@ extension SQLLedgerStore {
             case .consumptionRequest:
                 guard let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: transactionID) else { throw WalletError.notFound("") }
                 outcome.outcome = "consumption_recorded"
-                outcome.spentShareThousandths = try spentShare(db, of: purchase, context: context)
+                outcome.spentShareMillipercent = try spentShare(db, of: purchase, context: context)
             }
         } catch let error as WalletError {
             // A notification about a purchase the wallet never credited, or a refund already
@@ -65,9 +65,9 @@ extension SQLLedgerStore {
         let state: StoreTransactionState.State
         var share: Int64 = 0
         switch notification.effect {
-        case .refund(let shareThousandths, _):
+        case .refund(let shareMillipercent, _):
             state = .refunded
-            share = shareThousandths
+            share = shareMillipercent
         case .refundReversal:
             state = .refundReversed
         case .none, .consumptionRequest, .refuse:
@@ -77,7 +77,7 @@ extension SQLLedgerStore {
         if let current = try StoreTransactionState.find(db, store: notification.store, storeTransactionID: transactionID), current.reportedAt > reportedAt {
             return true
         }
-        try StoreTransactionState(state: state, shareThousandths: share, reportedAt: reportedAt).save(db, store: notification.store, storeTransactionID: transactionID)
+        try StoreTransactionState(state: state, shareMillipercent: share, reportedAt: reportedAt).save(db, store: notification.store, storeTransactionID: transactionID)
         return false
     }
 
@@ -90,7 +90,7 @@ extension SQLLedgerStore {
             """,
             [
                 .text(notification.notificationUUID), .text(store), .text(notification.type), .text(notification.subtype),
-                .text(notification.storeTransactionID), .text(outcome.outcome), .integer(outcome.ledgerSeq), .integer(outcome.spentShareThousandths),
+                .text(notification.storeTransactionID), .text(outcome.outcome), .integer(outcome.ledgerSeq), .integer(outcome.spentShareMillipercent),
                 .text(Timestamp.format(now)),
             ])
         return outcome

@@ -1679,7 +1679,7 @@ enum OpenAPIDocument {
         "required": [
           "player_id",
           "store",
-          "transaction_id",
+          "store_transaction_id",
           "product_id"
         ],
         "additionalProperties": false,
@@ -1690,7 +1690,7 @@ enum OpenAPIDocument {
           "store": {
             "$ref": "#/components/schemas/Store"
           },
-          "transaction_id": {
+          "store_transaction_id": {
             "$ref": "#/components/schemas/IdempotencyKey",
             "description": "The store's transaction id: the idempotency key, global and permanent."
           },
@@ -1773,7 +1773,7 @@ enum OpenAPIDocument {
             "type": "integer",
             "format": "int64"
           },
-          "spent_share_thousandths": {
+          "spent_share_millipercent": {
             "type": "integer",
             "minimum": 0,
             "maximum": 100000
@@ -1787,14 +1787,14 @@ enum OpenAPIDocument {
         "type": "object",
         "required": [
           "store",
-          "transaction_id"
+          "store_transaction_id"
         ],
         "additionalProperties": false,
         "properties": {
           "store": {
             "$ref": "#/components/schemas/Store"
           },
-          "transaction_id": {
+          "store_transaction_id": {
             "$ref": "#/components/schemas/IdempotencyKey"
           },
           "percentage": {

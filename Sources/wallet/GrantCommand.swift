@@ -17,7 +17,7 @@ struct GrantCommand: AsyncParsableCommand {
     var store: String
 
     @Option(help: "The store's transaction id: the idempotency key, global and permanent.")
-    var transactionID: String
+    var storeTransactionID: String
 
     @Option(help: "The product id in the catalog.")
     var product: String
@@ -27,9 +27,9 @@ struct GrantCommand: AsyncParsableCommand {
 
     func run() async throws {
         let result = try await options.withStore { ledger in try await ledger.grant(
-            GrantRequest(playerID: player, store: store, storeTransactionID: transactionID, productID: product, quantity: quantity, actor: cliActor)) }
+            GrantRequest(playerID: player, store: store, storeTransactionID: storeTransactionID, productID: product, quantity: quantity, actor: cliActor)) }
         try Output.result(result, json: options.json) {
-            Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for \(store) transaction \(transactionID)")
+            Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for \(store) transaction \(storeTransactionID)")
         }
     }
 }

@@ -18,7 +18,7 @@ struct RefundCommand: AsyncParsableCommand {
     var store: String
 
     @Option(help: "The store transaction id of the purchase.")
-    var transactionID: String
+    var storeTransactionID: String
 
     @Option(help: "Share of the purchase refunded, 1 to 100.")
     var percentage: Int64 = 100
@@ -27,12 +27,12 @@ struct RefundCommand: AsyncParsableCommand {
     var policy: RefundPolicy = .debt
 
     func run() async throws {
-        let request = try RefundRequest(store: store, storeTransactionID: transactionID, percentage: percentage, policy: policy, actor: cliActor)
+        let request = try RefundRequest(store: store, storeTransactionID: storeTransactionID, percentage: percentage, policy: policy, actor: cliActor)
         let result = try await options.withStore { ledger in try await ledger.refund(request) }
         try Output.result(result, json: options.json) {
             let transaction = result.transaction
             let uncollected = transaction.uncollected > 0 ? " (\(transaction.uncollected) uncollected: the balance reached zero)" : ""
-            return Output.mutation(result, "Took back \(-transaction.amount) \(transaction.currency)\(uncollected) for \(store) transaction \(transactionID)")
+            return Output.mutation(result, "Took back \(-transaction.amount) \(transaction.currency)\(uncollected) for \(store) transaction \(storeTransactionID)")
         }
     }
 }

@@ -542,9 +542,9 @@ def json_routes():
     return [
         ("spend", "POST", "/v1/wallets/p1/spend", SERVICE, {"amount": 1, "reason": "hostile"}, "amount", "reason", False),
         ("adjust", "POST", "/v1/wallets/p1/adjustments", SUPPORT, {"amount": 1, "reason_code": "goodwill", "note": "hostile"}, "amount", "note", False),
-        ("purchase", "POST", "/v1/purchases", SERVICE, {"player_id": "p1", "store": "apple", "transaction_id": None, "product_id": PRODUCT}, "quantity", "transaction_id", False),
+        ("purchase", "POST", "/v1/purchases", SERVICE, {"player_id": "p1", "store": "apple", "store_transaction_id": None, "product_id": PRODUCT}, "quantity", "store_transaction_id", False),
         ("apple-purchase", "POST", "/v1/purchases/apple", SERVICE, {"player_id": "p1", "signed_transaction": "a.b.c"}, None, "signed_transaction", True),
-        ("refund", "POST", "/v1/refunds", SERVICE, {"store": "apple", "transaction_id": "hostile-no-such-purchase", "policy": "floor"}, "percentage", "transaction_id", False),
+        ("refund", "POST", "/v1/refunds", SERVICE, {"store": "apple", "store_transaction_id": "hostile-no-such-purchase", "policy": "floor"}, "percentage", "store_transaction_id", False),
         ("notification", "POST", "/v1/notifications/apple", None, {"signedPayload": "a.b.c"}, None, "signedPayload", True),
         ("product", "PUT", "/v1/products/com.example.game.fuzzproduct", ADMIN, {"credits": 1}, "credits", "currency", False),
     ]
@@ -552,8 +552,8 @@ def json_routes():
 
 def fresh_fields(route, rng):
     fields = dict(route[4])
-    if "transaction_id" in fields and fields["transaction_id"] is None:
-        fields["transaction_id"] = idem(rng)
+    if "store_transaction_id" in fields and fields["store_transaction_id"] is None:
+        fields["store_transaction_id"] = idem(rng)
     return fields
 
 
@@ -899,11 +899,11 @@ def class_identifiers(deadline):
             body={"amount": 1, "reason_code": "goodwill", "note": "hostile"}, headers=[("Idempotency-Key", idem(rng))])
         check(cls, f"{label}: support key adjusts /v1/wallets/{segment}", response, error, allowed=(own_allowed or {201, 400, 403, 404}), why_allowed=own_why)
         # (d) ids in bodies: a purchase for the look-alike, and a replay of the victim's own grant
-        response, error = request("POST", "/v1/purchases", key=SERVICE, body={"player_id": player, "store": "apple", "transaction_id": idem(rng), "product_id": PRODUCT})
+        response, error = request("POST", "/v1/purchases", key=SERVICE, body={"player_id": player, "store": "apple", "store_transaction_id": idem(rng), "product_id": PRODUCT})
         check(cls, f"{label}: purchase for player_id={short(player, 30)}", response, error, allowed=(own_allowed and {400} or {201, 400}), why_allowed=own_why)
         response, error = request(
             "POST", "/v1/purchases", key=SERVICE,
-            body={"player_id": player, "store": "apple", "transaction_id": "hostile-seed-" + ("cafe" if victim == CAFE else victim), "product_id": PRODUCT, "quantity": 100})
+            body={"player_id": player, "store": "apple", "store_transaction_id": "hostile-seed-" + ("cafe" if victim == CAFE else victim), "product_id": PRODUCT, "quantity": 100})
         check(cls, f"{label}: replay of {victim}'s grant for player_id={short(player, 30)}", response, error, allowed={400, 409},
               why_allowed="400/409: another player's store transaction is never replayed for a look-alike")
 

@@ -88,6 +88,6 @@ struct CLI {
     }
 
     func grant(_ player: String, _ transactionID: String, quantity: Int = 1) throws -> [String: Any] {
-        try json("grant", "--player", player, "--store", "apple", "--transaction-id", transactionID, "--product", "com.example.consume5credits", "--quantity", "\(quantity)")
+        try json("grant", "--player", player, "--store", "apple", "--store-transaction-id", transactionID, "--product", "com.example.consume5credits", "--quantity", "\(quantity)")
     }
 }

@@ -10,7 +10,7 @@ struct PostgresCLITests {
     @Test("SQLite → PostgreSQL → SQLite ends at the same head hash, and each copy runs the ledger commands")
     func roundTrip() throws {
         let cli = try CLI.withCatalog()
-        _ = try cli.json("grant", "--player", "p1", "--store", "apple", "--transaction-id", "T1", "--product", "com.example.consume5credits", "--quantity", "3")
+        _ = try cli.json("grant", "--player", "p1", "--store", "apple", "--store-transaction-id", "T1", "--product", "com.example.consume5credits", "--quantity", "3")
         _ = try cli.json("spend", "--player", "p1", "--amount", "4", "--key", "k1")
         _ = try cli.json("adjust", "--player", "p2", "--amount", "7", "--reason-code", "goodwill", "--note", "sorry", "--actor", "alice", "--key", "a1")
         _ = try cli.json("keys", "create", "--role", "support", "--name", "desk")
@@ -46,7 +46,7 @@ struct PostgresCLITests {
     @Test("a corrupted source is refused before anything is written")
     func corruptedSource() throws {
         let cli = try CLI.withCatalog()
-        _ = try cli.json("grant", "--player", "p1", "--store", "apple", "--transaction-id", "T1", "--product", "com.example.consume5credits")
+        _ = try cli.json("grant", "--player", "p1", "--store", "apple", "--store-transaction-id", "T1", "--product", "com.example.consume5credits")
         _ = try cli.json("spend", "--player", "p1", "--amount", "2", "--key", "k1")
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
@@ -104,7 +104,7 @@ struct PostgresCLITests {
                         let other = bases[(client + step + 1) % 3]
                         switch step % 4 {
                         case 0:
-                            let body = #"{"player_id": "\#(player)", "store": "apple", "transaction_id": "T-\#(client)-\#(step)", "product_id": "com.example.consume5credits", "quantity": 1}"#
+                            let body = #"{"player_id": "\#(player)", "store": "apple", "store_transaction_id": "T-\#(client)-\#(step)", "product_id": "com.example.consume5credits", "quantity": 1}"#
                             for target in [base, other] {
                                 let response = await send("POST", "\(target)/v1/purchases", headers: headers, body: body)
                                 if response?.status == 201 || response?.status == 200 { done.append("grant \(player) T-\(client)-\(step)") }

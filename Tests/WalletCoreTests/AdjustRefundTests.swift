@@ -156,7 +156,7 @@ struct RefundTests {
             #expect(await walletError { _ = try await refund(ledger, percentage: percentage) }?.code == "invalid_request")
         }
         for share: Int64 in [0, Limits.refundShareMax + 1] {
-            #expect(await walletError { _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", shareThousandths: share, actor: "s")) }?.code == "invalid_request")
+            #expect(await walletError { _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", shareMillipercent: share, actor: "s")) }?.code == "invalid_request")
         }
         #expect(try await ledger.balance("p1") == 5)
         // A refund of a non-purchase does not exist: spends carry no store transaction id.

@@ -81,7 +81,7 @@ struct AppleNotificationTests {
         let (purchases, ledger, transaction) = try await Self.setUp()
         try await ledger.spend("p1", 4, key: "k1")
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification("CONSUMPTION_REQUEST", signedTransaction: transaction))
-        #expect(outcome.outcome == "consumption_recorded" && outcome.spentShareThousandths == 40_000)
+        #expect(outcome.outcome == "consumption_recorded" && outcome.spentShareMillipercent == 40_000)
         #expect(try await ledger.balance("p1") == 6)
     }
 

@@ -18,7 +18,7 @@ struct AuditTests {
         clock.set("2026-10-02T10:00:00Z")
         _ = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "line one, \"two\"\nline =three", ticket: "@SUP-1", idempotencyKey: "a1", actor: "-alice"))  // 4
         try await ledger.spend("p2", 4, key: "k2", currency: "gems")                           // 5
-        _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", shareThousandths: 50_000, actor: "s"))  // 6
+        _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", shareMillipercent: 50_000, actor: "s"))  // 6
         clock.set("2026-10-03T10:00:00Z")
         try await ledger.grant("p3", "T3")                                                     // 7
         try await ledger.spend("p1", 1, key: "'quoted")                                        // 8

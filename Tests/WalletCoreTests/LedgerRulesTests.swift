@@ -21,7 +21,7 @@ struct LedgerRulesTests {
     @Test("refunds claim their share, rounded down, minus what earlier refunds claimed; floor leaves the rest uncollected")
     func refunds() throws {
         func refund(_ share: Int64, _ policy: RefundPolicy, corrections: Corrections = Corrections(), balance: Int64) throws -> (owed: Int64, taken: Int64) {
-            let request = RefundRequest(store: "apple", storeTransactionID: "T1", shareThousandths: share, policy: policy, actor: "t")
+            let request = RefundRequest(store: "apple", storeTransactionID: "T1", shareMillipercent: share, policy: policy, actor: "t")
             return try LedgerRules.refund(request, of: Self.purchase, corrections: corrections, playerBalance: balance)
         }
         #expect(try refund(100_000, .debt, balance: 3) == (15, 15))

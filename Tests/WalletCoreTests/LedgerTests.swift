@@ -97,7 +97,7 @@ struct VerifyTests {
         try await ledger.spend("p1", 3, key: "k1")
         _ = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "n", idempotencyKey: "a1", actor: "alice"))
         try await ledger.grant("p2", "T2", product: "com.example.gems10")
-        _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", shareThousandths: 50_000, actor: "s"))
+        _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", shareMillipercent: 50_000, actor: "s"))
         try await ledger.spend("p1", 1, key: "k2")
         let before = try await ledger.store.verify()
         #expect(before.ok && before.transactions == 6 && before.firstBadSeq == nil)
@@ -199,7 +199,7 @@ struct SequenceTests {
             default:
                 guard let transactionID = purchases.randomElement(using: &random) else { continue }
                 result = try? await ledger.store.refund(RefundRequest(
-                    store: "apple", storeTransactionID: transactionID, shareThousandths: Int64.random(in: 1...100_000, using: &random),
+                    store: "apple", storeTransactionID: transactionID, shareMillipercent: Int64.random(in: 1...100_000, using: &random),
                     policy: Bool.random(using: &random) ? .debt : .floor, actor: "t"))
             }
             if let result, !result.replayed {

@@ -32,8 +32,8 @@ struct PostgresStoreTests {
         _ = try? await store.spend(SpendRequest(playerID: "p2", amount: 1_000, idempotencyKey: "s2", actor: "t"))
         _ = try await store.spend(SpendRequest(playerID: "p2", amount: 4, currency: "gems", idempotencyKey: "s3", actor: "t"))
         _ = try await store.adjust(AdjustRequest(playerID: "zoe.99", amount: -3, reasonCode: "goodwill", note: "ticket", ticket: "T-1", idempotencyKey: "a1", actor: "s"))
-        _ = try await store.refund(RefundRequest(store: "apple", storeTransactionID: "T2", shareThousandths: 50_000, policy: .debt, actor: "s"))
-        _ = try await store.refund(RefundRequest(store: "apple", storeTransactionID: "T3", shareThousandths: 100_000, policy: .floor, actor: "s"))
+        _ = try await store.refund(RefundRequest(store: "apple", storeTransactionID: "T2", shareMillipercent: 50_000, policy: .debt, actor: "s"))
+        _ = try await store.refund(RefundRequest(store: "apple", storeTransactionID: "T3", shareMillipercent: 100_000, policy: .floor, actor: "s"))
         _ = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s4", actor: "t"))
     }
 

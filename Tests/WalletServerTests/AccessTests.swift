@@ -19,9 +19,9 @@ struct AccessTests {
     static let allowed: [(method: HTTPRequest.Method, path: String, body: String, allowed: Set<Credential>)] = [
         (.get, "/v1/products", "", [.admin, .service, .support, .auditor]),
         (.put, "/v1/products/new.product", #"{"credits": 3}"#, [.admin]),
-        (.post, "/v1/purchases", #"{"player_id": "p1", "store": "apple", "transaction_id": "T-access", "product_id": "com.example.consume5credits"}"#, [.service]),
+        (.post, "/v1/purchases", #"{"player_id": "p1", "store": "apple", "store_transaction_id": "T-access", "product_id": "com.example.consume5credits"}"#, [.service]),
         (.post, "/v1/purchases/apple", #"{"player_id": "p1", "signed_transaction": "\#(try! TestServer.apple.transaction("T-apple"))"}"#, [.service, .playerOwn]),
-        (.post, "/v1/refunds", #"{"store": "apple", "transaction_id": "T-none"}"#, [.service, .support, .admin]),
+        (.post, "/v1/refunds", #"{"store": "apple", "store_transaction_id": "T-none"}"#, [.service, .support, .admin]),
         (.get, "/v1/wallets/p1", "", [.service, .support, .auditor, .playerOwn]),
         (.get, "/v1/wallets/p1/transactions", "", [.service, .support, .auditor, .playerOwn]),
         (.post, "/v1/wallets/p1/spend", #"{"amount": 1, "idempotency_key": "access"}"#, [.service, .playerOwn]),

@@ -15,7 +15,7 @@ struct LedgerRouteTests {
     func grant(_ backend: TestBackend) async throws {
         let server = try await TestServer(backend)
         try await server.test { client in
-            let body = #"{"player_id": "p1", "store": "apple", "transaction_id": "T1", "product_id": "com.example.consume5credits", "quantity": 2}"#
+            let body = #"{"player_id": "p1", "store": "apple", "store_transaction_id": "T1", "product_id": "com.example.consume5credits", "quantity": 2}"#
             let first = try await client.execute(uri: "/v1/purchases", method: .post, headers: server.bearer(.service) + .jsonContent, body: json(body))
             #expect(first.status == .created)
             #expect(first.headers[.idempotentReplayed] == nil)
@@ -161,15 +161,15 @@ struct LedgerRouteTests {
         try await server.credit("p1", transactionID: "T1")
         try await server.test { client in
             let headers = server.bearer(.support) + .jsonContent
-            let first = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "transaction_id": "T1", "percentage": 40, "policy": "floor"}"#))
+            let first = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "store_transaction_id": "T1", "percentage": 40, "policy": "floor"}"#))
             #expect(try first.status == .created && (first.object()["balance"] as? Int) == 3)
-            let again = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "transaction_id": "T1", "percentage": 40, "policy": "floor"}"#))
+            let again = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "store_transaction_id": "T1", "percentage": 40, "policy": "floor"}"#))
             #expect(again.headers[.idempotentReplayed] == "true" && again.body == first.body)
-            let unknown = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "transaction_id": "T9"}"#))
+            let unknown = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "store_transaction_id": "T9"}"#))
             #expect(try unknown.status == .notFound && (unknown.problemCode()) == "not_found")
-            let policy = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "transaction_id": "T1", "policy": "forgive"}"#))
+            let policy = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "store_transaction_id": "T1", "policy": "forgive"}"#))
             #expect(try policy.status == .badRequest && (policy.problemCode()) == "invalid_request")
-            let percentage = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "transaction_id": "T1", "percentage": 0}"#))
+            let percentage = try await client.execute(uri: "/v1/refunds", method: .post, headers: headers, body: json(#"{"store": "apple", "store_transaction_id": "T1", "percentage": 0}"#))
             #expect(percentage.status == .badRequest)
         }
     }

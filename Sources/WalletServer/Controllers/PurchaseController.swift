@@ -18,14 +18,14 @@ struct PurchaseController {
     struct PurchaseBody: StrictBody {
         var playerID: String
         var store: String
-        var transactionID: String
+        var storeTransactionID: String
         var productID: String
         var quantity: Int64?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case store, quantity
             case playerID = "player_id"
-            case transactionID = "transaction_id"
+            case storeTransactionID = "store_transaction_id"
             case productID = "product_id"
         }
     }
@@ -35,7 +35,7 @@ struct PurchaseController {
         let body = try await RequestBodyReader.decode(PurchaseBody.self, from: request)
         let result = try await store.grant(
             GrantRequest(
-                playerID: body.playerID, store: body.store, storeTransactionID: body.transactionID, productID: body.productID,
+                playerID: body.playerID, store: body.store, storeTransactionID: body.storeTransactionID, productID: body.productID,
                 quantity: body.quantity ?? 1, actor: try context.requireCaller().actor))
         return try MutationResponse.response(for: result, context: context)
     }
@@ -86,13 +86,13 @@ struct PurchaseController {
 
     struct RefundBody: StrictBody {
         var store: String
-        var transactionID: String
+        var storeTransactionID: String
         var percentage: Int64?
         var policy: RefundPolicy?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case store, percentage, policy
-            case transactionID = "transaction_id"
+            case storeTransactionID = "store_transaction_id"
         }
     }
 
@@ -100,7 +100,7 @@ struct PurchaseController {
     @Sendable func refund(request: Request, context: WalletRequestContext) async throws -> Response {
         let body = try await RequestBodyReader.decode(RefundBody.self, from: request)
         let refund = try RefundRequest(
-            store: body.store, storeTransactionID: body.transactionID, percentage: body.percentage ?? 100,
+            store: body.store, storeTransactionID: body.storeTransactionID, percentage: body.percentage ?? 100,
             policy: body.policy ?? .debt, actor: try context.requireCaller().actor)
         return try MutationResponse.response(for: try await store.refund(refund), context: context)
     }
