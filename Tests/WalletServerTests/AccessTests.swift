@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Testing
 import WalletCore
 @testable import WalletServer
+import WalletTestSupport
 
 /// Who may call what, stated here independently of the router, and checked against it.
 @Suite("Authentication and roles")
@@ -44,9 +45,9 @@ struct AccessTests {
         }
     }
 
-    @Test("each credential is admitted or refused on each route", arguments: Credential.allCases)
-    func matrix(_ credential: Credential) async throws {
-        let server = try await TestServer()
+    @Test("each credential is admitted or refused on each route, on each store", arguments: Credential.allCases, TestBackend.all)
+    func matrix(_ credential: Credential, backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1", quantity: 10)
         let revoked = try await server.store.createAPIKey(role: .admin, name: "gone")
         _ = try await server.store.revokeAPIKey(id: revoked.key.id)

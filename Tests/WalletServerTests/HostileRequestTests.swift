@@ -12,9 +12,9 @@ import WalletTestSupport
 /// the ledger verifies afterwards.
 @Suite("Hostile requests")
 struct HostileRequestTests {
-    @Test("a player token for a look-alike of another player's id opens no wallet")
-    func lookAlikeTokens() async throws {
-        let server = try await TestServer()
+    @Test("a player token for a look-alike of another player's id opens no wallet", arguments: TestBackend.all)
+    func lookAlikeTokens(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("Kate", quantity: 2)
         try await server.test { client in
             for alike in ["\\u212Aate", "\\u004Bate\\u200B", "K\\u0430te"] {
@@ -39,9 +39,9 @@ struct HostileRequestTests {
         #expect(try await server.store.verify().ok)
     }
 
-    @Test("a percent-encoded id that is valid reaches its wallet: %7C is |")
-    func percentEncodedValidID() async throws {
-        let server = try await TestServer()
+    @Test("a percent-encoded id that is valid reaches its wallet: %7C is |", arguments: TestBackend.all)
+    func percentEncodedValidID(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("auth0|42")
         try await server.test { client in
             let response = try await client.execute(uri: "/v1/wallets/auth0%7C42", method: .get, headers: server.bearer(.support))
@@ -90,9 +90,9 @@ struct HostileRequestTests {
         #expect(try await server.store.verify().ok)
     }
 
-    @Test("metadata nested as deep as the limit is stored and read back by every reader; one level more is a 400")
-    func metadataDepth() async throws {
-        let server = try await TestServer()
+    @Test("metadata nested as deep as the limit is stored and read back by every reader; one level more is a 400", arguments: TestBackend.all)
+    func metadataDepth(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1")
         // 63 levels of metadata inside the body's object: 64, the parser's limit.
         let deepest = String(repeating: #"{"a":"#, count: 62) + "{}" + String(repeating: "}", count: 62)
@@ -146,9 +146,9 @@ struct HostileRequestTests {
         }
     }
 
-    @Test("a support adjustment's key is not taken by a player's spend with the same key")
-    func keyScopes() async throws {
-        let server = try await TestServer()
+    @Test("a support adjustment's key is not taken by a player's spend with the same key", arguments: TestBackend.all)
+    func keyScopes(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1", quantity: 2)
         try await server.test { client in
             let spend = try await client.execute(
