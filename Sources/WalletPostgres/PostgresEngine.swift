@@ -24,6 +24,7 @@ import Synchronization
 package struct PostgresEngine: SQLEngine {
     let client: PostgresClient
     package let location: String
+    package var defersStatements: Bool { true }
     /// The pool's task: started on open, cancelled by `close()` (which closes the pool).
     private let poolTask: Task<Void, Never>
 

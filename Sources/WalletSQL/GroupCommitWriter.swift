@@ -58,9 +58,11 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Runs `operation` in the next batch and returns its result once the batch committed.
-    func submit<Result: Sendable>(_ operation: @escaping @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result) async throws -> Result {
+    func submit<Result: Sendable>(
+        hints: WriteHints = WriteHints(), _ operation: @escaping @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result
+    ) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
-            let pending = Pending(operation: operation, continuation: continuation)
+            let pending = Pending(hints: hints, operation: operation, continuation: continuation)
             let startDrain: Bool? = state.withLock { state in
                 guard state.queue.count < queueMax else { return nil }
                 state.queue.append(pending)
@@ -107,8 +109,6 @@ final class GroupCommitWriter: Sendable {
     }
 
     private func commit(_ batch: [any PendingWrite]) async {
-        let clock = self.clock
-        let makeTransactionID = self.makeTransactionID
         let started = ContinuousClock.now
         defer {
             let elapsed = ContinuousClock.now - started
@@ -120,24 +120,13 @@ final class GroupCommitWriter: Sendable {
             }
         }
         do {
-            try await engine.transaction { db in
-                var context = BatchContext(makeTransactionID: makeTransactionID)
-                for pending in batch {
-                    let now = clock()
-                    let savedContext = context
-                    do {
-                        try Savepoint.run(db) { try pending.execute(db, now, &context) }
-                    } catch let error as SQLRetry {
-                        // The whole transaction must run again (a PostgreSQL serialization
-                        // failure or deadlock): the engine retries the batch from the start.
-                        throw error
-                    } catch {
-                        // The savepoint rolled back this operation's writes; forget what it cached.
-                        context = savedContext
-                        pending.fail(error)
-                    }
-                }
-                try context.writeBalances(db)
+            do {
+                try await apply(batch, pipelined: engine.defersStatements)
+            } catch where engine.defersStatements && !(error is WalletError) {
+                // A statement of the pipelined run failed, or the commit did: run the batch again
+                // awaiting each operation's writes, so each failure is its own operation's. (A
+                // `WalletError` is the engine's own verdict, retries included: final.)
+                try await apply(batch, pipelined: false)
             }
             state.withLock { $0.commitFailure = nil }
             for pending in batch { pending.complete(commitError: nil) }
@@ -146,7 +135,54 @@ final class GroupCommitWriter: Sendable {
             for pending in batch { pending.complete(commitError: error) }
         }
     }
+
+    /// Runs the batch in one transaction: its prefetch, then each operation in a savepoint.
+    /// `pipelined` (on an engine that defers statements): an operation's writes are not
+    /// awaited before the next operation starts, so the batch's statements go out in a row;
+    /// then any failure a rule did not raise itself, with every statement before it answered,
+    /// ends the run (`PipelineBroken`), and the caller runs the batch again without it.
+    private func apply(_ batch: [any PendingWrite], pipelined: Bool) async throws {
+        let clock = self.clock
+        let makeTransactionID = self.makeTransactionID
+        try await engine.transaction { db in
+            var context = BatchContext(makeTransactionID: makeTransactionID)
+            try context.prefetch(db, keys: batch.flatMap(\.hints.keys), accounts: batch.flatMap(\.hints.accounts))
+            for pending in batch {
+                let now = clock()
+                let savedContext = context
+                do {
+                    try Savepoint.run(db, pipelined: pipelined) { try pending.execute(db, now, &context) }
+                } catch let error as SQLRetry {
+                    // The whole transaction must run again (a PostgreSQL serialization
+                    // failure or deadlock): the engine retries the batch from the start.
+                    throw error
+                } catch let error as PipelineBroken {
+                    throw error
+                } catch {
+                    // The savepoint rolled back this operation's writes; forget what it cached.
+                    context = savedContext
+                    pending.fail(error)
+                }
+            }
+            try context.writeBalances(db)
+        }
+    }
 }
+
+/// What an operation will look up, told when it is submitted, so that its batch reads them for
+/// all its operations in a few statements.
+package struct WriteHints: Sendable {
+    var keys: [(scope: String, key: String)] = []
+    var accounts: [(owner: String, currency: String)] = []
+
+    package init(keys: [(scope: String, key: String)] = [], accounts: [(owner: String, currency: String)] = []) {
+        self.keys = keys
+        self.accounts = accounts
+    }
+}
+
+/// A pipelined batch met a failure it cannot pin on one operation.
+struct PipelineBroken: Error {}
 
 /// What the operations of one batch share inside its SQL transaction, where no other writer
 /// can interleave: the chain's head as the previous operation left it, and the accounts it
@@ -163,6 +199,25 @@ package struct BatchContext {
     private var changedBalances: [Int64: Int64] = [:]
     /// Currency codes found in the catalog; codes are never removed, so a hit stays true.
     var knownCurrencies: Set<Identifier> = []
+    /// Accounts the batch's prefetch found missing: an operation creates them without asking.
+    private(set) var absentAccounts: Set<AccountKey> = []
+    /// Idempotency keys looked up or recorded in this batch, by their exact bytes.
+    private(set) var keys: [KeyID: KeyState] = [:]
+
+    struct KeyID: Hashable {
+        let scope: Identifier
+        let key: Identifier
+
+        init(_ scope: String, _ key: String) {
+            self.scope = Identifier(scope)
+            self.key = Identifier(key)
+        }
+    }
+
+    enum KeyState {
+        case unused
+        case used(requestHash: String, seq: Int64)
+    }
 
     init(makeTransactionID: @escaping @Sendable () -> String) {
         self.makeTransactionID = makeTransactionID
@@ -184,6 +239,62 @@ package struct BatchContext {
         changedBalances[account.id] = account.balance
     }
 
+    /// Keeps an account as read (or just created) for the rest of the batch.
+    mutating func remember(_ account: Account) {
+        let key = AccountKey(account.owner, account.currency)
+        absentAccounts.remove(key)
+        if accounts[key] == nil { accounts[key] = account }
+    }
+
+    /// Records a key used by an operation of this batch.
+    mutating func recordKey(scope: String, key: String, requestHash: String, seq: Int64) {
+        keys[KeyID(scope, key)] = .used(requestHash: requestHash, seq: seq)
+    }
+
+    /// The largest number of values one prefetch statement looks up; longer lists take several,
+    /// and shorter ones are padded to 8 or to this, so that each connection prepares few
+    /// statements.
+    static let prefetchChunk = 64
+
+    /// Reads, in a few statements, the idempotency keys and accounts the batch's operations
+    /// said they will ask for: each operation then finds them here instead of waiting for a
+    /// query of its own (on PostgreSQL, a round trip each).
+    mutating func prefetch(_ db: any SQLSession, keys wanted: [(scope: String, key: String)], accounts wantedAccounts: [(owner: String, currency: String)]) throws {
+        for chunk in Self.padded(wanted) {
+            for pair in chunk { keys[KeyID(pair.scope, pair.key)] = .unused }
+            try db.forEach(
+                "SELECT scope, key, request_hash, seq FROM idempotency_keys WHERE (scope, key) IN (VALUES \(Self.pairs(chunk.count)))",
+                chunk.flatMap { [SQLValue.text($0.scope), .text($0.key)] }
+            ) { row in
+                keys[KeyID(try row.text(0), try row.text(1))] = .used(requestHash: try row.text(2), seq: try row.integer(3))
+            }
+        }
+        for chunk in Self.padded(wantedAccounts.filter { accounts[AccountKey($0.owner, $0.currency)] == nil }) {
+            for pair in chunk { absentAccounts.insert(AccountKey(pair.owner, pair.currency)) }
+            try db.forEach(
+                "SELECT id, owner, currency, balance FROM accounts WHERE (owner, currency) IN (VALUES \(Self.pairs(chunk.count)))",
+                chunk.flatMap { [SQLValue.text($0.owner), .text($0.currency)] }
+            ) { row in
+                remember(Account(id: try row.integer(0), owner: try row.text(1), currency: try row.text(2), balance: try row.integer(3)))
+            }
+        }
+    }
+
+    /// `values` in chunks of at most `prefetchChunk`, each padded (with its last value again)
+    /// to 8 or `prefetchChunk` values.
+    private static func padded<Value>(_ values: [Value]) -> [[Value]] {
+        stride(from: 0, to: values.count, by: prefetchChunk).map { start in
+            var chunk = Array(values[start..<min(start + prefetchChunk, values.count)])
+            let size = chunk.count <= 8 ? 8 : prefetchChunk
+            if let last = chunk.last { chunk += Array(repeating: last, count: size - chunk.count) }
+            return chunk
+        }
+    }
+
+    private static func pairs(_ count: Int) -> String {
+        Array(repeating: "(?, ?)", count: count).joined(separator: ", ")
+    }
+
     /// Writes the balances the batch changed into `accounts`, in the batch's SQL transaction,
     /// so that every balance equals the sum of its postings when the transaction commits.
     func writeBalances(_ db: any SQLSession) throws {
@@ -195,6 +306,8 @@ package struct BatchContext {
 
 /// An operation waiting in the queue, its result type erased.
 private protocol PendingWrite: Sendable {
+    /// What the operation will look up.
+    var hints: WriteHints { get }
     /// Runs the operation inside the batch's transaction and keeps its outcome.
     func execute(_ db: any SQLSession, _ now: Date, _ context: inout BatchContext) throws
     /// Records a failure of this operation alone (its savepoint rolled back).
@@ -205,11 +318,13 @@ private protocol PendingWrite: Sendable {
 
 private final class Pending<Result: Sendable>: PendingWrite, @unchecked Sendable {
     // Touched only by the drain: `execute` and `fail` in the batch's transaction, `complete` after it.
+    let hints: WriteHints
     private let operation: @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result
     private let continuation: CheckedContinuation<Result, any Error>
     private var outcome: Swift.Result<Result, any Error>?
 
-    init(operation: @escaping @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result, continuation: CheckedContinuation<Result, any Error>) {
+    init(hints: WriteHints, operation: @escaping @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result, continuation: CheckedContinuation<Result, any Error>) {
+        self.hints = hints
         self.operation = operation
         self.continuation = continuation
     }
@@ -236,17 +351,28 @@ private final class Pending<Result: Sendable>: PendingWrite, @unchecked Sendable
 /// A savepoint around one operation of a batch, with prepared statements (GRDB's
 /// `inSavepoint` parses its SQL on every call, a cost paid for every operation here).
 enum Savepoint {
-    static func run(_ db: any SQLSession, _ operation: () throws -> Void) throws {
+    /// Runs `operation` in a savepoint. Unless `pipelined`, its writes are awaited before it
+    /// counts as done, so a failure is always this operation's. Pipelined, they are not; a
+    /// failure then rolls back to the savepoint only if a rule raised it and every statement
+    /// sent before it succeeded; otherwise it throws `PipelineBroken`.
+    static func run(_ db: any SQLSession, pipelined: Bool = false, _ operation: () throws -> Void) throws {
         try db.execute("SAVEPOINT operation")
         do {
             try operation()
             // Every write of the operation answered: a failure is this operation's, not the next one's.
-            try db.sync()
+            if !pipelined { try db.sync() }
         } catch let error as SQLRetry {
             throw error
         } catch {
-            // Answers to writes sent before the failure are not this caller's concern now.
-            try? db.sync()
+            if pipelined {
+                // A database error may be an earlier operation's write, reported late; and
+                // rolling back while an earlier statement failed would undo that operation.
+                guard error is WalletError else { throw PipelineBroken() }
+                do { try db.sync() } catch { throw PipelineBroken() }
+            } else {
+                // Answers to writes sent before the failure are not this caller's concern now.
+                try? db.sync()
+            }
             try db.execute("ROLLBACK TO SAVEPOINT operation")
             try db.execute("RELEASE SAVEPOINT operation")
             try db.sync()

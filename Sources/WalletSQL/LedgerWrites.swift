@@ -8,7 +8,7 @@ import Foundation
 enum LedgerWrites {
     static func grant(_ db: any SQLSession, _ checked: Checked<GrantRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
-        if let replay = try key.replay(db) { return replay }
+        if let replay = try key.replay(db, context: context) { return replay }
         if try StoreTransactionState.find(db, store: request.store, storeTransactionID: request.storeTransactionID)?.state == .refunded {
             throw WalletError.purchaseInvalid(
                 "refunded: the store reported store transaction \(request.store)/\(request.storeTransactionID) refunded; nothing was credited")
@@ -25,8 +25,8 @@ enum LedgerWrites {
         }
         let (amount, overflow) = product.credits.multipliedReportingOverflow(by: request.quantity)
         guard !overflow else { throw WalletError.invalidRequest("credits × quantity is too large") }
-        let player = try Account.fetch(db, context: context, owner: LedgerRules.playerOwner(request.playerID), currency: product.currency)
-        let store = try Account.fetch(db, context: context, owner: "@store:\(request.store)", currency: product.currency)
+        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(request.playerID), currency: product.currency)
+        let store = try Account.fetch(db, context: &context, owner: "@store:\(request.store)", currency: product.currency)
         var draft = LedgerTransaction(draftOf: .purchase, playerID: request.playerID, currency: product.currency, amount: amount, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
         draft.store = request.store
@@ -42,11 +42,11 @@ enum LedgerWrites {
 
     static func spend(_ db: any SQLSession, _ checked: Checked<SpendRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
-        if let replay = try key.replay(db) { return replay }
+        if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let player = try Account.fetch(db, context: context, owner: LedgerRules.playerOwner(request.playerID), currency: request.currency)
+        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(request.playerID), currency: request.currency)
         try LedgerRules.requireFunds(balance: player.balance, debit: request.amount, currency: request.currency)
-        let sink = try Account.fetch(db, context: context, owner: "@spend", currency: request.currency)
+        let sink = try Account.fetch(db, context: &context, owner: "@spend", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.note = request.reason
@@ -56,13 +56,13 @@ enum LedgerWrites {
 
     static func adjust(_ db: any SQLSession, _ checked: Checked<AdjustRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
-        if let replay = try key.replay(db) { return replay }
+        if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let player = try Account.fetch(db, context: context, owner: LedgerRules.playerOwner(request.playerID), currency: request.currency)
+        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(request.playerID), currency: request.currency)
         if request.amount < 0, !request.allowNegative {
             try LedgerRules.requireFunds(balance: player.balance, debit: -request.amount, currency: request.currency)
         }
-        let source = try Account.fetch(db, context: context, owner: "@adjustments", currency: request.currency)
+        let source = try Account.fetch(db, context: &context, owner: "@adjustments", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .adjustment, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.reasonCode = request.reasonCode
@@ -76,14 +76,14 @@ enum LedgerWrites {
     /// claimed is not claimed again; a share already reached changes nothing.
     static func refund(_ db: any SQLSession, _ checked: Checked<RefundRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
-        if let replay = try key.replay(db) { return replay }
+        if let replay = try key.replay(db, context: context) { return replay }
         guard let purchase = try LedgerReads.purchase(db, store: request.store, storeTransactionID: request.storeTransactionID) else {
             throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
         }
         let corrections = try Corrections.of(db, purchase: purchase)
-        let player = try Account.fetch(db, context: context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)
+        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)
         let (owed, taken) = try LedgerRules.refund(request, of: purchase, corrections: corrections, playerBalance: player.balance)
-        let sink = try Account.fetch(db, context: context, owner: "@refunds", currency: purchase.currency)
+        let sink = try Account.fetch(db, context: &context, owner: "@refunds", currency: purchase.currency)
         var draft = LedgerTransaction(draftOf: .refund, playerID: purchase.playerID, currency: purchase.currency, amount: -taken, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
         draft.store = request.store
@@ -107,13 +107,13 @@ enum LedgerWrites {
         let key = IdempotencyKey(
             scope: "refund_reversal:\(store):\(corrections.lastRefundSeq ?? 0)", key: storeTransactionID, requestHash: canonical.sha256Hex(),
             reusedDetail: "store transaction \(store)/\(storeTransactionID) had its refund reversed already")
-        if let replay = try key.replay(db) { return replay }
+        if let replay = try key.replay(db, context: context) { return replay }
         guard corrections.lastRefundSeq != nil, corrections.claimed > 0 else {
             throw WalletError.notFound("store transaction \(store)/\(storeTransactionID) has no refund to reverse")
         }
         let taken = corrections.taken
-        let player = try Account.fetch(db, context: context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)
-        let source = try Account.fetch(db, context: context, owner: "@refunds", currency: purchase.currency)
+        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)
+        let source = try Account.fetch(db, context: &context, owner: "@refunds", currency: purchase.currency)
         var draft = LedgerTransaction(draftOf: .refundReversal, playerID: purchase.playerID, currency: purchase.currency, amount: taken, actor: actor)
         draft.idempotencyKey = storeTransactionID
         draft.store = store
@@ -162,10 +162,13 @@ enum LedgerWrites {
             draft, legs: legs.map { LedgerRules.Leg(owner: $0.account.owner, currency: $0.account.currency, balance: $0.account.balance, amount: $0.amount) },
             head: head, id: context.makeTransactionID(), now: now)
         try insert(db, transaction)
-        for (leg, balanceAfter) in zip(legs, balancesAfter) {
-            try db.execute("INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?)", [.integer(transaction.seq), .integer(leg.account.id), .integer(leg.amount), .integer(balanceAfter)])
-        }
-        try key.record(db, seq: transaction.seq)
+        // The postings in one statement: one round trip fewer on PostgreSQL.
+        try db.execute(
+            legs.count == 2 ? insertTwoPostings : insertPostings(count: legs.count),
+            zip(legs, balancesAfter).flatMap { leg, balanceAfter in
+                [SQLValue.integer(transaction.seq), .integer(leg.account.id), .integer(leg.amount), .integer(balanceAfter)]
+            })
+        try key.record(db, seq: transaction.seq, context: &context)
         // Only now, with every statement done, may the batch's later operations rely on this one.
         // The balances themselves are written once per account when the batch ends
         // (`BatchContext.writeBalances`), in the same SQL transaction.
@@ -176,6 +179,12 @@ enum LedgerWrites {
         return MutationResult(transaction: transaction, balance: balancesAfter[0], replayed: false)
     }
 
+    private static let insertTwoPostings = insertPostings(count: 2)
+
+    private static func insertPostings(count: Int) -> String {
+        "INSERT INTO postings (seq, account_id, amount, balance_after) VALUES " + Array(repeating: "(?, ?, ?, ?)", count: count).joined(separator: ", ")
+    }
+
     private static func insert(_ db: any SQLSession, _ transaction: LedgerTransaction) throws {
         try db.execute(LedgerReads.insertTransaction, LedgerReads.values(of: transaction))
     }
@@ -184,9 +193,17 @@ enum LedgerWrites {
 extension IdempotencyKey {
     /// The original result if this key was used for this same request; throws
     /// `idempotencyKeyReused` if it was used for another; nil if unused.
-    func replay(_ db: any SQLSession) throws -> MutationResult? {
-        let used = try db.first("SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?", [.text(scope), .text(key)]) { row in
-            (requestHash: try row.text(0), seq: try row.integer(1))
+    func replay(_ db: any SQLSession, context: BatchContext) throws -> MutationResult? {
+        let used: (requestHash: String, seq: Int64)?
+        switch context.keys[BatchContext.KeyID(scope, key)] {
+        case .unused?:
+            used = nil
+        case .used(let requestHash, let seq)?:
+            used = (requestHash, seq)
+        case nil:
+            used = try db.first("SELECT request_hash, seq FROM idempotency_keys WHERE scope = ? AND key = ?", [.text(scope), .text(key)]) { row in
+                (requestHash: try row.text(0), seq: try row.integer(1))
+            }
         }
         guard let used else { return nil }
         guard used.requestHash == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
@@ -198,8 +215,9 @@ extension IdempotencyKey {
         return MutationResult(transaction: transaction, balance: posting.balanceAfter, replayed: true)
     }
 
-    func record(_ db: any SQLSession, seq: Int64) throws {
+    func record(_ db: any SQLSession, seq: Int64, context: inout BatchContext) throws {
         try db.execute("INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES (?, ?, ?, ?)", [.text(scope), .text(key), .text(requestHash), .integer(seq)])
+        context.recordKey(scope: scope, key: key, requestHash: requestHash, seq: seq)
     }
 }
 
@@ -273,20 +291,45 @@ struct Account {
     let balance: Int64
 
     /// The account of `owner` in `currency`, created with a zero balance if it does not exist.
-    static func fetch(_ db: any SQLSession, context: BatchContext, owner: String, currency: String) throws -> Account {
+    static func fetch(_ db: any SQLSession, context: inout BatchContext, owner: String, currency: String) throws -> Account {
         if let account = try find(db, context: context, owner: owner, currency: currency) { return account }
         guard let id = try db.first("INSERT INTO accounts (owner, currency, balance) VALUES (?, ?, 0) RETURNING id", [.text(owner), .text(currency)], { row in try row.integer(0) })
         else { throw WalletError.storage("creating the account of \(owner) returned no id") }
-        return Account(id: id, owner: owner, currency: currency, balance: 0)
+        let account = Account(id: id, owner: owner, currency: currency, balance: 0)
+        context.remember(account)
+        return account
     }
 
-    /// The account of `owner` in `currency`, nil if it does not exist. An account an earlier
-    /// operation of the batch changed is taken from `context`: its row is written only when
-    /// the batch ends.
+    /// The account of `owner` in `currency`, nil if it does not exist. An account the batch
+    /// read or changed is taken from `context` (a changed one's row is written only when the
+    /// batch ends), as is one its prefetch found missing.
     static func find(_ db: any SQLSession, context: BatchContext, owner: String, currency: String) throws -> Account? {
-        if let account = context.accounts[BatchContext.AccountKey(owner, currency)] { return account }
+        let key = BatchContext.AccountKey(owner, currency)
+        if let account = context.accounts[key] { return account }
+        if context.absentAccounts.contains(key) { return nil }
         return try db.first("SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?", [.text(owner), .text(currency)]) { row in
             Account(id: try row.integer(0), owner: owner, currency: currency, balance: try row.integer(1))
         }
     }
+}
+
+// What each operation looks up, for its batch's prefetch (`BatchContext.prefetch`).
+extension Checked where Request == GrantRequest {
+    var hints: WriteHints { WriteHints(keys: [(key.scope, key.key)]) }
+}
+
+extension Checked where Request == SpendRequest {
+    var hints: WriteHints {
+        WriteHints(keys: [(key.scope, key.key)], accounts: [(LedgerRules.playerOwner(request.playerID), request.currency), ("@spend", request.currency)])
+    }
+}
+
+extension Checked where Request == AdjustRequest {
+    var hints: WriteHints {
+        WriteHints(keys: [(key.scope, key.key)], accounts: [(LedgerRules.playerOwner(request.playerID), request.currency), ("@adjustments", request.currency)])
+    }
+}
+
+extension Checked where Request == RefundRequest {
+    var hints: WriteHints { WriteHints(keys: [(key.scope, key.key)]) }
 }

@@ -12,6 +12,9 @@ package protocol SQLEngine: Sendable {
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result
     /// Runs `body` on one consistent snapshot, without waiting for writers.
     func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result
+    /// Whether its sessions send statements without waiting for their answers (PostgreSQL):
+    /// the group commit then pipelines a batch's operations.
+    var defersStatements: Bool { get }
     /// Any error of this engine as a `WalletError` a caller can report.
     func mapped(_ error: any Error) -> WalletError
     /// Runs what the engine needs while it is used (PostgreSQL's connection pool) until the task
@@ -56,9 +59,11 @@ package struct SQLLedgerStore: LedgerDatabase {
 
     /// Runs one business operation: in the next group commit, or as its own write transaction
     /// in `.single` mode. Returns once the operation is committed.
-    package func write<Result: Sendable>(_ operation: @escaping @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result) async throws(WalletError) -> Result {
+    package func write<Result: Sendable>(
+        hints: WriteHints = WriteHints(), _ operation: @escaping @Sendable (any SQLSession, Date, inout BatchContext) throws -> Result
+    ) async throws(WalletError) -> Result {
         do {
-            if let groupCommit { return try await groupCommit.submit(operation) }
+            if let groupCommit { return try await groupCommit.submit(hints: hints, operation) }
             let (clock, makeTransactionID) = (self.clock, self.makeTransactionID)
             return try await engine.transaction { session in
                 var context = BatchContext(makeTransactionID: makeTransactionID)
@@ -106,22 +111,22 @@ extension SQLLedgerStore {
 
     package func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
-        return try await write { db, now, context in try LedgerWrites.grant(db, checked, now: now, context: &context) }
+        return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.grant(db, checked, now: now, context: &context) }
     }
 
     package func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
-        return try await write { db, now, context in try LedgerWrites.spend(db, checked, now: now, context: &context) }
+        return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.spend(db, checked, now: now, context: &context) }
     }
 
     package func adjust(_ request: AdjustRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
-        return try await write { db, now, context in try LedgerWrites.adjust(db, checked, now: now, context: &context) }
+        return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.adjust(db, checked, now: now, context: &context) }
     }
 
     package func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
-        return try await write { db, now, context in try LedgerWrites.refund(db, checked, now: now, context: &context) }
+        return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.refund(db, checked, now: now, context: &context) }
     }
 
     package func balances(playerID: String) async throws(WalletError) -> WalletBalances {

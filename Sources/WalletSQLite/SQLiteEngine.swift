@@ -14,6 +14,7 @@ package struct SQLiteEngine: SQLEngine {
     static let busyTimeoutSeconds: TimeInterval = 30
 
     package var location: String { writer.path }
+    package var defersStatements: Bool { false }
 
     /// Opens (and on first use creates) the database at `path`.
     /// - Throws: `unsupportedDatabase` for a file that is not a wallet database of a version this

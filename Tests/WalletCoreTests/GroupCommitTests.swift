@@ -5,6 +5,7 @@ import Testing
 @testable import WalletCore
 @testable import WalletSQL
 @testable import WalletSQLite
+@testable import WalletPostgres
 import WalletTestSupport
 
 /// The group commit keeps every ledger rule, whatever lands in one batch.
@@ -18,6 +19,15 @@ struct GroupCommitTests {
         let sequence = SequentialIDs()
         let fixed = Date(timeIntervalSince1970: 1_790_000_000)
         return try SQLiteEngine.store(writer: pool, writeMode: mode, clock: { fixed }, makeTransactionID: { sequence.id() })
+    }
+
+    /// A grouped store on `backend`: the batch tests run on both, since PostgreSQL pipelines a
+    /// batch's statements where SQLite runs each at once.
+    static func store(on backend: TestBackend) async throws -> SQLLedgerStore {
+        switch backend {
+        case .sqlite: try store(.grouped())
+        case .postgres: try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 4, writeMode: .grouped(), clock: { Date() })
+        }
     }
 
     /// Holds the writer inside a transaction until `release` is called, so that operations
@@ -112,9 +122,9 @@ struct GroupCommitTests {
         #expect(balances[0] == balances[1] && balances[0]["credits"] != 10, "\(balances)")
     }
 
-    @Test("a failing operation rolls back alone; its neighbours in the batch commit")
-    func failureIsolation() async throws {
-        let store = try Self.store(.grouped())
+    @Test("a failing operation rolls back alone; its neighbours in the batch commit", arguments: TestBackend.all)
+    func failureIsolation(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
         try await Self.seed(store)
         let results = try await Self.inOneBatch(store, [
             Self.spend(store, "p1", 4, "a"), Self.spend(store, "p1", 100, "b"), Self.spend(store, "p1", 5, "a"),
@@ -134,9 +144,9 @@ struct GroupCommitTests {
         #expect(try await store.spend(SpendRequest(playerID: "p1", amount: 100, idempotencyKey: "b", actor: "t")).replayed == false)
     }
 
-    @Test("an operation that fails after writing has its writes rolled back alone; its neighbours commit")
-    func failureAfterWrites() async throws {
-        let store = try Self.store(.grouped())
+    @Test("an operation that fails after writing has its writes rolled back alone; its neighbours commit", arguments: TestBackend.all)
+    func failureAfterWrites(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
         try await Self.seed(store)
         let writesThenFails: Operation = {
             try await store.write { db, _, _ in
@@ -152,18 +162,17 @@ struct GroupCommitTests {
         #expect(results[1].failureCode == "storage_error")
         #expect(results[2].failureCode == "insufficient_funds")
         #expect(try results[3].get().balance == 7)
-        let left = try await store.sqliteWriter!.read { db in
-            (try Int.fetchOne(db, sql: "SELECT count(*) FROM currencies WHERE code = 'gems'"),
-             try Int.fetchOne(db, sql: "SELECT count(*) FROM accounts WHERE owner = 'player:p9'"))
+        let left = try await store.read { db in
+            (try db.integer("SELECT count(*) FROM currencies WHERE code = 'gems'"), try db.integer("SELECT count(*) FROM accounts WHERE owner = 'player:p9'"))
         }
         #expect(left.0 == 0 && left.1 == 0, "the failed operations' writes are gone")
         let report = try await store.verify()
         #expect(report.ok && report.transactions == 4)
     }
 
-    @Test("concurrent replays of one key inside one batch apply once")
-    func replaysInOneBatch() async throws {
-        let store = try Self.store(.grouped())
+    @Test("concurrent replays of one key inside one batch apply once", arguments: TestBackend.all)
+    func replaysInOneBatch(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
         try await Self.seed(store)
         let results = try await Self.inOneBatch(store, (0..<10).map { _ in Self.spend(store, "p1", 3, "same") })
         let answers = try results.map { try $0.get() }

@@ -143,6 +143,46 @@ struct PostgresStoreTests {
         #expect(try await store.verify().transactions == 1)
     }
 
+    @Test("a batch's statements go out without waiting; a write that fails there reruns the batch awaiting each, so only its own caller fails")
+    func pipelinedFailure() async throws {
+        let store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 20, actor: "t"))
+        // The database refuses some keys only when their row is written: no rule sees it coming.
+        _ = try await store.write { db, _, _ in
+            try db.execute(
+                """
+                CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF NEW.key LIKE 'poison-%' THEN RAISE EXCEPTION 'poisoned key' USING ERRCODE = '23514'; END IF;
+                    RETURN NEW;
+                END
+                $$
+                """)
+            try db.execute("CREATE TRIGGER poison BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION poison()")
+        }
+        let keys = (0..<60).map { index in index % 10 == 3 ? "poison-\(index)" : "k-\(index)" }
+        let outcomes = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+            for key in keys {
+                group.addTask {
+                    do {
+                        _ = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: key, actor: "t"))
+                        return (key, true)
+                    } catch let error as WalletError {
+                        return (key, error.code == "storage_error" ? false : true)
+                    }
+                }
+            }
+            return try await group.reduce(into: [String: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(outcomes.filter { $0.value }.keys.sorted() == keys.filter { !$0.hasPrefix("poison") }.sorted())
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 100 - 54)
+        #expect((store.groupCommitStatistics?.largestBatch ?? 0) > 1, "the spends shared batches")
+        let poisoned = try await store.read { db in try db.integer("SELECT count(*) FROM idempotency_keys WHERE key LIKE 'poison-%'") }
+        #expect(poisoned == 0)
+        #expect(try await store.verify().ok)
+    }
+
     @Test("a database of another program, or of a newer wallet, is refused and left untouched")
     func foreignDatabases() async throws {
         let foreign = try TestPostgres.freshDatabase()

@@ -18,10 +18,11 @@ struct ConnectionTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<50 { group.addTask { try await server.credit("p\(index)", quantity: 100) } }
             try await group.waitForAll()
-            // An export of about 10 MB: more than the kernel buffers between the two ends hold.
-            // Each spend's posting lines repeat its 4 KB of metadata.
-            let metadata = try Metadata(.object(["blob": .string(String(repeating: "x", count: 4_000))]))
-            for index in 0..<1_200 {
+            // An export of about 13 MB, more than the kernel buffers between the two ends hold,
+            // in several pages, so the server must wait for the reader between them. Each
+            // spend's posting lines repeat its 1 KB of metadata.
+            let metadata = try Metadata(.object(["blob": .string(String(repeating: "x", count: 1_000))]))
+            for index in 0..<5_000 {
                 group.addTask {
                     _ = try await server.store.spend(SpendRequest(playerID: "p\(index % 50)", amount: 1, idempotencyKey: "k\(index)", metadata: metadata, actor: "test"))
                 }
@@ -31,14 +32,16 @@ struct ConnectionTests {
         var counted = 0
         _ = try await server.store.export(ExportQuery(), format: .csv).write { counted += $0.count }
         let exportBytes = counted
-        #expect(exportBytes > 8_000_000, "the export must outgrow the socket buffers: \(exportBytes) bytes")
+        #expect(exportBytes > 10_000_000, "the export must outgrow the socket buffers: \(exportBytes) bytes")
         let configuration = ServerConfiguration(port: 0, idleTimeoutSeconds: 1)
         let app = buildApplication(store: server.store, configuration: configuration, logger: Logger(label: "test"))
         try await app.test(.live) { client in
             let port = try #require(client.port)
             let socket = try LoopbackSocket(port: port, receiveBuffer: 4_096)
             #expect(socket.send("GET /v1/ledger/export HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.keys[.auditor]!)\r\n\r\n"))
-            try await Task.sleep(for: .seconds(3))
+            // Read nothing until the server is blocked on this reader for longer than its idle
+            // timeout (however long a loaded machine takes to produce the first page).
+            try await socket.waitUntilSenderBlocked(atLeast: 4_096, quiet: .milliseconds(2_500))
             // (The test client's own keep-alive connection has been idle too long by now: a new one.)
             let other = try LoopbackSocket(port: port)
             #expect(other.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"))

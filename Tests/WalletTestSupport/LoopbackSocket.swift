@@ -61,6 +61,27 @@ public final class LoopbackSocket: @unchecked Sendable {
     }
 
     /// Reads until the server closes the connection (`closed`) or `seconds` pass without a byte.
+    /// Bytes received and not read yet.
+    public var unreadBytes: Int {
+        var count: Int32 = 0
+        return ioctl(descriptor, UInt(FIONREAD), &count) == 0 ? Int(count) : -1
+    }
+
+    /// Waits, reading nothing, until at least `atLeast` bytes arrived and no more came for
+    /// `quiet`: the sender is then blocked on this reader (or gone). Gives up after `limit`.
+    public func waitUntilSenderBlocked(atLeast: Int, quiet: Duration, limit: Duration = .seconds(60)) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        var last = -1
+        var since = clock.now
+        while clock.now < deadline {
+            let unread = unreadBytes
+            if unread != last { (last, since) = (unread, clock.now) }
+            if unread >= atLeast, clock.now - since >= quiet { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     public func readToEnd(timeout seconds: Int = 10) async -> (bytes: [UInt8], closed: Bool) {
         // On a thread of its own: a read blocked for seconds must not hold one of Swift's few
         // cooperative threads, which an in-process server under test needs to answer at all
