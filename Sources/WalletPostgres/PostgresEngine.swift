@@ -214,11 +214,16 @@ final class PostgresSession: SQLSession {
         self.connection = connection
     }
 
+    /// Every statement but a query that starts with SELECT counts: cautious, never short.
+    private(set) var changesSent = 0
+
     func execute(_ sql: String, _ values: [SQLValue]) throws {
+        changesSent += 1
         pending.append(try send(sql, values))
     }
 
     func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
+        if !sql.hasPrefix("SELECT") { changesSent += 1 }
         let answer = try send(sql, values)
         // The writes sent before this query were answered before it: their failure comes first.
         try sync()

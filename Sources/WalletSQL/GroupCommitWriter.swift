@@ -257,13 +257,17 @@ package struct BatchContext {
     static let prefetchChunk = 64
 
     /// Reads, in a few statements, the idempotency keys and accounts the batch's operations
-    /// said they will ask for: each operation then finds them here instead of waiting for a
+    /// said they will ask for (joined from a VALUES list, so both databases look each one up
+    /// by its index; `(a, b) IN (VALUES ...)` made SQLite scan the whole table): each operation then finds them here instead of waiting for a
     /// query of its own (on PostgreSQL, a round trip each).
     mutating func prefetch(_ db: any SQLSession, keys wanted: [(scope: String, key: String)], accounts wantedAccounts: [(owner: String, currency: String)]) throws {
         for chunk in Self.padded(wanted) {
             for pair in chunk { keys[KeyID(pair.scope, pair.key)] = .unused }
             try db.forEach(
-                "SELECT scope, key, request_hash, seq FROM idempotency_keys WHERE (scope, key) IN (VALUES \(Self.pairs(chunk.count)))",
+                """
+                SELECT k.scope, k.key, k.request_hash, k.seq FROM (VALUES \(Self.pairs(chunk.count))) AS wanted
+                    JOIN idempotency_keys k ON k.scope = wanted.column1 AND k.key = wanted.column2
+                """,
                 chunk.flatMap { [SQLValue.text($0.scope), .text($0.key)] }
             ) { row in
                 keys[KeyID(try row.text(0), try row.text(1))] = .used(requestHash: try row.text(2), seq: try row.integer(3))
@@ -272,7 +276,10 @@ package struct BatchContext {
         for chunk in Self.padded(wantedAccounts.filter { accounts[AccountKey($0.owner, $0.currency)] == nil }) {
             for pair in chunk { absentAccounts.insert(AccountKey(pair.owner, pair.currency)) }
             try db.forEach(
-                "SELECT id, owner, currency, balance FROM accounts WHERE (owner, currency) IN (VALUES \(Self.pairs(chunk.count)))",
+                """
+                SELECT a.id, a.owner, a.currency, a.balance FROM (VALUES \(Self.pairs(chunk.count))) AS wanted
+                    JOIN accounts a ON a.owner = wanted.column1 AND a.currency = wanted.column2
+                """,
                 chunk.flatMap { [SQLValue.text($0.owner), .text($0.currency)] }
             ) { row in
                 remember(Account(id: try row.integer(0), owner: try row.text(1), currency: try row.text(2), balance: try row.integer(3)))
@@ -351,28 +358,36 @@ private final class Pending<Result: Sendable>: PendingWrite, @unchecked Sendable
 /// A savepoint around one operation of a batch, with prepared statements (GRDB's
 /// `inSavepoint` parses its SQL on every call, a cost paid for every operation here).
 enum Savepoint {
-    /// Runs `operation` in a savepoint. Unless `pipelined`, its writes are awaited before it
-    /// counts as done, so a failure is always this operation's. Pipelined, they are not; a
-    /// failure then rolls back to the savepoint only if a rule raised it and every statement
-    /// sent before it succeeded; otherwise it throws `PipelineBroken`.
+    /// Runs `operation` so that a failure undoes it alone. Awaited (not `pipelined`): in a
+    /// savepoint, its writes answered before it counts as done, so a failure is always this
+    /// operation's. Pipelined: with no savepoint and no wait, so a batch's statements go out
+    /// in a row; an operation that fails having sent nothing that changes the database
+    /// (a rule's refusal after reads) left nothing to undo, and any other failure throws
+    /// `PipelineBroken`, after which the batch runs again awaited.
     static func run(_ db: any SQLSession, pipelined: Bool = false, _ operation: () throws -> Void) throws {
+        if pipelined {
+            let changesBefore = db.changesSent
+            do {
+                try operation()
+            } catch let error as SQLRetry {
+                throw error
+            } catch {
+                // A database error may be an earlier operation's write, reported late.
+                guard error is WalletError, db.changesSent == changesBefore else { throw PipelineBroken() }
+                throw error
+            }
+            return
+        }
         try db.execute("SAVEPOINT operation")
         do {
             try operation()
             // Every write of the operation answered: a failure is this operation's, not the next one's.
-            if !pipelined { try db.sync() }
+            try db.sync()
         } catch let error as SQLRetry {
             throw error
         } catch {
-            if pipelined {
-                // A database error may be an earlier operation's write, reported late; and
-                // rolling back while an earlier statement failed would undo that operation.
-                guard error is WalletError else { throw PipelineBroken() }
-                do { try db.sync() } catch { throw PipelineBroken() }
-            } else {
-                // Answers to writes sent before the failure are not this caller's concern now.
-                try? db.sync()
-            }
+            // Answers to writes sent before the failure are not this caller's concern now.
+            try? db.sync()
             try db.execute("ROLLBACK TO SAVEPOINT operation")
             try db.execute("RELEASE SAVEPOINT operation")
             try db.sync()

@@ -44,8 +44,11 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(request.playerID), currency: request.currency)
-        try LedgerRules.requireFunds(balance: player.balance, debit: request.amount, currency: request.currency)
+        // The funds are checked before a new wallet's account is created: a refused spend writes nothing.
+        let owner = LedgerRules.playerOwner(request.playerID)
+        let existing = try Account.find(db, context: context, owner: owner, currency: request.currency)
+        try LedgerRules.requireFunds(balance: existing?.balance ?? 0, debit: request.amount, currency: request.currency)
+        let player = try existing ?? Account.fetch(db, context: &context, owner: owner, currency: request.currency)
         let sink = try Account.fetch(db, context: &context, owner: "@spend", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
@@ -58,10 +61,12 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(request.playerID), currency: request.currency)
+        let owner = LedgerRules.playerOwner(request.playerID)
+        let existing = try Account.find(db, context: context, owner: owner, currency: request.currency)
         if request.amount < 0, !request.allowNegative {
-            try LedgerRules.requireFunds(balance: player.balance, debit: -request.amount, currency: request.currency)
+            try LedgerRules.requireFunds(balance: existing?.balance ?? 0, debit: -request.amount, currency: request.currency)
         }
+        let player = try existing ?? Account.fetch(db, context: &context, owner: owner, currency: request.currency)
         let source = try Account.fetch(db, context: &context, owner: "@adjustments", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .adjustment, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey

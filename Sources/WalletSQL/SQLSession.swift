@@ -13,6 +13,9 @@ package protocol SQLSession {
     /// Waits until every statement run so far has been answered, and throws the first failure:
     /// a session may send statements without waiting for them (PostgreSQL pipelines them).
     func sync() throws
+    /// How many statements that may change the database this session sent so far: a session
+    /// whose statements are deferred tells by it whether an operation wrote anything.
+    var changesSent: Int { get }
 }
 
 extension SQLSession {

@@ -39,6 +39,9 @@ struct SQLiteSession: SQLSession {
     /// SQLite runs each statement to its end before it returns: nothing is ever pending.
     func sync() throws {}
 
+    /// Never consulted: SQLite runs each statement at once (`SQLiteEngine.defersStatements`).
+    var changesSent: Int { 0 }
+
     /// The cached statement for `sql`, reset and bound to `values` in order (1, 2, ...).
     private func prepared(_ sql: String, _ values: [SQLValue]) throws -> SQLiteStatement {
         let statement = try db.cachedStatement(sql: sql).sqliteStatement

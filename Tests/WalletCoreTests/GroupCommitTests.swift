@@ -155,7 +155,7 @@ struct GroupCommitTests {
             }
         }
         let results = try await Self.inOneBatch(store, [
-            // A wallet never seen before: its account is created, then the overdraft rolls it back.
+            // A wallet never seen before: the overdraft is refused before its account is created.
             Self.spend(store, "p1", 1, "before"), writesThenFails, Self.spend(store, "p9", 1, "new-wallet"), Self.spend(store, "p1", 2, "after"),
         ])
         #expect(try results[0].get().balance == 9)
