@@ -24,10 +24,7 @@ struct GroupCommitTests {
     /// A grouped store on `backend`: the batch tests run on both, since PostgreSQL pipelines a
     /// batch's statements where SQLite runs each at once.
     static func store(on backend: TestBackend) async throws -> SQLLedgerStore {
-        switch backend {
-        case .sqlite: try store(.grouped())
-        case .postgres: try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 4, writeMode: .grouped(), clock: { Date() })
-        }
+        try await TestStores.open(backend, writeMode: .grouped()).store
     }
 
     /// Holds the writer inside a transaction until `release` is called, so that operations

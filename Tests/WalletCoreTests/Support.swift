@@ -20,25 +20,16 @@ struct TestLedger {
 
     init(_ backend: TestBackend = .sqlite, durability: Durability = .full, clock: TestClock? = nil) async throws {
         self.backend = backend
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let now: @Sendable () -> Date
         if let clock { now = { clock.now } } else { now = { Date() } }
-        switch backend {
-        case .sqlite:
-            path = directory.appendingPathComponent("wallet.sqlite").path
-            store = try SQLiteEngine.open(path: path, durability: durability, clock: now)
-        case .postgres:
-            path = try TestPostgres.freshDatabase()
-            store = try await PostgresEngine.open(url: path, poolSize: 4, writeMode: .default, clock: now)
-        }
+        let opened = try await TestStores.open(backend, durability: durability, clock: now)
+        (store, path, directory) = (opened.store, opened.location, opened.directory)
     }
 
-    /// A catalog with `consume5credits` (5 credits) and `gems10` (10 gems).
+    /// A ledger with the tests' catalog (`TestStores.addCatalog`).
     static func withCatalog(_ backend: TestBackend = .sqlite, clock: TestClock? = nil) async throws -> TestLedger {
         let ledger = try await TestLedger(backend, clock: clock)
-        _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
-        _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.gems10", credits: 10, currency: "gems"))
+        try await TestStores.addCatalog(ledger.store)
         return ledger
     }
 

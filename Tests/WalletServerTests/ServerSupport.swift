@@ -25,20 +25,11 @@ struct TestServer: @unchecked Sendable {
 
     /// `tokens` replaces the HS256 verifier of `playerTokens` (an ES256 one, say).
     init(_ backend: TestBackend = .sqlite, playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true) async throws {
-        switch backend {
-        case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-server-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            store = try SQLiteEngine.open(path: directory.appendingPathComponent("wallet.sqlite").path)
-        case .postgres:
-            store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 4, writeMode: .default, clock: { Date() })
-        }
+        store = try await TestStores.open(backend).store
         var keys: [KeyRole: String] = [:]
         for role in KeyRole.allCases { keys[role] = try await store.createAPIKey(role: role, name: "test \(role.rawValue)").secret }
         self.keys = keys
-        _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
-        _ = try await store.setProduct(ProductUpdate(productID: "com.example.gems10", credits: 10, currency: "gems"))
-        _ = try await store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
+        try await TestStores.addCatalog(store)
         let applePurchases = apple ? ApplePurchases(configuration: try Self.apple.configuration(), ledger: store) : nil
         let verifier = try tokens ?? (playerTokens ? PlayerTokenVerifier(secret: playerSecret) : nil)
         let configuration = ServerConfiguration(playerTokens: verifier, applePurchases: applePurchases)
@@ -61,18 +52,15 @@ struct TestServer: @unchecked Sendable {
 
 /// An HS256 player token, signed with `secret`.
 func playerToken(_ subject: String, expiresIn seconds: Double = 300, secret: String = playerSecret, alg: String = "HS256", extraClaims: String = "") -> String {
-    let header = Base64URL.encode(Data(#"{"alg":"\#(alg)","typ":"JWT"}"#.utf8))
-    let claims = Base64URL.encode(Data(#"{"sub":"\#(subject)","exp":\#(Int(Date().timeIntervalSince1970 + seconds))\#(extraClaims)}"#.utf8))
-    let signature = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(claims)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
-    return "\(header).\(claims).\(Base64URL.encode(Data(signature)))"
+    let claims = #"{"sub":"\#(subject)","exp":\#(Int(Date().timeIntervalSince1970 + seconds))\#(extraClaims)}"#
+    // HS256 signing cannot fail.
+    return (try? TestJWS.sign(header: #"{"alg":"\#(alg)","typ":"JWT"}"#, payload: claims, key: .hs256(secret: secret))) ?? ""
 }
 
-/// An ES256 player token signed with `key` (the signature as r ‖ s, as JWS has it).
+/// An ES256 player token signed with `key`.
 func es256PlayerToken(_ subject: String, key: P256.Signing.PrivateKey, alg: String = "ES256", expiresIn seconds: Double = 300) throws -> String {
-    let header = Base64URL.encode(Data(#"{"alg":"\#(alg)","typ":"JWT"}"#.utf8))
-    let claims = Base64URL.encode(Data(#"{"sub":"\#(subject)","exp":\#(Int(Date().timeIntervalSince1970 + seconds))}"#.utf8))
-    let signature = try key.signature(for: Data("\(header).\(claims)".utf8))
-    return "\(header).\(claims).\(Base64URL.encode(signature.rawRepresentation))"
+    let claims = #"{"sub":"\#(subject)","exp":\#(Int(Date().timeIntervalSince1970 + seconds))}"#
+    return try TestJWS.sign(header: #"{"alg":"\#(alg)","typ":"JWT"}"#, payload: claims, key: .es256(key))
 }
 
 func json(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }

@@ -73,18 +73,14 @@ public struct AppleTestAuthority: Sendable {
     public func sign(_ payload: [String: Any], alg: String = "ES256", x5c: [String]? = nil) throws -> String {
         let header = try JSONSerialization.data(withJSONObject: ["alg": alg, "x5c": try x5c ?? chain])
         let body = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(body)
-        let signature = try leafKey.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+        return try TestJWS.sign(header: header, payload: body, key: .es256(leafKey))
     }
 
     /// A compact JWS of `payloadJSON` exactly as given (say, with a member named twice), signed
     /// by the leaf with the usual header.
     public func sign(payloadJSON: String) throws -> String {
         let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "x5c": try chain])
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(Data(payloadJSON.utf8))
-        let signature = try leafKey.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+        return try TestJWS.sign(header: header, payload: Data(payloadJSON.utf8), key: .es256(leafKey))
     }
 
     /// A StoreKit 2 consumable transaction payload, signed now; `changes` override fields (NSNull removes one).
