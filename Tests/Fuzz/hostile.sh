@@ -48,7 +48,7 @@ for player in p1 Kate "$cafe" ctl p2; do
   seed_id=hostile-seed-$player
   [ "$player" = "$cafe" ] && seed_id=hostile-seed-cafe   # store transaction ids are visible ASCII
   # A server that takes only ASCII player ids refuses café: hostile.py then leaves it out.
-  "$wallet" grant --player "$player" --store apple --transaction-id "$seed_id" --product "$product" --quantity 100 >/dev/null 2>&1 ||
+  "$wallet" grant --player "$player" --store apple --store-transaction-id "$seed_id" --product "$product" --quantity 100 >/dev/null 2>&1 ||
     { [ "$player" = "$cafe" ] && echo "hostile: this server refuses the player id café; it is left out of the victims"; }
 done
 

@@ -22,7 +22,7 @@ trap cleanup EXIT
 "$wallet" products set com.example.consume5credits --credits 5 >/dev/null
 service_key=$("$wallet" keys create --role service --name fuzz-service --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
 admin_key=$("$wallet" keys create --role admin --name fuzz-admin --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
-"$wallet" grant --player p1 --store apple --transaction-id fuzz-seed --product com.example.consume5credits --quantity 100 >/dev/null
+"$wallet" grant --player p1 --store apple --store-transaction-id fuzz-seed --product com.example.consume5credits --quantity 100 >/dev/null
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 # Apple routes configured, so that fuzzed signed data meets the real verifier (and Apple's real
