@@ -10,6 +10,7 @@
 # Usage: Tests/Fuzz/hostile.sh [path-to-wallet-binary]
 #   HOSTILE_SECONDS   time budget of the hostile traffic (default 120; the run takes at most ~60 s more)
 #   HOSTILE_KEEP=1    keep the temporary directory (database, server log) for inspection
+#   FUZZ_DB           the database to attack, such as an empty PostgreSQL database's URL (default: a fresh SQLite file)
 # Needs python3 (3.11, standard library; `cryptography` if installed, to sign Apple-shaped JWS).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/../.."
 wallet=${1:-$(swift build --show-bin-path)/wallet}
 wallet=$(cd "$(dirname "$wallet")" && pwd)/$(basename "$wallet")
 work=$(mktemp -d)
-export WALLET_DB="$work/wallet.sqlite"
+export WALLET_DB="${FUZZ_DB:-$work/wallet.sqlite}"
 pid_file="$work/server.pid"
 server_log="$work/server.log"
 cleanup() {

@@ -5,13 +5,14 @@
 # document does not describe. The server is stopped however the run ends.
 #
 # Usage: Tests/Fuzz/schemathesis.sh [path-to-wallet-binary]   (needs `pip install schemathesis==4.32.5`)
+#   FUZZ_DB   the database to fuzz, such as an empty PostgreSQL database's URL (default: a fresh SQLite file)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 wallet=${1:-$(swift build --show-bin-path)/wallet}
 examples=${SCHEMATHESIS_EXAMPLES:-25}
 work=$(mktemp -d)
-export WALLET_DB="$work/wallet.sqlite"
+export WALLET_DB="${FUZZ_DB:-$work/wallet.sqlite}"
 server_pid=""
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
