@@ -136,11 +136,12 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// Runs the batch in one transaction: its prefetch, then each operation in a savepoint.
-    /// `pipelined` (on an engine that defers statements): an operation's writes are not
-    /// awaited before the next operation starts, so the batch's statements go out in a row;
-    /// then any failure a rule did not raise itself, with every statement before it answered,
-    /// ends the run (`PipelineBroken`), and the caller runs the batch again without it.
+    /// Runs the batch in one transaction: its prefetch, then each operation (`Savepoint.run`).
+    /// Awaited, each operation runs in a savepoint and its writes are answered before the next
+    /// starts. `pipelined` (on an engine that defers statements), none of that: the batch's
+    /// statements go out in a row, and any failure but a rule's refusal before the operation
+    /// wrote ends the run (`PipelineBroken`, or the database's error at the commit); the caller
+    /// then runs the batch again awaited.
     private func apply(_ batch: [any PendingWrite], pipelined: Bool) async throws {
         let clock = self.clock
         let makeTransactionID = self.makeTransactionID
@@ -159,7 +160,8 @@ final class GroupCommitWriter: Sendable {
                 } catch let error as PipelineBroken {
                     throw error
                 } catch {
-                    // The savepoint rolled back this operation's writes; forget what it cached.
+                    // Nothing of this operation stays (its savepoint rolled back, or pipelined, it
+                    // wrote nothing): forget what it cached.
                     context = savedContext
                     pending.fail(error)
                 }
