@@ -92,13 +92,17 @@ public struct AppleSignedDataVerifier: Sendable {
     /// The verified payload of a JWS, decoded as `Payload`; `signedDate` (ms) is read from it
     /// to validate the chain at the time Apple signed.
     func verify<Payload: Decodable>(_ jws: String, as type: Payload.Type, signedDate: (Payload) -> Int64) async throws(WalletError) -> Payload {
-        guard jws.utf8.count <= Self.jwsBytesMax else { throw Self.invalid("the signed data is too long") }
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
-            let signatureData = Base64URL.decode(parts[2])
-        else { throw Self.invalid("the signed data is not a compact JWS") }
-        // Strictly: a member named twice is read differently by other parsers.
-        guard let header = WalletJSON.decodeStrictly(Header.self, from: headerData) else { throw Self.invalid("the JWS header is malformed") }
+        let signed: CompactJWS<Header>
+        do {
+            signed = try CompactJWS(jws, bytesMax: Self.jwsBytesMax)
+        } catch .tooLong {
+            throw Self.invalid("the signed data is too long")
+        } catch .malformed {
+            throw Self.invalid("the signed data is not a compact JWS")
+        } catch {
+            throw Self.invalid("the JWS header is malformed")
+        }
+        let header = signed.header
         guard header.alg == "ES256" else { throw Self.invalid("the JWS algorithm must be ES256, not \(header.alg)") }
         guard let chain = header.x5c, chain.count == 3 else {
             throw Self.invalid("the x5c chain must hold exactly three certificates, not \(header.x5c?.count ?? 0)")
@@ -110,10 +114,8 @@ public struct AppleSignedDataVerifier: Sendable {
             return certificate
         }
         guard let leafKey = P256.Signing.PublicKey(certificates[0].publicKey) else { throw Self.invalid("the signing certificate has no P-256 key") }
-        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
-            leafKey.isValidSignature(signature, for: Data(jws.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)))
-        else { throw Self.invalid("the JWS signature does not verify") }
-        guard let payload = WalletJSON.decodeStrictly(Payload.self, from: payloadData) else { throw Self.invalid("the signed payload is malformed") }
+        guard signed.isSigned(by: leafKey) else { throw Self.invalid("the JWS signature does not verify") }
+        guard let payload = signed.payload(as: Payload.self) else { throw Self.invalid("the signed payload is malformed") }
         // Checked before any library sees it: swift-certificates traps on years past 9999.
         let signedMilliseconds = signedDate(payload)
         guard Self.signedDateRange.contains(signedMilliseconds) else {

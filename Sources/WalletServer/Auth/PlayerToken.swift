@@ -23,14 +23,10 @@ public struct PlayerTokenVerifier: Sendable {
             }
         }
 
-        func isValid(signature: Data, of signedPart: Data) -> Bool {
+        func signed(_ token: CompactJWS<Header>) -> Bool {
             switch self {
-            case .hs256(let key):
-                return HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signedPart, using: key)
-            case .es256(let key):
-                // JWS carries the ECDSA signature as r ‖ s, 32 bytes each (RFC 7518, 3.4).
-                guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
-                return key.isValidSignature(signature, for: signedPart)
+            case .hs256(let key): token.isSigned(by: key)
+            case .es256(let key): token.isSigned(by: key)
             }
         }
     }
@@ -62,20 +58,20 @@ public struct PlayerTokenVerifier: Sendable {
 
     /// The player id the token names, once its signature, algorithm and times check out.
     func verify(_ token: String) throws(APIError) -> PlayerID {
-        guard token.utf8.count <= Self.tokenBytesMax else { throw .unauthorized("the player token is too long") }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2])
-        else { throw .unauthorized("the player token is not a well-formed JWT") }
-        // Strictly: a member named twice (two `alg`s, two `sub`s) is read differently by other parsers.
-        guard let header = WalletJSON.decodeStrictly(Header.self, from: headerData), header.alg == key.algorithm else {
+        let jws: CompactJWS<Header>
+        do {
+            jws = try CompactJWS(token, bytesMax: Self.tokenBytesMax)
+        } catch .tooLong {
+            throw .unauthorized("the player token is too long")
+        } catch .malformed {
+            throw .unauthorized("the player token is not a well-formed JWT")
+        } catch {
             throw .unauthorized("the player token must be signed with \(key.algorithm)")
         }
-        let signedPart = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        guard key.isValid(signature: signature, of: signedPart) else {
-            throw .unauthorized("the player token's signature is invalid")
-        }
-        guard let claims = WalletJSON.decodeStrictly(Claims.self, from: claimsData) else {
+        guard jws.header.alg == key.algorithm else { throw .unauthorized("the player token must be signed with \(key.algorithm)") }
+        guard key.signed(jws) else { throw .unauthorized("the player token's signature is invalid") }
+        // Strictly: a member named twice (two `sub`s) is read differently by other parsers.
+        guard let claims = jws.payload(as: Claims.self) else {
             throw .unauthorized("the player token needs a string 'sub' and a numeric 'exp', each once")
         }
         let now = clock().timeIntervalSince1970
@@ -88,7 +84,7 @@ public struct PlayerTokenVerifier: Sendable {
         }
     }
 
-    private struct Header: Decodable {
+    struct Header: Decodable {
         var alg: String
     }
 
