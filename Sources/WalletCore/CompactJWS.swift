@@ -53,3 +53,14 @@ package struct CompactJWS<Header: Decodable> {
         HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signingInput, using: key)
     }
 }
+
+/// Writes compact JWS: the one place the wallet signs one (the App Store Server API's request
+/// tokens), beside the one place it reads them.
+package enum CompactJWSWriter {
+    /// `header` and `payload` (JSON bytes, as given), signed ES256 by `key` (r ‖ s).
+    package static func signed(header: Data, payload: Data, by key: P256.Signing.PrivateKey) throws -> String {
+        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
+        let signature = try key.signature(for: Data(signingInput.utf8))
+        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+}
