@@ -209,15 +209,8 @@ package struct BatchContext {
     /// Idempotency keys looked up or recorded in this batch, by their exact bytes.
     private(set) var keys: [KeyID: KeyState] = [:]
 
-    struct KeyID: Hashable {
-        let scope: Identifier
-        let key: Identifier
-
-        init(_ scope: String, _ key: String) {
-            self.scope = Identifier(scope)
-            self.key = Identifier(key)
-        }
-    }
+    /// An idempotency key by the exact bytes of its scope and key.
+    typealias KeyID = ExactPair
 
     enum KeyState {
         case unused
@@ -228,13 +221,17 @@ package struct BatchContext {
         self.makeTransactionID = makeTransactionID
     }
 
-    struct AccountKey: Hashable {
-        let owner: Identifier
-        let currency: Identifier
+    /// An account by the exact bytes of its owner and currency.
+    typealias AccountKey = ExactPair
 
-        init(_ owner: String, _ currency: String) {
-            self.owner = Identifier(owner)
-            self.currency = Identifier(currency)
+    /// Two texts compared by their bytes, as the database compares them.
+    struct ExactPair: Hashable {
+        let first: Identifier
+        let second: Identifier
+
+        init(_ first: String, _ second: String) {
+            self.first = Identifier(first)
+            self.second = Identifier(second)
         }
     }
 
@@ -262,33 +259,34 @@ package struct BatchContext {
     static let prefetchChunk = 64
 
     /// Reads, in a few statements, the idempotency keys and accounts the batch's operations
-    /// said they will ask for (joined from a VALUES list, so both databases look each one up
-    /// by its index; `(a, b) IN (VALUES ...)` made SQLite scan the whole table): each operation then finds them here instead of waiting for a
+    /// said they will ask for: each operation then finds them here instead of waiting for a
     /// query of its own (on PostgreSQL, a round trip each).
     mutating func prefetch(_ db: any SQLSession, keys wanted: [(scope: String, key: String)], accounts wantedAccounts: [(owner: String, currency: String)]) throws {
-        for chunk in Self.padded(wanted) {
-            for pair in chunk { keys[KeyID(pair.scope, pair.key)] = .unused }
-            try db.forEach(
-                """
-                SELECT k.scope, k.key, k.request_hash, k.seq FROM (VALUES \(Self.pairs(chunk.count))) AS wanted
-                    JOIN idempotency_keys k ON k.scope = wanted.column1 AND k.key = wanted.column2
-                """,
-                chunk.flatMap { [SQLValue.text($0.scope), .text($0.key)] }
-            ) { row in
-                keys[KeyID(try row.text(0), try row.text(1))] = .used(requestHash: try row.text(2), seq: try row.integer(3))
-            }
+        try Self.lookUp(db, wanted, "SELECT k.scope, k.key, k.request_hash, k.seq", join: "idempotency_keys k ON k.scope = wanted.column1 AND k.key = wanted.column2") { scope, key in
+            keys[KeyID(scope, key)] = .unused
+        } found: { row in
+            keys[KeyID(try row.text(0), try row.text(1))] = .used(requestHash: try row.text(2), seq: try row.integer(3))
         }
-        for chunk in Self.padded(wantedAccounts.filter { accounts[AccountKey($0.owner, $0.currency)] == nil }) {
-            for pair in chunk { absentAccounts.insert(AccountKey(pair.owner, pair.currency)) }
-            try db.forEach(
-                """
-                SELECT a.id, a.owner, a.currency, a.balance FROM (VALUES \(Self.pairs(chunk.count))) AS wanted
-                    JOIN accounts a ON a.owner = wanted.column1 AND a.currency = wanted.column2
-                """,
-                chunk.flatMap { [SQLValue.text($0.owner), .text($0.currency)] }
-            ) { row in
-                remember(Account(id: try row.integer(0), owner: try row.text(1), currency: try row.text(2), balance: try row.integer(3)))
-            }
+        let unknown = wantedAccounts.filter { accounts[AccountKey($0.owner, $0.currency)] == nil }
+        try Self.lookUp(db, unknown, "SELECT a.id, a.owner, a.currency, a.balance", join: "accounts a ON a.owner = wanted.column1 AND a.currency = wanted.column2") { owner, currency in
+            absentAccounts.insert(AccountKey(owner, currency))
+        } found: { row in
+            remember(Account(id: try row.integer(0), owner: try row.text(1), currency: try row.text(2), balance: try row.integer(3)))
+        }
+    }
+
+    /// Looks `pairs` up in padded chunks: `asked` hears each pair before its chunk's query,
+    /// `found` each row the query returns. The rows are joined from a VALUES list, so both
+    /// databases look each pair up by the table's index (`(a, b) IN (VALUES ...)` made SQLite
+    /// scan the whole table).
+    private static func lookUp(
+        _ db: any SQLSession, _ pairs: [(String, String)], _ select: String, join: String,
+        asked: (String, String) -> Void, found: (any SQLRow) throws -> Void
+    ) throws {
+        for chunk in padded(pairs) {
+            for pair in chunk { asked(pair.0, pair.1) }
+            let values = Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
+            try db.forEach("\(select) FROM (VALUES \(values)) AS wanted JOIN \(join)", chunk.flatMap { [SQLValue.text($0.0), .text($0.1)] }, found)
         }
     }
 
@@ -301,10 +299,6 @@ package struct BatchContext {
             if let last = chunk.last { chunk += Array(repeating: last, count: size - chunk.count) }
             return chunk
         }
-    }
-
-    private static func pairs(_ count: Int) -> String {
-        Array(repeating: "(?, ?)", count: count).joined(separator: ", ")
     }
 
     /// Writes the balances the batch changed into `accounts`, in the batch's SQL transaction,

@@ -44,11 +44,7 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        // The funds are checked before a new wallet's account is created: a refused spend writes nothing.
-        let owner = LedgerRules.playerOwner(request.playerID)
-        let existing = try Account.find(db, context: context, owner: owner, currency: request.currency)
-        try LedgerRules.requireFunds(balance: existing?.balance ?? 0, debit: request.amount, currency: request.currency)
-        let player = try existing ?? Account.fetch(db, context: &context, owner: owner, currency: request.currency)
+        let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: request.amount)
         let sink = try Account.fetch(db, context: &context, owner: "@spend", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
@@ -61,12 +57,8 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let owner = LedgerRules.playerOwner(request.playerID)
-        let existing = try Account.find(db, context: context, owner: owner, currency: request.currency)
-        if request.amount < 0, !request.allowNegative {
-            try LedgerRules.requireFunds(balance: existing?.balance ?? 0, debit: -request.amount, currency: request.currency)
-        }
-        let player = try existing ?? Account.fetch(db, context: &context, owner: owner, currency: request.currency)
+        let debit = request.amount < 0 && !request.allowNegative ? -request.amount : nil
+        let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: debit)
         let source = try Account.fetch(db, context: &context, owner: "@adjustments", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .adjustment, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
@@ -303,6 +295,16 @@ struct Account {
         let account = Account(id: id, owner: owner, currency: currency, balance: 0)
         context.remember(account)
         return account
+    }
+
+    /// The player's account in `currency` for an operation that debits `debit` from it (nil:
+    /// no funds needed). The funds are checked before a new wallet's account is created, so a
+    /// refused debit writes nothing.
+    static func player(_ db: any SQLSession, context: inout BatchContext, _ playerID: String, currency: String, debiting debit: Int64?) throws -> Account {
+        let owner = LedgerRules.playerOwner(playerID)
+        let existing = try find(db, context: context, owner: owner, currency: currency)
+        if let debit { try LedgerRules.requireFunds(balance: existing?.balance ?? 0, debit: debit, currency: currency) }
+        return try existing ?? fetch(db, context: &context, owner: owner, currency: currency)
     }
 
     /// The account of `owner` in `currency`, nil if it does not exist. An account the batch
