@@ -55,6 +55,8 @@ public struct GroupCommitStatistics: Sendable, Equatable {
     public var largestBatch = 0
     /// Time spent applying and committing batches.
     public var commitSeconds = 0.0
+    /// Pipelined batches (PostgreSQL) that met a failure and ran again awaited.
+    public var awaitedReruns = 0
 
     public var averageBatch: Double { batches == 0 ? 0 : Double(operations) / Double(batches) }
 

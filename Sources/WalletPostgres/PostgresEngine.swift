@@ -142,7 +142,9 @@ package struct PostgresEngine: SQLEngine {
                     if let result = outcome { return result }
                 }
             } catch {
-                // The lease was cancelled (the pool answers with its own error): the wait is what failed.
+                // Leased after all, just before the cancellation: the work ran, and its own error
+                // is the caller's. Otherwise the lease was cancelled: the wait is what failed.
+                if leased.isSet { throw error }
             }
             throw WalletError.storage("no connection to PostgreSQL at \(location) within \(Self.connectionWaitSeconds) s; nothing was written, try again")
         }

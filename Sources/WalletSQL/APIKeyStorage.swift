@@ -24,10 +24,14 @@ extension SQLLedgerStore {
     package func revokeAPIKey(id: String) async throws(WalletError) -> APIKey {
         try Validate.visibleText(id, field: "key id", bytesMax: 64)
         return try await write { db, now, _ in
-            try db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.text(Timestamp.format(now)), .text(id)])
-            guard let key = try db.first("SELECT \(Self.keyColumns) FROM api_keys WHERE id = ?", [.text(id)], Self.apiKey(from:)) else {
+            // Looked up first: an unknown id is refused before anything is written.
+            guard var key = try db.first("SELECT \(Self.keyColumns) FROM api_keys WHERE id = ?", [.text(id)], Self.apiKey(from:)) else {
                 throw WalletError.notFound("no API key with id '\(id)'")
             }
+            // Revoking twice answers the first revocation.
+            guard key.revokedAt == nil else { return key }
+            key.revokedAt = Timestamp.format(now)
+            try db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ?", [.text(key.revokedAt), .text(id)])
             return key
         }
     }

@@ -122,10 +122,12 @@ final class GroupCommitWriter: Sendable {
         do {
             do {
                 try await apply(batch, pipelined: engine.defersStatements)
-            } catch where engine.defersStatements && !(error is WalletError) {
-                // A statement of the pipelined run failed, or the commit did: run the batch again
-                // awaiting each operation's writes, so each failure is its own operation's. (A
-                // `WalletError` is the engine's own verdict, retries included: final.)
+            } catch is PipelineBroken {
+                // A statement of the pipelined run failed before its COMMIT was sent, so nothing
+                // of it committed: run the batch again awaiting each operation's writes, so each
+                // failure is its own operation's. A failure of the COMMIT itself is never run
+                // again: the batch may have committed.
+                state.withLock { $0.statistics.awaitedReruns += 1 }
                 try await apply(batch, pipelined: false)
             }
             state.withLock { $0.commitFailure = nil }
@@ -170,6 +172,11 @@ final class GroupCommitWriter: Sendable {
                 }
             }
             try context.writeBalances(db)
+            if pipelined {
+                // Every statement answered before the engine sends COMMIT: a failure here means
+                // nothing committed, and the batch may run again awaited.
+                do { try db.sync() } catch let error as SQLRetry { throw error } catch { throw PipelineBroken() }
+            }
         }
     }
 }

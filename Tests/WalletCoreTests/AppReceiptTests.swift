@@ -81,28 +81,31 @@ struct AppReceiptTests {
     func hostileReceipts() throws {
         let valid = try Self.receipt([try Self.inApp([(1703, try Self.utf8("2000000111"))])])
         let bytes = try #require(Data(base64Encoded: valid))
-        var cases: [String] = [
-            "", "not base64 at all!", Data("hello".utf8).base64EncodedString(),
-            bytes.prefix(bytes.count / 2).base64EncodedString(),  // truncated
-            Data(repeating: 0x30, count: 4_096).base64EncodedString(),  // SEQUENCE headers nested past any depth
-            String(repeating: "A", count: AppReceipt.base64BytesMax + 4),
-            // A transaction id that is an INTEGER, not a UTF8String.
-            try Self.receipt([try Self.inApp([(1703, [0x02, 0x01, 0x05])])]),
+        let refused: [(String, String)] = [
+            ("", "not base64"), ("not base64 at all!", "not base64"), (Data("hello".utf8).base64EncodedString(), "not a PKCS#7"),
+            (bytes.prefix(bytes.count / 2).base64EncodedString(), "not a PKCS#7"),  // truncated
+            (Data(repeating: 0x30, count: 4_096).base64EncodedString(), "not a PKCS#7"),  // SEQUENCE headers nested past any depth
+            (String(repeating: "A", count: AppReceipt.base64BytesMax + 4), "longer than"),
+            (try Self.receipt([try Self.inApp([(1703, [0x02, 0x01, 0x05])])]), "not a PKCS#7"),  // an INTEGER id, not a UTF8String
+            (try Self.receipt([try Self.inApp([(1703, try Self.utf8("2000 0111"))])]), "visible ASCII"),
+            (try Self.receipt([try Self.inApp([(1703, try Self.utf8(""))])]), "must not be empty"),
         ]
+        for (text, detail) in refused {
+            let error = #expect(throws: WalletError.self, "\(text.prefix(60))") { try AppReceipt.transactionID(base64: text) }
+            #expect(error?.code == "invalid_request" && error?.detail.contains(detail) == true, "\(text.prefix(60)): \(error?.detail ?? "")")
+        }
+        // Every 7th byte flipped: refused, or read as no purchase or as a visible-ASCII id of the
+        // same length (a flipped digit) — never a crash.
         var flipped = Array(bytes)
         for index in stride(from: 0, to: flipped.count, by: 7) {
             flipped[index] ^= 0xFF
-            cases.append(Data(flipped).base64EncodedString())
-            flipped[index] ^= 0xFF
-        }
-        for text in cases {
             do {
-                let found = try AppReceipt.transactionID(base64: text)
-                // A flipped byte inside the id's own digits may still parse, as visible ASCII.
-                #expect(found == nil || found?.utf8.count == 10 && found?.utf8.allSatisfy { (0x21...0x7E).contains($0) } == true, "\(text.prefix(60)) → \(found ?? "")")
+                let found = try AppReceipt.transactionID(base64: Data(flipped).base64EncodedString())
+                #expect(found == nil || found?.utf8.count == 10 && found?.utf8.allSatisfy { (0x21...0x7E).contains($0) } == true, "byte \(index) → \(found ?? "")")
             } catch {
-                #expect(error.code == "invalid_request", "\(text.prefix(60))")
+                #expect(error.code == "invalid_request", "byte \(index)")
             }
+            flipped[index] ^= 0xFF
         }
     }
 

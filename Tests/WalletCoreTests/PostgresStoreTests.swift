@@ -70,7 +70,7 @@ struct PostgresStoreTests {
         _ = try await first.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         let instances = [first, second]
         // Every purchase is redeemed on both instances at once; spends race for the same wallets.
-        let outcomes = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+        _ = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
             for caller in 0..<16 {
                 group.addTask {
                     let store = instances[caller % 2]
@@ -97,7 +97,6 @@ struct PostgresStoreTests {
             for try await outcome in group { all.append(outcome) }
             return all
         }
-        #expect(outcomes.count == 16)
         let report = try await first.verify()
         #expect(report.ok, "\(report.problem ?? "")")
         // 4 grant steps × 8 purchase ids, each credited once whatever instance answered first.
@@ -162,20 +161,23 @@ struct PostgresStoreTests {
             try db.execute("CREATE TRIGGER poison BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION poison()")
         }
         let keys = (0..<60).map { index in index % 10 == 3 ? "poison-\(index)" : "k-\(index)" }
-        let outcomes = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+        let outcomes = try await withThrowingTaskGroup(of: (String, String).self) { group in
             for key in keys {
                 group.addTask {
                     do {
                         _ = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: key, actor: "t"))
-                        return (key, true)
+                        return (key, "ok")
                     } catch let error as WalletError {
-                        return (key, error.code == "storage_error" ? false : true)
+                        return (key, error.code)
                     }
                 }
             }
-            return try await group.reduce(into: [String: Bool]()) { $0[$1.0] = $1.1 }
+            return try await group.reduce(into: [String: String]()) { $0[$1.0] = $1.1 }
         }
-        #expect(outcomes.filter { $0.value }.keys.sorted() == keys.filter { !$0.hasPrefix("poison") }.sorted())
+        for key in keys {
+            #expect(outcomes[key] == (key.hasPrefix("poison") ? "storage_error" : "ok"), "\(key): \(outcomes[key] ?? "none")")
+        }
+        #expect((store.groupCommitStatistics?.awaitedReruns ?? 0) > 0, "a pipelined batch met the poisoned write and ran again awaited")
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 100 - 54)
         #expect((store.groupCommitStatistics?.largestBatch ?? 0) > 1, "the spends shared batches")
         let poisoned = try await store.read { db in try db.integer("SELECT count(*) FROM idempotency_keys WHERE key LIKE 'poison-%'") }
@@ -192,13 +194,17 @@ struct PostgresStoreTests {
         }
         let newer = await walletError { _ = try await PostgresEngine.open(url: foreign, poolSize: 1, writeMode: .single, clock: { Date() }) }
         #expect(newer?.code == "unsupported_database" && newer?.detail.contains("99") == true, "\(String(describing: newer))")
+        #expect(try await store.read { db in try db.all("SELECT version FROM wallet_schema") { row in try row.integer(0) } } == [99], "left untouched")
         let other = try TestPostgres.freshDatabase()
         let admin = try await PostgresEngine.open(url: other, poolSize: 1, writeMode: .single, clock: { Date() })
         _ = try await admin.write { db, _, _ in
             try db.execute("DROP TABLE wallet_schema")
         }
+        let tables = "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+        let tablesBefore = try await admin.read { db in try db.integer(tables) }
         let unversioned = await walletError { _ = try await PostgresEngine.open(url: other, poolSize: 1, writeMode: .single, clock: { Date() }) }
         #expect(unversioned?.code == "unsupported_database" && unversioned?.detail.contains("not a wallet database") == true)
+        #expect(try await admin.read { db in try db.integer(tables) } == tablesBefore, "left untouched")
     }
 
     @Test("a later schema version migrates an existing database once, in order, recorded in wallet_schema; an older wallet then refuses it")
