@@ -7,11 +7,15 @@ import Foundation
 /// one transaction can never credit two players.
 public struct ApplePurchases: Sendable {
     public let verifier: AppleSignedDataVerifier
-    let ledger: any LedgerWriting
+    let ledger: any LedgerWriting & LedgerReading
+    /// The App Store Server API, for what needs Apple's answer (StoreKit 1 receipts, order
+    /// lookups); nil when no API key is configured.
+    public let api: AppStoreServerAPI?
 
-    public init(configuration: AppleConfiguration, ledger: any LedgerWriting) {
+    public init(configuration: AppleConfiguration, ledger: any LedgerWriting & LedgerReading, api: AppStoreServerAPI? = nil) {
         verifier = AppleSignedDataVerifier(configuration: configuration)
         self.ledger = ledger
+        self.api = api
     }
 
     /// Verifies `signedTransaction` and credits `credits × quantity` of its product to the player.
@@ -36,7 +40,11 @@ public struct ApplePurchases: Sendable {
 
     /// The transaction, once its signature and every claim check out.
     public func verifiedTransaction(_ signedTransaction: String) async throws(WalletError) -> AppleTransaction {
-        let transaction = try await verifier.verify(signedTransaction, as: AppleTransaction.self) { $0.signedDate }
+        try accepted(try await verifier.verify(signedTransaction, as: AppleTransaction.self) { $0.signedDate })
+    }
+
+    /// The transaction, signed by Apple, once its claims check out for crediting.
+    func accepted(_ transaction: AppleTransaction) throws(WalletError) -> AppleTransaction {
         let configuration = verifier.configuration
         guard transaction.bundleId == configuration.bundleID else { throw .purchaseInvalid("bundle id mismatch: \(transaction.bundleId.prefix(100))") }
         guard let environment = AppleConfiguration.Environment(rawValue: transaction.environment), configuration.environments.contains(environment) else {

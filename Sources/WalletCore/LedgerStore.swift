@@ -11,6 +11,10 @@ public protocol LedgerWriting: Sendable {
     func setProduct(_ update: ProductUpdate) async throws(WalletError) -> Product
     /// Credits `credits × quantity` for a verified store transaction, exactly once.
     func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult
+    /// Credits several store transactions in one write: each on its own terms (one refused, say
+    /// credited to another player, leaves the others), all committed together. The outcomes
+    /// are in the requests' order; a replayed grant is a success with `replayed` set.
+    func grantEach(_ requests: [GrantRequest]) async throws(WalletError) -> [Result<MutationResult, WalletError>]
     /// Debits the wallet, never below zero.
     func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult
     /// Credits or debits the wallet as a support correction.
@@ -30,6 +34,8 @@ public protocol LedgerReading: Sendable {
     func balances(playerID: String) async throws(WalletError) -> WalletBalances
     /// A page of the player's transactions, newest first.
     func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage
+    /// The purchase that credited a store transaction, or nil when none did.
+    func purchase(store: String, storeTransactionID: String) async throws(WalletError) -> LedgerTransaction?
     /// Opening balance, transactions and closing balance per currency for a period.
     func statement(_ query: StatementQuery) async throws(WalletError) -> Statement
 }

@@ -6,6 +6,9 @@ public enum Limits {
     public static let productCreditsMax: Int64 = 1_000_000_000
     /// Largest quantity of one store transaction.
     public static let quantityMax: Int64 = 100
+    /// Most store transactions credited in one write (`grantEach`): a customer's whole
+    /// consumable history as the App Store Server API pages it (50 pages of 20).
+    public static let grantsPerWriteMax = 1_000
     /// Length limit, in UTF-8 bytes, of player ids, idempotency keys, store transaction ids,
     /// product ids, tickets and actors.
     public static let identifierBytesMax = 255

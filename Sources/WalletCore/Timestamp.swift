@@ -70,6 +70,14 @@ extension Timestamp {
         return format(milliseconds: milliseconds)
     }
 
+    /// The instant an RFC 3339 timestamp names, as strictly as `parse`.
+    public static func date(_ text: String, field: String) throws(WalletError) -> Date {
+        guard let milliseconds = milliseconds(rfc3339: Array(text.utf8.prefix(65))), text.utf8.count <= 64 else {
+            throw .invalidRequest("\(field) must be an RFC 3339 timestamp between years 0001 and 9999, such as 2026-11-01T00:00:00Z")
+        }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
+    }
+
     /// Milliseconds since 1970 of an RFC 3339 date-time, nil unless every field is in range.
     package static func milliseconds(rfc3339 bytes: [UInt8]) -> Int64? {
         var reader = DigitReader(bytes: bytes)

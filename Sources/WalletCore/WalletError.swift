@@ -32,6 +32,9 @@ public enum WalletError: Error, Equatable, Sendable {
     case purchaseInvalid(String)
     /// The feature needs configuration the service does not have (an Apple bundle id, ...).
     case notConfigured(String)
+    /// A store's server API could not answer (unreachable, failing, rate limiting, or refusing
+    /// the wallet's credentials). Nothing was written; the same request may succeed later.
+    case storeUnavailable(String)
 
     /// The stable machine-readable code, identical in API problem documents and CLI errors.
     public var code: String {
@@ -49,6 +52,7 @@ public enum WalletError: Error, Equatable, Sendable {
         case .alreadyRefunded: "already_refunded"
         case .purchaseInvalid: "purchase_invalid"
         case .notConfigured: "not_configured"
+        case .storeUnavailable: "store_unavailable"
         }
     }
 
@@ -57,10 +61,22 @@ public enum WalletError: Error, Equatable, Sendable {
         switch self {
         case .invalidRequest(let detail), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
             .unknownCurrency(let detail), .notFound(let detail), .unsupportedDatabase(let detail),
-            .storage(let detail), .corrupt(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .notConfigured(let detail), .alreadyRefunded(let detail):
+            .storage(let detail), .corrupt(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .notConfigured(let detail), .alreadyRefunded(let detail),
+            .storeUnavailable(let detail):
             detail
         case .insufficientFunds(let balance, let currency):
             "insufficient funds: the balance is \(balance) \(currency)"
+        }
+    }
+}
+
+extension WalletError {
+    /// Whether this is a rule refusing one request (which changes nothing and leaves other
+    /// requests to go on), rather than storage that failed or a ledger that breaks its rules.
+    package var isRuleRefusal: Bool {
+        switch self {
+        case .storage, .corrupt, .unsupportedDatabase, .overloaded: false
+        default: true
         }
     }
 }

@@ -401,4 +401,22 @@ enum Savepoint {
         }
         try db.execute("RELEASE SAVEPOINT operation")
     }
+
+    /// Runs one part of a composite operation in its own (nested, awaited) savepoint: a rule's
+    /// refusal undoes that part alone, and forgets what it cached, and is returned as its
+    /// outcome; any other failure ends the whole operation.
+    static func attempt<Result>(
+        _ db: any SQLSession, context: inout BatchContext, _ part: (inout BatchContext) throws -> Result
+    ) throws -> Swift.Result<Result, WalletError> {
+        let saved = context
+        var outcome: Result?
+        do {
+            try run(db) { outcome = try part(&context) }
+        } catch let refusal as WalletError where refusal.isRuleRefusal {
+            context = saved
+            return .failure(refusal)
+        }
+        guard let outcome else { throw WalletError.storage("a part of the operation did not run") }
+        return .success(outcome)
+    }
 }

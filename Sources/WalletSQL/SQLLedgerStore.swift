@@ -114,6 +114,25 @@ extension SQLLedgerStore {
         return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.grant(db, checked, now: now, context: &context) }
     }
 
+    package func grantEach(_ requests: [GrantRequest]) async throws(WalletError) -> [Result<MutationResult, WalletError>] {
+        guard requests.count <= Limits.grantsPerWriteMax else {
+            throw .invalidRequest("at most \(Limits.grantsPerWriteMax) store transactions are credited in one write, not \(requests.count)")
+        }
+        let checked = requests.map { request -> Result<Checked<GrantRequest>, WalletError> in
+            do throws(WalletError) { return .success(try Checked(request)) } catch { return .failure(error) }
+        }
+        let valid = checked.compactMap { try? $0.get() }
+        let hints = WriteHints(keys: valid.flatMap(\.hints.keys), accounts: valid.flatMap(\.hints.accounts))
+        return try await write(hints: hints) { db, now, context in
+            try checked.map { item in
+                switch item {
+                case .failure(let refusal): .failure(refusal)
+                case .success(let grant): try Savepoint.attempt(db, context: &context) { context in try LedgerWrites.grant(db, grant, now: now, context: &context) }
+                }
+            }
+        }
+    }
+
     package func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
         return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.spend(db, checked, now: now, context: &context) }
@@ -132,6 +151,12 @@ extension SQLLedgerStore {
     package func balances(playerID: String) async throws(WalletError) -> WalletBalances {
         try Validate.playerID(playerID)
         return try await read { db in try LedgerReads.balances(db, playerID: playerID) }
+    }
+
+    package func purchase(store: String, storeTransactionID: String) async throws(WalletError) -> LedgerTransaction? {
+        try Validate.store(store)
+        try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id")
+        return try await read { db in try LedgerReads.purchase(db, store: store, storeTransactionID: storeTransactionID) }
     }
 
     package func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage {

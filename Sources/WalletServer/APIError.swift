@@ -24,8 +24,8 @@ public struct APIError: Error, Equatable, HTTPResponseError {
     }
     static func forbidden(_ detail: String) -> APIError { APIError(status: .forbidden, code: "forbidden", detail: detail) }
     static func notFound(_ detail: String) -> APIError { APIError(status: .notFound, code: "not_found", detail: detail) }
-    static func payloadTooLarge() -> APIError {
-        APIError(status: .contentTooLarge, code: "payload_too_large", detail: "the request body must be at most \(ServerLimits.bodyBytesMax) bytes")
+    static func payloadTooLarge(bytesMax: Int = ServerLimits.bodyBytesMax) -> APIError {
+        APIError(status: .contentTooLarge, code: "payload_too_large", detail: "the request body must be at most \(bytesMax) bytes")
     }
     static func internalError(requestID: String) -> APIError {
         APIError(status: .internalServerError, code: "internal_error", detail: "an unexpected error occurred; it was logged with request id \(requestID)")

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import Synchronization
 import WalletCore
 
@@ -70,21 +71,23 @@ extension WalletRequestContext {
     }
 }
 
-/// Reads JSON request bodies strictly: at most `ServerLimits.bodyBytesMax` bytes, JSON media
+/// Reads JSON request bodies strictly: at most `bytesMax` bytes (`ServerLimits.bodyBytesMax` unless a route says), JSON media
 /// type, then `checkStrictly`, then the decoding.
 enum RequestBodyReader {
-    static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request) async throws -> Body {
+    static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request, bytesMax: Int = ServerLimits.bodyBytesMax) async throws -> Body {
         if let contentType = request.headers[.contentType]?.lowercased(),
             !(contentType.hasPrefix("application/json") || contentType.contains("+json"))
         {
             throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type", detail: "send the body as application/json")
         }
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > ServerLimits.bodyBytesMax {
-            throw APIError.payloadTooLarge()
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > bytesMax {
+            throw APIError.payloadTooLarge(bytesMax: bytesMax)
         }
         let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: ServerLimits.bodyBytesMax)
+            buffer = try await request.body.collect(upTo: bytesMax)
+        } catch is NIOTooManyBytesError {
+            throw APIError.payloadTooLarge(bytesMax: bytesMax)
         } catch let error as any HTTPResponseError {
             throw error
         } catch {

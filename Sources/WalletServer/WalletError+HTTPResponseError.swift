@@ -15,7 +15,7 @@ extension WalletError {
         case .unsupportedDatabase, .corrupt: .internalServerError
         // Busy, full or failing storage, or a full write queue: nothing was written and the
         // client may retry.
-        case .storage, .overloaded: .serviceUnavailable
+        case .storage, .overloaded, .storeUnavailable: .serviceUnavailable
         }
         var headers: HTTPFields = [:]
         if status == .serviceUnavailable { headers[.retryAfter] = "1" }

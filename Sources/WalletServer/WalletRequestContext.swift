@@ -1,4 +1,5 @@
 import Hummingbird
+import WalletApple
 import WalletCore
 
 /// Per-request state: the request id every response and log line carries, and the caller once
@@ -42,6 +43,9 @@ public struct WalletRequestContext: RequestContext {
 public enum ServerLimits {
     /// Largest request body: 64 KiB.
     public static let bodyBytesMax = 64 * 1024
+    /// Largest body of a StoreKit 1 receipt redemption: the longest receipt accepted, and room
+    /// for the rest of the JSON.
+    public static let receiptBodyBytesMax = AppReceipt.base64BytesMax + 4 * 1024
     /// Longest `X-Request-Id` echoed back; longer ones are replaced.
     public static let requestIDBytesMax = 128
 }

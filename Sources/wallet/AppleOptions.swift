@@ -3,7 +3,7 @@ import Foundation
 import WalletApple
 import WalletCore
 
-/// The App Store settings shared by `serve` and `redeem-apple`, with environment fallbacks.
+/// The App Store settings shared by `serve` and the Apple commands, with environment fallbacks.
 struct AppleOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The app's bundle id; Apple purchases are refused (not_configured) without it (env WALLET_APPLE_BUNDLE_ID).", valueName: "id"))
     var appleBundleID: String?
@@ -17,13 +17,69 @@ struct AppleOptions: ParsableArguments {
     @Option(help: ArgumentHelp("How REFUND notifications treat spent credits: debt or floor (env WALLET_APPLE_REFUND_POLICY; default debt).", valueName: "policy"))
     var appleRefundPolicy: RefundPolicy?
 
+    @Option(help: ArgumentHelp("The App Store Connect issuer id of the in-app purchase key, for the App Store Server API (env WALLET_APPLE_ISSUER_ID).", valueName: "id"))
+    var appleIssuerID: String?
+
+    @Option(help: ArgumentHelp("The in-app purchase key's id (env WALLET_APPLE_KEY_ID).", valueName: "id"))
+    var appleKeyID: String?
+
+    @Option(help: ArgumentHelp("The in-app purchase key, the .p8 PEM file App Store Connect gives (env WALLET_APPLE_PRIVATE_KEY: a path, or the PEM itself).", valueName: "file"))
+    var applePrivateKey: String?
+
+    @Option(help: ArgumentHelp("The App Store Server API's production base URL (env WALLET_APPLE_API_URL; default \(AppStoreServerAPIConfiguration.productionURL)).", valueName: "url"))
+    var appleAPIURL: String?
+
+    @Option(help: ArgumentHelp("The App Store Server API's sandbox base URL (env WALLET_APPLE_SANDBOX_API_URL; default \(AppStoreServerAPIConfiguration.sandboxURL)).", valueName: "url"))
+    var appleSandboxAPIURL: String?
+
     private var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     func validate() throws {
         _ = try configuration()
+        _ = try serverAPI()
     }
 
-    /// The configuration, or nil when no bundle id is set.
+    /// What the Apple routes and commands run on, or nil when no bundle id is set.
+    func purchases(ledger: any LedgerWriting & LedgerReading) throws -> ApplePurchases? {
+        try configuration().map { ApplePurchases(configuration: $0, ledger: ledger, api: try serverAPI()) }
+    }
+
+    /// The App Store Server API client, or nil when no API key is configured. A key half
+    /// configured (an issuer id without a key, say) is refused, naming what is missing.
+    func serverAPI() throws -> AppStoreServerAPI? {
+        let issuerID = appleIssuerID ?? environment["WALLET_APPLE_ISSUER_ID"]
+        let keyID = appleKeyID ?? environment["WALLET_APPLE_KEY_ID"]
+        let privateKey = applePrivateKey ?? environment["WALLET_APPLE_PRIVATE_KEY"]
+        let given = [("--apple-issuer-id", issuerID), ("--apple-key-id", keyID), ("--apple-private-key", privateKey)]
+        let missing = given.filter { $0.1?.isEmpty ?? true }.map(\.0)
+        if missing.count == given.count { return nil }
+        guard missing.isEmpty, let issuerID, let keyID, let privateKey else {
+            throw ValidationError("the App Store Server API needs an issuer id, a key id and a private key; missing \(missing.joined(separator: ", ")).")
+        }
+        guard let bundleID = appleBundleID ?? environment["WALLET_APPLE_BUNDLE_ID"], !bundleID.isEmpty else {
+            throw ValidationError("the App Store Server API needs the app's bundle id too: --apple-bundle-id or WALLET_APPLE_BUNDLE_ID.")
+        }
+        let pem: String
+        if privateKey.hasPrefix("-----BEGIN") {
+            pem = privateKey
+        } else {
+            guard let contents = try? String(contentsOfFile: privateKey, encoding: .utf8) else {
+                throw ValidationError("cannot read the Apple private key \(privateKey).")
+            }
+            pem = contents
+        }
+        do {
+            let credentials = try AppStoreServerAPICredentials(issuerID: issuerID, keyID: keyID, privateKeyPEM: pem, bundleID: bundleID)
+            return AppStoreServerAPI(
+                configuration: try AppStoreServerAPIConfiguration(
+                    credentials: credentials, productionURL: appleAPIURL ?? environment["WALLET_APPLE_API_URL"] ?? AppStoreServerAPIConfiguration.productionURL,
+                    sandboxURL: appleSandboxAPIURL ?? environment["WALLET_APPLE_SANDBOX_API_URL"] ?? AppStoreServerAPIConfiguration.sandboxURL))
+        } catch {
+            throw ValidationError(error.detail)
+        }
+    }
+
+    /// The verifier's configuration, or nil when no bundle id is set.
     func configuration() throws -> AppleConfiguration? {
         guard let bundleID = appleBundleID ?? environment["WALLET_APPLE_BUNDLE_ID"], !bundleID.isEmpty else { return nil }
         let environmentNames = (appleEnvironments ?? environment["WALLET_APPLE_ENVIRONMENTS"] ?? "production")

@@ -6,11 +6,17 @@ import WalletCore
 struct RedeemAppleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "redeem-apple",
-        abstract: "Verify a StoreKit 2 signed transaction offline and credit it, once per Apple transaction id.",
+        abstract: "Credit an Apple purchase: a StoreKit 2 signed transaction (--jws), or a StoreKit 1 app receipt (--receipt).",
         discussion: """
-            The JWS is checked as Apple's libraries do: ES256 by the leaf of its x5c chain, the chain valid \
-            at signedDate up to Apple Root CA - G3 (or a configured root), the bundle id, environment, \
+            A JWS is checked offline as Apple's libraries do: ES256 by the leaf of its x5c chain, the chain \
+            valid at signedDate up to Apple Root CA - G3 (or a configured root), the bundle id, environment, \
             consumable type and revocation. A transaction redeemed again answers the original result.
+
+            A receipt (base64, or Unity IAP's JSON wrapper) is not trusted: the wallet reads a transaction \
+            id from it, asks the App Store Server API for that customer's consumable purchases (this needs \
+            --apple-issuer-id, --apple-key-id and --apple-private-key), verifies each signed transaction the \
+            same way, and credits to the player, in one write, every one not yet credited. It lists what \
+            was credited now, what was credited before, and what was refused.
             """
     )
 
@@ -21,25 +27,61 @@ struct RedeemAppleCommand: AsyncParsableCommand {
     var player: String
 
     @Option(help: ArgumentHelp("A file holding the signedTransaction JWS, or - for stdin.", valueName: "file"))
-    var jws: String
+    var jws: String?
+
+    @Option(help: ArgumentHelp("A file holding the app receipt (base64, or Unity IAP's receipt JSON), or - for stdin.", valueName: "file"))
+    var receipt: String?
+
+    func validate() throws {
+        guard (jws == nil) != (receipt == nil) else { throw ValidationError("give either --jws or --receipt.") }
+    }
 
     func run() async throws {
-        guard let configuration = try apple.configuration() else {
-            throw WalletError.notConfigured("Apple purchases need a bundle id: --apple-bundle-id or WALLET_APPLE_BUNDLE_ID")
-        }
-        let text: String
-        if jws == "-" {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        let text = try Self.read(jws ?? receipt ?? "-", bytesMax: AppReceipt.base64BytesMax + 1_024)
+        if jws != nil {
+            let result = try await withPurchases { purchases in try await purchases.redeem(playerID: player, signedTransaction: text, actor: cliActor) }
+            try Output.result(result, json: options.json) {
+                Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for apple transaction \(result.transaction.storeTransactionID ?? "")")
+            }
         } else {
-            guard let contents = try? String(contentsOfFile: jws, encoding: .utf8) else { throw WalletError.notFound("cannot read \(jws)") }
-            text = contents
+            let result = try await withPurchases { purchases in try await purchases.redeemReceipt(playerID: player, receipt: text, actor: cliActor) }
+            try Output.result(result, json: options.json) { Self.describe(result) }
         }
-        let result = try await options.withStore { ledger in
-            try await ApplePurchases(configuration: configuration, ledger: ledger)
-                .redeem(playerID: player, signedTransaction: text.trimmingCharacters(in: .whitespacesAndNewlines), actor: cliActor)
+    }
+
+    private func withPurchases<Result: Sendable>(_ body: @escaping (ApplePurchases) async throws -> Result) async throws -> Result {
+        try await options.withStore { ledger in
+            guard let purchases = try apple.purchases(ledger: ledger) else {
+                throw WalletError.notConfigured("Apple purchases need a bundle id: --apple-bundle-id or WALLET_APPLE_BUNDLE_ID")
+            }
+            return try await body(purchases)
         }
-        try Output.result(result, json: options.json) {
-            Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for apple transaction \(result.transaction.storeTransactionID ?? "")")
+    }
+
+    /// A file's text, or stdin's for `-`, trimmed; refused past `bytesMax`.
+    static func read(_ path: String, bytesMax: Int) throws -> String {
+        let data: Data
+        if path == "-" {
+            data = FileHandle.standardInput.readData(ofLength: bytesMax + 1)
+        } else {
+            guard let handle = FileHandle(forReadingAtPath: path) else { throw WalletError.notFound("cannot read \(path)") }
+            defer { try? handle.close() }
+            data = handle.readData(ofLength: bytesMax + 1)
         }
+        guard data.count <= bytesMax else { throw WalletError.invalidRequest("\(path == "-" ? "stdin" : path) is longer than \(bytesMax) bytes") }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func describe(_ result: ReceiptRedemption) -> String {
+        var lines = ["\(result.environment) receipt for \(result.playerID): \(result.credited.count) credited now, \(result.alreadyCredited.count) before, \(result.refused.count) refused"]
+        lines += result.credited.map { "  credited   \(describe($0))" }
+        lines += result.alreadyCredited.map { "  before     \(describe($0))" }
+        lines += result.refused.map { "  refused    \($0.storeTransactionID ?? "(unverified)"): \($0.code): \($0.detail)" }
+        if !result.complete { lines.append("  (the customer's history is longer than the wallet reads at once: older purchases were not examined)") }
+        return lines.joined(separator: "\n")
+    }
+
+    static func describe(_ credit: StoreTransactionCredit) -> String {
+        "\(credit.storeTransactionID) \(credit.productID) × \(credit.quantity): \(Output.signed(credit.amount, credit.currency)) to \(credit.playerID) (seq \(credit.seq), \(credit.createdAt))"
     }
 }

@@ -146,7 +146,7 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = try resolvedLogLevel()
         let store = try await options.openStore(writeMode: writeMode == .grouped ? .default : .single)
         let playerTokens = try playerTokens()
-        let apple = try self.apple.configuration().map { ApplePurchases(configuration: $0, ledger: store) }
+        let apple = try self.apple.purchases(ledger: store)
         let limits = try resolvedLimits()
         let configuration = ServerConfiguration(
             host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens, applePurchases: apple, idleTimeoutSeconds: limits.idleTimeoutSeconds,
@@ -158,6 +158,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "durability": .string(options.durability.rawValue), "write_mode": .string(writeMode.rawValue),
                 "player_tokens": .string(playerTokens?.algorithm ?? "off"),
                 "apple_bundle_id": .string(apple?.verifier.configuration.bundleID ?? "not configured"),
+                "apple_server_api": .string(apple?.api?.configuration.productionURL ?? "not configured"),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)
         // The notice comes after the application: it hears of the shutdown first.

@@ -14,7 +14,7 @@ struct WalletCommand: AsyncParsableCommand {
             exit status.
             """,
         subcommands: [
-            ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, RedeemAppleCommand.self, SpendCommand.self, AdjustCommand.self, RefundCommand.self,
+            ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, RedeemAppleCommand.self, AppleCommand.self, SpendCommand.self, AdjustCommand.self, RefundCommand.self,
             BalanceCommand.self, HistoryCommand.self, StatementCommand.self, ExportCommand.self, VerifyCommand.self, CopyCommand.self, BenchCommand.self,
         ]
     )

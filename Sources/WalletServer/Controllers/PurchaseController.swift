@@ -10,6 +10,9 @@ struct PurchaseController {
     func addRoutes(to routes: RouteRegistrar) {
         routes.add(.post, "/v1/purchases", access: .roles([.service]), handler: grant)
         routes.add(.post, "/v1/purchases/apple", access: .roles([.service], playerWalletInBody: true), handler: redeemApple)
+        routes.add(.post, "/v1/purchases/apple/receipt", access: .roles([.service], playerWalletInBody: true), handler: redeemAppleReceipt)
+        routes.add(.get, "/v1/apple/orders/:order_id", access: .roles([.support, .admin]), handler: lookUpAppleOrder)
+        routes.add(.post, "/v1/apple/orders/:order_id/credit", access: .roles([.support, .admin]), handler: creditAppleOrder)
         // Open: the payload must carry Apple's signature, which the handler verifies.
         routes.add(.post, "/v1/notifications/apple", access: .open, handler: appleNotification)
         routes.add(.post, "/v1/refunds", access: .roles([.service, .support, .admin]), handler: refund)
@@ -56,11 +59,64 @@ struct PurchaseController {
         let body = try await RequestBodyReader.decode(ApplePurchaseBody.self, from: request)
         let caller = try context.requireCaller()
         try Access.requireOwnWallet(caller, playerID: body.playerID)
-        guard let applePurchases else {
-            throw WalletError.notConfigured("Apple purchases are not configured on this server: start it with --apple-bundle-id")
-        }
-        let result = try await applePurchases.redeem(playerID: body.playerID, signedTransaction: body.signedTransaction, actor: caller.actor)
+        let result = try await requireApple().redeem(playerID: body.playerID, signedTransaction: body.signedTransaction, actor: caller.actor)
         return try MutationResponse.response(for: result, context: context)
+    }
+
+    struct AppleReceiptBody: StrictBody {
+        var playerID: String
+        var receipt: String
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case receipt
+            case playerID = "player_id"
+        }
+    }
+
+    /// A StoreKit 1 app receipt: the purchases Apple lists for its customer, verified, each
+    /// credited once. 201 when something was credited now, 200 otherwise.
+    @Sendable func redeemAppleReceipt(request: Request, context: WalletRequestContext) async throws -> Response {
+        let body = try await RequestBodyReader.decode(AppleReceiptBody.self, from: request, bytesMax: ServerLimits.receiptBodyBytesMax)
+        let caller = try context.requireCaller()
+        try Access.requireOwnWallet(caller, playerID: body.playerID)
+        let result = try await requireApple().redeemReceipt(playerID: body.playerID, receipt: body.receipt, actor: caller.actor)
+        return try JSONBody.response(result, for: context, status: result.credited.isEmpty ? .ok : .created)
+    }
+
+    /// An order's transactions as Apple lists them, each with whether and to whom it was credited.
+    @Sendable func lookUpAppleOrder(request: Request, context: WalletRequestContext) async throws -> Response {
+        let result = try await requireApple().lookUpOrder(orderID: try Self.orderID(context), creditTo: nil, actor: try context.requireCaller().actor)
+        return try JSONBody.response(result, for: context)
+    }
+
+    struct CreditOrderBody: StrictBody {
+        var playerID: String
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case playerID = "player_id"
+        }
+    }
+
+    /// Credits an order's transactions not yet credited to a player, in one write; answers as
+    /// the lookup does, with `credited_now` for those.
+    @Sendable func creditAppleOrder(request: Request, context: WalletRequestContext) async throws -> Response {
+        let body = try await RequestBodyReader.decode(CreditOrderBody.self, from: request)
+        let result = try await requireApple().lookUpOrder(orderID: try Self.orderID(context), creditTo: body.playerID, actor: try context.requireCaller().actor)
+        return try JSONBody.response(result, for: context)
+    }
+
+    private static func orderID(_ context: WalletRequestContext) throws -> String {
+        guard let orderID = context.parameters.get("order_id")?.removingPercentEncoding else {
+            throw APIError.invalidRequest("the order id in the path is not valid percent-encoding")
+        }
+        return orderID
+    }
+
+    private func requireApple() throws(WalletError) -> ApplePurchases {
+        guard let applePurchases else {
+            throw .notConfigured("Apple purchases are not configured on this server: start it with --apple-bundle-id")
+        }
+        return applePurchases
     }
 
     struct AppleNotificationBody: StrictBody {
@@ -76,10 +132,7 @@ struct PurchaseController {
     /// failure is a 503, so that Apple retries.
     @Sendable func appleNotification(request: Request, context: WalletRequestContext) async throws -> Response {
         let body = try await RequestBodyReader.decode(AppleNotificationBody.self, from: request)
-        guard let applePurchases else {
-            throw WalletError.notConfigured("Apple notifications are not configured on this server: start it with --apple-bundle-id")
-        }
-        let outcome = try await applePurchases.handleNotification(signedPayload: body.signedPayload)
+        let outcome = try await requireApple().handleNotification(signedPayload: body.signedPayload)
         context.logger.info("apple notification", metadata: ["type": .string(outcome.notificationType), "outcome": .string(outcome.outcome)])
         return try JSONBody.response(outcome, for: context)
     }

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import WalletApple
+import WalletCore
+
+/// What talks to Apple's App Store Server API.
+struct AppleCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apple",
+        abstract: "Look up App Store orders and catch up on missed App Store notifications (App Store Server API).",
+        discussion: """
+            These commands call Apple's App Store Server API with the in-app purchase key given by \
+            --apple-issuer-id, --apple-key-id and --apple-private-key (or their WALLET_APPLE_* variables), \
+            for the app --apple-bundle-id names. Every transaction Apple returns is verified before it is \
+            shown as Apple's or credited.
+            """,
+        subcommands: [Lookup.self, CatchUp.self]
+    )
+
+    struct Lookup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show an order's transactions (from the order id on Apple's emailed receipt) and whether, and to whom, each was credited.",
+            discussion: "With --credit-to, the transactions not yet credited are credited to that player, in one write."
+        )
+
+        @OptionGroup var options: GlobalOptions
+        @OptionGroup var apple: AppleOptions
+
+        @Option(help: ArgumentHelp("The order id the player quotes from Apple's receipt email.", valueName: "id"))
+        var orderID: String
+
+        @Option(help: ArgumentHelp("Credit the order's uncredited transactions to this player.", valueName: "player"))
+        var creditTo: String?
+
+        func run() async throws {
+            let result = try await options.withStore { ledger in
+                try await AppleCommand.purchases(apple, ledger: ledger).lookUpOrder(orderID: orderID, creditTo: creditTo, actor: cliActor)
+            }
+            try Output.result(result, json: options.json) {
+                guard !result.transactions.isEmpty else { return "Order \(result.orderID) holds no in-app purchase." }
+                return (["Order \(result.orderID):"] + result.transactions.map { entry in
+                    let id = entry.storeTransactionID ?? "(unverified)"
+                    if let credit = entry.credit { return "  \(entry.status.padding(toLength: 12, withPad: " ", startingAt: 0)) \(RedeemAppleCommand.describe(credit))" }
+                    if let refusal = entry.refusal { return "  refused      \(id): \(refusal.code): \(refusal.detail)" }
+                    return "  not_credited \(id) \(entry.productID ?? "")"
+                }).joined(separator: "\n")
+            }
+        }
+    }
+
+    struct CatchUp: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "catch-up",
+            abstract: "Apply the App Store notifications of a period that the wallet may have missed (Get Notification History).",
+            discussion: """
+                Each notification goes through the same path as a live one, idempotent by its UUID: one \
+                already applied is only counted, so overlapping periods are harmless. Apple keeps 180 days.
+                """
+        )
+
+        @OptionGroup var options: GlobalOptions
+        @OptionGroup var apple: AppleOptions
+
+        @Option(help: ArgumentHelp("The period's start, RFC 3339 (2026-11-01T00:00:00Z).", valueName: "time"))
+        var since: String
+
+        @Option(help: ArgumentHelp("The period's end, RFC 3339 (default now).", valueName: "time"))
+        var until: String?
+
+        @Flag(help: "Only the notifications Apple failed to deliver.")
+        var onlyFailures = false
+
+        func run() async throws {
+            let start = try Timestamp.date(since, field: "--since")
+            let end = try until.map { try Timestamp.date($0, field: "--until") } ?? Date()
+            let report = try await options.withStore { ledger in
+                try await AppleCommand.purchases(apple, ledger: ledger).catchUp(since: start, until: end, onlyFailures: onlyFailures)
+            }
+            try Output.result(report, json: options.json) {
+                var lines = ["\(report.notifications) notifications: \(report.applied) applied now, \(report.alreadyApplied) applied before, \(report.refused.count) refused"]
+                lines += report.outcomes.sorted { $0.key < $1.key }.map { "  \($0.key): \($0.value)" }
+                lines += report.refused.map { "  refused: \($0.code): \($0.detail)" }
+                return lines.joined(separator: "\n")
+            }
+        }
+    }
+
+    static func purchases(_ apple: AppleOptions, ledger: any LedgerWriting & LedgerReading) throws -> ApplePurchases {
+        guard let purchases = try apple.purchases(ledger: ledger) else {
+            throw WalletError.notConfigured("Apple commands need a bundle id: --apple-bundle-id or WALLET_APPLE_BUNDLE_ID")
+        }
+        return purchases
+    }
+}
