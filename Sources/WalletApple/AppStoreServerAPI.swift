@@ -385,18 +385,18 @@ enum APIFailure: Error {
         switch self {
         case .answered(let status, let code, let message, _):
             let said = [code.map { "error \($0)" }, message.map { String($0.prefix(200)) }].compactMap { $0 }.joined(separator: ": ")
-            let reason = code.flatMap { Self.explanations[$0] } ?? (said.isEmpty ? "HTTP \(status)" : said)
-            let suffix = said.isEmpty ? "" : " (Apple said \(said))"
+            let explained = code.flatMap { Self.explanations[$0] }
+            let text = explained.map { said.isEmpty ? $0 : "\($0) (Apple said \(said))" } ?? (said.isEmpty ? "HTTP \(status)" : "Apple said \(said)")
             switch status {
             case 401:
                 return .storeUnavailable(
                     "Apple's App Store Server API refused the wallet's credentials (401): check the issuer id, key id and private key, and that the key may use the App Store Server API")
             case 404:
-                return .notFound("\(reason)\(suffix)")
+                return .notFound(text)
             case 400:
-                return .invalidRequest("Apple refused the request: \(reason)\(suffix)")
+                return .invalidRequest("Apple refused the request: \(text)")
             default:
-                return .storeUnavailable("Apple's App Store Server API answered HTTP \(status): \(reason)\(suffix)")
+                return .storeUnavailable("Apple's App Store Server API answered HTTP \(status): \(text)")
             }
         case .unreachable(let detail), .malformed(let detail):
             return .storeUnavailable(detail)

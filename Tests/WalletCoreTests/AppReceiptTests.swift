@@ -3,62 +3,13 @@ import SwiftASN1
 import Testing
 @testable import WalletApple
 @testable import WalletCore
+import WalletTestSupport
 
 /// A StoreKit 1 app receipt is read without being trusted, only for a transaction id to ask
 /// Apple about; whatever it holds, reading it never crashes and never yields a made-up id.
 @Suite("App receipts (StoreKit 1)")
 struct AppReceiptTests {
-    typealias Attribute = (type: Int64, value: [UInt8])
-
-    /// A PKCS#7 app receipt in DER holding `attributes` (each in-app purchase's attributes
-    /// nested as the value of a type 17 attribute, as Apple's receipts have them).
-    static func receipt(_ attributes: [Attribute]) throws -> String {
-        let content = try receiptSet(attributes)
-        var serializer = DER.Serializer()
-        let explicitZero = ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
-        try serializer.appendConstructedNode(identifier: .sequence) { contentInfo in
-            try contentInfo.serialize(ASN1ObjectIdentifier("1.2.840.113549.1.7.2"))
-            try contentInfo.appendConstructedNode(identifier: explicitZero) { tagged in
-                try tagged.appendConstructedNode(identifier: .sequence) { signedData in
-                    try signedData.serialize(Int64(1))
-                    signedData.appendConstructedNode(identifier: .set) { _ in }
-                    try signedData.appendConstructedNode(identifier: .sequence) { encapsulated in
-                        try encapsulated.serialize(ASN1ObjectIdentifier("1.2.840.113549.1.7.1"))
-                        try encapsulated.appendConstructedNode(identifier: explicitZero) { eContent in
-                            try eContent.serialize(ASN1OctetString(contentBytes: content[...]))
-                        }
-                    }
-                    signedData.appendConstructedNode(identifier: .set) { _ in }
-                }
-            }
-        }
-        return Data(serializer.serializedBytes).base64EncodedString()
-    }
-
-    static func utf8(_ text: String) throws -> [UInt8] {
-        var serializer = DER.Serializer()
-        try serializer.serialize(ASN1UTF8String(text))
-        return serializer.serializedBytes
-    }
-
-    static func inApp(_ fields: [Attribute]) throws -> Attribute {
-        (17, try receiptSet(fields))
-    }
-
-    /// A SET of attributes: a receipt's, or an in-app purchase's.
-    static func receiptSet(_ attributes: [Attribute]) throws -> [UInt8] {
-        var serializer = DER.Serializer()
-        try serializer.appendConstructedNode(identifier: .set) { set in
-            for attribute in attributes {
-                try set.appendConstructedNode(identifier: .sequence) { sequence in
-                    try sequence.serialize(attribute.type)
-                    try sequence.serialize(Int64(1))
-                    try sequence.serialize(ASN1OctetString(contentBytes: attribute.value[...]))
-                }
-            }
-        }
-        return serializer.serializedBytes
-    }
+    typealias Attribute = TestReceipt.Attribute
 
     @Test("Xcode's receipts, in BER with indefinite lengths: none without purchases, \"0\" with one")
     func xcodeReceipts() throws {
@@ -68,27 +19,27 @@ struct AppReceiptTests {
 
     @Test("the first in-app purchase's transaction id, else its original transaction id; other attributes are passed over")
     func transactionIDs() throws {
-        let bundle: Attribute = (2, try Self.utf8("com.example.game"))
-        let first = try Self.inApp([(1702, try Self.utf8("com.example.game.consume5credits")), (1703, try Self.utf8("2000000111")), (1705, try Self.utf8("2000000100"))])
-        let second = try Self.inApp([(1703, try Self.utf8("2000000222"))])
-        #expect(try AppReceipt.transactionID(base64: Self.receipt([bundle, first, second])) == "2000000111")
-        let originalOnly = try Self.inApp([(1705, try Self.utf8("2000000100"))])
-        #expect(try AppReceipt.transactionID(base64: Self.receipt([originalOnly])) == "2000000100")
-        #expect(try AppReceipt.transactionID(base64: Self.receipt([bundle])) == nil)
+        let bundle: Attribute = (2, try TestReceipt.utf8("com.example.game"))
+        let first = try TestReceipt.inApp([(1702, try TestReceipt.utf8("com.example.game.consume5credits")), (1703, try TestReceipt.utf8("2000000111")), (1705, try TestReceipt.utf8("2000000100"))])
+        let second = try TestReceipt.inApp([(1703, try TestReceipt.utf8("2000000222"))])
+        #expect(try AppReceipt.transactionID(base64: TestReceipt.receipt([bundle, first, second])) == "2000000111")
+        let originalOnly = try TestReceipt.inApp([(1705, try TestReceipt.utf8("2000000100"))])
+        #expect(try AppReceipt.transactionID(base64: TestReceipt.receipt([originalOnly])) == "2000000100")
+        #expect(try AppReceipt.transactionID(base64: TestReceipt.receipt([bundle])) == nil)
     }
 
     @Test("anything else is a 400 naming the problem, never a crash or a guessed id")
     func hostileReceipts() throws {
-        let valid = try Self.receipt([try Self.inApp([(1703, try Self.utf8("2000000111"))])])
+        let valid = try TestReceipt.receipt([try TestReceipt.inApp([(1703, try TestReceipt.utf8("2000000111"))])])
         let bytes = try #require(Data(base64Encoded: valid))
         let refused: [(String, String)] = [
             ("", "not base64"), ("not base64 at all!", "not base64"), (Data("hello".utf8).base64EncodedString(), "not a PKCS#7"),
             (bytes.prefix(bytes.count / 2).base64EncodedString(), "not a PKCS#7"),  // truncated
             (Data(repeating: 0x30, count: 4_096).base64EncodedString(), "not a PKCS#7"),  // SEQUENCE headers nested past any depth
             (String(repeating: "A", count: AppReceipt.base64BytesMax + 4), "longer than"),
-            (try Self.receipt([try Self.inApp([(1703, [0x02, 0x01, 0x05])])]), "not a PKCS#7"),  // an INTEGER id, not a UTF8String
-            (try Self.receipt([try Self.inApp([(1703, try Self.utf8("2000 0111"))])]), "visible ASCII"),
-            (try Self.receipt([try Self.inApp([(1703, try Self.utf8(""))])]), "must not be empty"),
+            (try TestReceipt.receipt([try TestReceipt.inApp([(1703, [0x02, 0x01, 0x05])])]), "not a PKCS#7"),  // an INTEGER id, not a UTF8String
+            (try TestReceipt.receipt([try TestReceipt.inApp([(1703, try TestReceipt.utf8("2000 0111"))])]), "visible ASCII"),
+            (try TestReceipt.receipt([try TestReceipt.inApp([(1703, try TestReceipt.utf8(""))])]), "must not be empty"),
         ]
         for (text, detail) in refused {
             let error = #expect(throws: WalletError.self, "\(text.prefix(60))") { try AppReceipt.transactionID(base64: text) }
@@ -111,7 +62,7 @@ struct AppReceiptTests {
 
     @Test("Unity IAP's receipt wrapper: the App Store receipt inside is read, its TransactionID is not trusted; other stores and other JSON are 400s")
     func unityReceipts() throws {
-        let receipt = try Self.receipt([try Self.inApp([(1703, try Self.utf8("2000000111"))])])
+        let receipt = try TestReceipt.receipt([try TestReceipt.inApp([(1703, try TestReceipt.utf8("2000000111"))])])
         let wrapped = #"{"Store":"AppleAppStore","TransactionID":"9999999999","Payload":"\#(receipt)"}"#
         #expect(try AppReceipt.transactionID(receipt: wrapped) == "2000000111")
         #expect(try AppReceipt.transactionID(receipt: receipt) == "2000000111")
