@@ -10,10 +10,10 @@ extension ApplePurchases {
     /// transaction and credits every one not yet credited, to `playerID`, in one write.
     public func redeemReceipt(playerID: String, receipt: String, actor: String) async throws(WalletError) -> ReceiptRedemption {
         try PlayerID.validate(playerID)
-        let api = try requireAPI("StoreKit 1 receipts")
         guard let transactionID = try AppReceipt.transactionID(receipt: receipt) else {
             throw .invalidRequest("the receipt holds no in-app purchase, so there is nothing to credit")
         }
+        let api = try requireAPI("StoreKit 1 receipts")
         let history = try await api.consumableHistory(transactionID: transactionID, environments: verifier.configuration.environments)
         var verified: [AppleTransaction] = []
         var refused: [StoreTransactionRefusal] = []
@@ -34,6 +34,7 @@ extension ApplePurchases {
     /// player in one write.
     public func lookUpOrder(orderID: String, creditTo: String?, actor: String) async throws(WalletError) -> OrderLookupResult {
         if let creditTo { try PlayerID.validate(creditTo) }
+        try AppStoreServerAPI.validatePathSegment(orderID, field: "the order id")
         let api = try requireAPI("order lookups")
         var entries: [OrderLookupResult.Entry] = []
         var uncredited: [AppleTransaction] = []

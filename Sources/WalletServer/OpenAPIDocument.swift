@@ -361,6 +361,220 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/v1/purchases/apple/receipt": {
+      "post": {
+        "operationId": "redeemAppleReceipt",
+        "summary": "Credit a StoreKit 1 app receipt: the wallet reads a transaction id from it (untrusted), asks the App Store Server API for that customer's consumable purchases, verifies each signed transaction and credits every one not yet credited, in one write. Service keys, or the player's own token.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AppleReceiptBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Something was credited now; the answer lists it, what was credited before and what was refused.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ReceiptRedemption"
+                }
+              }
+            }
+          },
+          "200": {
+            "description": "Nothing new was credited (all credited before, or refused).",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ReceiptRedemption"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "413": {
+            "description": "The body is larger than 1 MiB + 4 KiB (`payload_too_large`).",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "501": {
+            "$ref": "#/components/responses/Problem501"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/apple/orders/{order_id}": {
+      "get": {
+        "operationId": "lookUpAppleOrder",
+        "summary": "The transactions of an App Store order (Look Up Order ID), verified, each with whether and to whom it was credited. Support and admin keys.",
+        "parameters": [
+          {
+            "name": "order_id",
+            "in": "path",
+            "required": true,
+            "description": "The order id from Apple's emailed receipt.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64,
+              "pattern": "^[A-Za-z0-9._-]+$"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The order's transactions.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/OrderLookup"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "501": {
+            "$ref": "#/components/responses/Problem501"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/apple/orders/{order_id}/credit": {
+      "post": {
+        "operationId": "creditAppleOrder",
+        "summary": "Credit an App Store order's transactions not yet credited to a player, in one write; answers as the lookup does (`credited_now` for those). Support and admin keys.",
+        "parameters": [
+          {
+            "name": "order_id",
+            "in": "path",
+            "required": true,
+            "description": "The order id from Apple's emailed receipt.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64,
+              "pattern": "^[A-Za-z0-9._-]+$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreditOrderBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The order's transactions after crediting.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/OrderLookup"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "501": {
+            "$ref": "#/components/responses/Problem501"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
     "/v1/notifications/apple": {
       "post": {
         "operationId": "appleNotification",
@@ -1187,7 +1401,7 @@ enum OpenAPIDocument {
         }
       },
       "Problem503": {
-        "description": "The storage is busy or failing (`storage_error`), or the write queue is full (`overloaded`); nothing was written and the request may be retried after `Retry-After` seconds.",
+        "description": "The storage is busy or failing (`storage_error`), the write queue is full (`overloaded`), or a store's server API could not answer (`store_unavailable`); nothing was written and the request may be retried after `Retry-After` seconds.",
         "headers": {
           "X-Request-Id": {
             "$ref": "#/components/headers/RequestId"
@@ -1283,7 +1497,7 @@ enum OpenAPIDocument {
           },
           "code": {
             "type": "string",
-            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, storage_error, overloaded, ledger_corrupt, unsupported_database, internal_error."
+            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, store_unavailable, storage_error, overloaded, ledger_corrupt, unsupported_database, internal_error."
           }
         }
       },
@@ -1722,6 +1936,192 @@ enum OpenAPIDocument {
             "minLength": 1,
             "maxLength": 16384,
             "description": "StoreKit 2 `Transaction.jwsRepresentation` (the `signedTransactionInfo` JWS)."
+          }
+        }
+      },
+      "AppleReceiptBody": {
+        "type": "object",
+        "required": [
+          "player_id",
+          "receipt"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "player_id": {
+            "$ref": "#/components/schemas/PlayerId"
+          },
+          "receipt": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1049600,
+            "description": "The base64 app receipt (`Bundle.main.appStoreReceiptURL`), or Unity IAP's receipt JSON `{\"Store\", \"TransactionID\", \"Payload\"}` as text."
+          }
+        }
+      },
+      "CreditOrderBody": {
+        "type": "object",
+        "required": [
+          "player_id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "player_id": {
+            "$ref": "#/components/schemas/PlayerId"
+          }
+        }
+      },
+      "StoreTransactionCredit": {
+        "type": "object",
+        "required": [
+          "store_transaction_id",
+          "product_id",
+          "quantity",
+          "player_id",
+          "amount",
+          "currency",
+          "seq",
+          "created_at"
+        ],
+        "properties": {
+          "store_transaction_id": {
+            "type": "string"
+          },
+          "product_id": {
+            "type": "string"
+          },
+          "quantity": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "player_id": {
+            "type": "string",
+            "description": "Who was credited."
+          },
+          "amount": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "currency": {
+            "type": "string"
+          },
+          "seq": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "StoreTransactionRefusal": {
+        "type": "object",
+        "required": [
+          "code",
+          "detail"
+        ],
+        "properties": {
+          "store_transaction_id": {
+            "type": "string",
+            "description": "Absent when the transaction's signature did not verify."
+          },
+          "code": {
+            "type": "string",
+            "description": "A problem code (`purchase_invalid`, `unknown_product`, ...) or `already_credited_elsewhere`."
+          },
+          "detail": {
+            "type": "string"
+          }
+        }
+      },
+      "ReceiptRedemption": {
+        "type": "object",
+        "required": [
+          "player_id",
+          "environment",
+          "credited",
+          "already_credited",
+          "refused",
+          "complete"
+        ],
+        "properties": {
+          "player_id": {
+            "type": "string"
+          },
+          "environment": {
+            "type": "string",
+            "enum": [
+              "Production",
+              "Sandbox"
+            ]
+          },
+          "credited": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/StoreTransactionCredit"
+            },
+            "description": "Credited by this request."
+          },
+          "already_credited": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/StoreTransactionCredit"
+            },
+            "description": "Credited to this player before."
+          },
+          "refused": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/StoreTransactionRefusal"
+            }
+          },
+          "complete": {
+            "type": "boolean",
+            "description": "False when the customer's history was longer than the wallet reads at once (1,000 purchases, newest first)."
+          }
+        }
+      },
+      "OrderLookup": {
+        "type": "object",
+        "required": [
+          "order_id",
+          "transactions"
+        ],
+        "properties": {
+          "order_id": {
+            "type": "string"
+          },
+          "transactions": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": [
+                "status"
+              ],
+              "properties": {
+                "store_transaction_id": {
+                  "type": "string"
+                },
+                "product_id": {
+                  "type": "string"
+                },
+                "status": {
+                  "type": "string",
+                  "enum": [
+                    "credited",
+                    "credited_now",
+                    "not_credited",
+                    "refused"
+                  ]
+                },
+                "credit": {
+                  "$ref": "#/components/schemas/StoreTransactionCredit"
+                },
+                "refusal": {
+                  "$ref": "#/components/schemas/StoreTransactionRefusal"
+                }
+              }
+            }
           }
         }
       },

@@ -168,6 +168,8 @@ struct AppStoreServerAPIClientTests {
         let unconfigured = ApplePurchases(configuration: try Self.authority.configuration(), ledger: ledger.store)
         let error = await walletError { _ = try await unconfigured.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "1"), actor: "t") }
         #expect(error?.code == "not_configured")
+        let unconfiguredLookup = await walletError { _ = try await unconfigured.lookUpOrder(orderID: "MQH2JBHVNX", creditTo: nil, actor: "t") }
+        #expect(unconfiguredLookup?.code == "not_configured")
         let lookAlike = await walletError { _ = try await purchases.lookUpOrder(orderID: "../history/1", creditTo: nil, actor: "t") }
         #expect(lookAlike?.code == "invalid_request" && apple.seen.isEmpty, "an id that is not one never reaches a URL")
     }

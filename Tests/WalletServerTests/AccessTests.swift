@@ -22,6 +22,10 @@ struct AccessTests {
         (.put, "/v1/products/new.product", #"{"credits": 3}"#, [.admin]),
         (.post, "/v1/purchases", #"{"player_id": "p1", "store": "apple", "store_transaction_id": "T-access", "product_id": "com.example.consume5credits"}"#, [.service]),
         (.post, "/v1/purchases/apple", #"{"player_id": "p1", "signed_transaction": "\#(try! TestServer.apple.transaction("T-apple"))"}"#, [.service, .playerOwn]),
+        // Bodies and ids that fail validation (400) once admitted: the server has no App Store Server API key.
+        (.post, "/v1/purchases/apple/receipt", #"{"player_id": "p1", "receipt": "x"}"#, [.service, .playerOwn]),
+        (.get, "/v1/apple/orders/not!an!order", "", [.support, .admin]),
+        (.post, "/v1/apple/orders/not!an!order/credit", #"{"player_id": "p1"}"#, [.support, .admin]),
         (.post, "/v1/refunds", #"{"store": "apple", "store_transaction_id": "T-none"}"#, [.service, .support, .admin]),
         (.get, "/v1/wallets/p1", "", [.service, .support, .auditor, .playerOwn]),
         (.get, "/v1/wallets/p1/transactions", "", [.service, .support, .auditor, .playerOwn]),
@@ -41,6 +45,7 @@ struct AccessTests {
         #expect(protected.count == tabled.count)
         for route in server.routes.routes where !route.access.isOpen {
             let concrete = route.path.replacingOccurrences(of: "{player_id}", with: "p1").replacingOccurrences(of: "{product_id}", with: "new.product")
+                .replacingOccurrences(of: "{order_id}", with: "not!an!order")
             #expect(tabled.contains("\(route.method.rawValue) \(concrete)"), "\(route.path) is missing from the access table")
         }
     }

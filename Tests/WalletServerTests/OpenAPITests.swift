@@ -65,6 +65,7 @@ struct OpenAPITests {
             "SpendBody": WalletController.SpendBody.fieldNames, "AdjustmentBody": WalletController.AdjustmentBody.fieldNames,
             "PurchaseBody": PurchaseController.PurchaseBody.fieldNames, "RefundBody": PurchaseController.RefundBody.fieldNames,
             "ApplePurchaseBody": PurchaseController.ApplePurchaseBody.fieldNames,
+            "AppleReceiptBody": PurchaseController.AppleReceiptBody.fieldNames, "CreditOrderBody": PurchaseController.CreditOrderBody.fieldNames,
             "AppleNotificationBody": PurchaseController.AppleNotificationBody.fieldNames,
             "ProductBody": ProductController.ProductBody.fieldNames,
         ]

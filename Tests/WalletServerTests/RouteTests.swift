@@ -277,7 +277,7 @@ struct OperationsRouteTests {
 
     @Test("every ledger error maps to its status and code", arguments: [
         (WalletError.invalidRequest("x"), 400), (.insufficientFunds(balance: 1, currency: "credits"), 409), (.idempotencyKeyReused("x"), 409),
-        (.unknownProduct("x"), 422), (.unknownCurrency("x"), 422), (.notFound("x"), 404), (.unsupportedDatabase("x"), 500), (.storage("x"), 503), (.corrupt("x"), 500), (.overloaded("x"), 503), (.purchaseInvalid("x"), 422), (.notConfigured("x"), 501), (.alreadyRefunded("x"), 409),
+        (.unknownProduct("x"), 422), (.unknownCurrency("x"), 422), (.notFound("x"), 404), (.unsupportedDatabase("x"), 500), (.storage("x"), 503), (.corrupt("x"), 500), (.overloaded("x"), 503), (.purchaseInvalid("x"), 422), (.notConfigured("x"), 501), (.alreadyRefunded("x"), 409), (.storeUnavailable("x"), 503),
     ])
     func errorMapping(_ error: WalletError, _ status: Int) {
         let apiError = error.apiError
@@ -433,6 +433,78 @@ struct ApplePurchaseRouteTests {
                 body: json(#"{"player_id": "p1", "signed_transaction": "\#(try TestServer.apple.transaction("T1"))"}"#))
             #expect(try response.status == .notImplemented && (response.problemCode()) == "not_configured")
         }
+    }
+}
+
+@Suite("App Store Server API routes over HTTP")
+struct AppleServerAPIRouteTests {
+    @Test("a StoreKit 1 receipt is credited once for its player; other players, bad receipts and a failing Apple are refused with nothing credited", arguments: TestBackend.all)
+    func receipt(_ backend: TestBackend) async throws {
+        let apple = try await AppStoreStandIn()
+        defer { apple.stop() }
+        apple.addCustomer([try TestServer.apple.transaction("8001"), try TestServer.apple.transaction("8002", quantity: 2)])
+        let server = try await TestServer(backend, appleAPI: try apple.apiConfiguration())
+        let receipt = try TestReceipt.with(transactionID: "8001")
+        let own: HTTPFields = .jsonContent + [.authorization: "Bearer \(playerToken("p1"))"]
+        try await server.test { client in
+            let body = json(#"{"player_id": "p1", "receipt": "\#(receipt)"}"#)
+            let first = try await client.execute(uri: "/v1/purchases/apple/receipt", method: .post, headers: own, body: body)
+            #expect(first.status == .created)
+            #expect(try (first.object()["credited"] as? [[String: Any]])?.compactMap { $0["store_transaction_id"] as? String }.sorted() == ["8001", "8002"])
+            let again = try await client.execute(uri: "/v1/purchases/apple/receipt", method: .post, headers: own, body: body)
+            #expect(again.status == .ok)
+            #expect(try (again.object()["already_credited"] as? [Any])?.count == 2 && (again.object()["credited"] as? [Any])?.isEmpty == true)
+            let otherPlayer = try await client.execute(
+                uri: "/v1/purchases/apple/receipt", method: .post, headers: .jsonContent + [.authorization: "Bearer \(playerToken("p2"))"], body: body)
+            #expect(try otherPlayer.status == .forbidden && otherPlayer.problemCode() == "forbidden")
+            let notReceipt = try await client.execute(
+                uri: "/v1/purchases/apple/receipt", method: .post, headers: own, body: json(#"{"player_id": "p1", "receipt": "\#(String(repeating: "A", count: 200_000))"}"#))
+            #expect(try notReceipt.status == .badRequest && notReceipt.problemCode() == "invalid_request", "a long receipt is read, not refused for its size")
+            let tooLong = try await client.execute(
+                uri: "/v1/purchases/apple/receipt", method: .post, headers: own,
+                body: json(#"{"player_id": "p1", "receipt": "\#(String(repeating: "A", count: ServerLimits.receiptBodyBytesMax))"}"#))
+            #expect(try tooLong.status == .contentTooLarge && tooLong.problemCode() == "payload_too_large")
+            let asked = apple.seen.count
+            apple.script(.failure(status: 500), .failure(status: 500), .failure(status: 500), .failure(status: 500))
+            let down = try await client.execute(
+                uri: "/v1/purchases/apple/receipt", method: .post, headers: server.bearer(.service) + .jsonContent,
+                body: json(#"{"player_id": "p3", "receipt": "\#(receipt)"}"#))
+            #expect(try down.status == .serviceUnavailable && down.problemCode() == "store_unavailable" && down.headers[.retryAfter] != nil)
+            #expect(apple.seen.count == asked + 4)
+        }
+        #expect(try await server.store.balances(playerID: "p1").balances["credits"] == 15)
+        #expect(try await server.store.balances(playerID: "p3").balances["credits"] == 0)
+        #expect(try await server.store.verify().ok)
+    }
+
+    @Test("support looks an order up and credits what it holds once; look-alike order ids never reach Apple", arguments: TestBackend.all)
+    func orders(_ backend: TestBackend) async throws {
+        let apple = try await AppStoreStandIn()
+        defer { apple.stop() }
+        apple.addOrder("MQH2JBHVNX", signedTransactions: [try TestServer.apple.transaction("9001")])
+        let server = try await TestServer(backend, appleAPI: try apple.apiConfiguration())
+        try await server.test { client in
+            let looked = try await client.execute(uri: "/v1/apple/orders/MQH2JBHVNX", method: .get, headers: server.bearer(.support))
+            #expect(looked.status == .ok)
+            #expect(try (looked.object()["transactions"] as? [[String: Any]])?.map { $0["status"] as? String } == ["not_credited"])
+            let credit = try await client.execute(
+                uri: "/v1/apple/orders/MQH2JBHVNX/credit", method: .post, headers: server.bearer(.support) + .jsonContent, body: json(#"{"player_id": "p1"}"#))
+            let entry = try #require((try credit.object()["transactions"] as? [[String: Any]])?.first)
+            #expect(credit.status == .ok && entry["status"] as? String == "credited_now" && (entry["credit"] as? [String: Any])?["player_id"] as? String == "p1")
+            let twice = try await client.execute(
+                uri: "/v1/apple/orders/MQH2JBHVNX/credit", method: .post, headers: server.bearer(.admin) + .jsonContent, body: json(#"{"player_id": "p2"}"#))
+            #expect(try (twice.object()["transactions"] as? [[String: Any]])?.first?["status"] as? String == "credited")
+            let unknown = try await client.execute(uri: "/v1/apple/orders/NOSUCHORDER", method: .get, headers: server.bearer(.support))
+            #expect(try unknown.status == .notFound && unknown.problemCode() == "not_found")
+            let asked = apple.seen.count
+            for lookAlike in ["..%2Fhistory%2F1", "MQH2JBHVNX%3Fx%3D1", "MQH2%20JBHVNX", String(repeating: "A", count: 65)] {
+                let response = try await client.execute(uri: "/v1/apple/orders/\(lookAlike)", method: .get, headers: server.bearer(.support))
+                #expect(try response.status == .badRequest && response.problemCode() == "invalid_request", "\(lookAlike)")
+            }
+            #expect(apple.seen.count == asked)
+        }
+        #expect(try await server.store.balances(playerID: "p1").balances["credits"] == 5)
+        #expect(try await server.store.balances(playerID: "p2").balances["credits"] == 0)
     }
 }
 

@@ -24,13 +24,17 @@ struct TestServer: @unchecked Sendable {
     static let apple = try! AppleTestAuthority()
 
     /// `tokens` replaces the HS256 verifier of `playerTokens` (an ES256 one, say).
-    init(_ backend: TestBackend = .sqlite, playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true) async throws {
+    /// `appleAPI` is the App Store Server API the Apple routes ask (a stand-in's).
+    init(
+        _ backend: TestBackend = .sqlite, playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true,
+        appleAPI: AppStoreServerAPIConfiguration? = nil
+    ) async throws {
         store = try await TestStores.open(backend).store
         var keys: [KeyRole: String] = [:]
         for role in KeyRole.allCases { keys[role] = try await store.createAPIKey(role: role, name: "test \(role.rawValue)").secret }
         self.keys = keys
         try await TestStores.addCatalog(store)
-        let applePurchases = apple ? ApplePurchases(configuration: try Self.apple.configuration(), ledger: store) : nil
+        let applePurchases = apple ? ApplePurchases(configuration: try Self.apple.configuration(), ledger: store, api: appleAPI.map(AppStoreServerAPI.init)) : nil
         let verifier = try tokens ?? (playerTokens ? PlayerTokenVerifier(secret: playerSecret) : nil)
         let configuration = ServerConfiguration(playerTokens: verifier, applePurchases: applePurchases)
         (router, routes) = buildRouter(store: store, configuration: configuration)

@@ -11,8 +11,8 @@ struct PurchaseController {
         routes.add(.post, "/v1/purchases", access: .roles([.service]), handler: grant)
         routes.add(.post, "/v1/purchases/apple", access: .roles([.service], playerWalletInBody: true), handler: redeemApple)
         routes.add(.post, "/v1/purchases/apple/receipt", access: .roles([.service], playerWalletInBody: true), handler: redeemAppleReceipt)
-        routes.add(.get, "/v1/apple/orders/:order_id", access: .roles([.support, .admin]), handler: lookUpAppleOrder)
-        routes.add(.post, "/v1/apple/orders/:order_id/credit", access: .roles([.support, .admin]), handler: creditAppleOrder)
+        routes.add(.get, "/v1/apple/orders/{order_id}", access: .roles([.support, .admin]), handler: lookUpAppleOrder)
+        routes.add(.post, "/v1/apple/orders/{order_id}/credit", access: .roles([.support, .admin]), handler: creditAppleOrder)
         // Open: the payload must carry Apple's signature, which the handler verifies.
         routes.add(.post, "/v1/notifications/apple", access: .open, handler: appleNotification)
         routes.add(.post, "/v1/refunds", access: .roles([.service, .support, .admin]), handler: refund)
