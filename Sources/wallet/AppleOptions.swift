@@ -26,10 +26,10 @@ struct AppleOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The in-app purchase key, the .p8 PEM file App Store Connect gives (env WALLET_APPLE_PRIVATE_KEY: a path, or the PEM itself).", valueName: "file"))
     var applePrivateKey: String?
 
-    @Option(help: ArgumentHelp("The App Store Server API's production base URL (env WALLET_APPLE_API_URL; default \(AppStoreServerAPIConfiguration.productionURL)).", valueName: "url"))
+    @Option(name: .customLong("apple-api-url"), help: ArgumentHelp("The App Store Server API's production base URL (env WALLET_APPLE_API_URL; default \(AppStoreServerAPIConfiguration.productionURL)).", valueName: "url"))
     var appleAPIURL: String?
 
-    @Option(help: ArgumentHelp("The App Store Server API's sandbox base URL (env WALLET_APPLE_SANDBOX_API_URL; default \(AppStoreServerAPIConfiguration.sandboxURL)).", valueName: "url"))
+    @Option(name: .customLong("apple-sandbox-api-url"), help: ArgumentHelp("The App Store Server API's sandbox base URL (env WALLET_APPLE_SANDBOX_API_URL; default \(AppStoreServerAPIConfiguration.sandboxURL)).", valueName: "url"))
     var appleSandboxAPIURL: String?
 
     private var environment: [String: String] { ProcessInfo.processInfo.environment }

@@ -91,3 +91,14 @@ struct CLI {
         try json("grant", "--player", player, "--store", "apple", "--store-transaction-id", transactionID, "--product", "com.example.consume5credits", "--quantity", "\(quantity)")
     }
 }
+
+extension CLI {
+    /// Runs `wallet arguments...` on a thread of its own, so that a test awaiting it leaves the
+    /// concurrency pool free for a server of the same process (the App Store stand-in) to answer.
+    func runInBackground(_ arguments: [String], environment: [String: String]? = nil) async throws -> CommandOutput {
+        let started = try start(arguments, environment: environment)
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: CLI.finish(started)) }
+        }
+    }
+}
