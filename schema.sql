@@ -1,4 +1,4 @@
--- CreditsWallet ledger schema, version 3.
+-- CreditsWallet ledger schema, version 4.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -145,6 +145,30 @@ CREATE TABLE store_account_tokens (
     PRIMARY KEY (store, token)
 ) STRICT, WITHOUT ROWID;
 
+-- Replies the wallet owes a store, queued in the same write as the notification that asked for
+-- them (a transactional outbox) and sent by `wallet serve` until the store accepts one or its
+-- deadline passes: App Store consumption information (Send Consumption Information V2), once
+-- per CONSUMPTION_REQUEST. `next_attempt_at` is when an instance may try next (a claim moves it on).
+CREATE TABLE consumption_replies (
+    notification_uuid TEXT PRIMARY KEY NOT NULL REFERENCES store_notifications (notification_uuid),
+    store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+    store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+    environment TEXT NOT NULL CHECK (environment IN ('Production', 'Sandbox')),
+    delivered INTEGER NOT NULL CHECK (delivered IN (0, 1)),
+    spent_share_millipercent INTEGER CHECK (spent_share_millipercent IS NULL OR spent_share_millipercent BETWEEN 0 AND 100000),
+    sample_content_provided INTEGER NOT NULL CHECK (sample_content_provided IN (0, 1)),
+    refund_preference TEXT CHECK (refund_preference IS NULL OR refund_preference IN ('DECLINE', 'GRANT_FULL', 'GRANT_PRORATED')),
+    created_at TEXT NOT NULL,
+    deadline TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'expired', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    next_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    finished_at TEXT
+) STRICT;
+
+CREATE INDEX consumption_replies_due ON consumption_replies (next_attempt_at) WHERE status = 'pending';
+
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
 CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
 BEGIN
@@ -182,4 +206,4 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;

@@ -95,11 +95,19 @@ public struct ApplePurchases: Sendable {
         if case .refuse = effect {} else if effect != .none, transaction == nil {
             throw .purchaseInvalid("a \(notification.notificationType) notification must carry signedTransactionInfo")
         }
+        // Answered only when the operator said so, stating the customer's consent.
+        var reply: ConsumptionReplyRequest?
+        if let policy = configuration.consumptionReplies, let transaction, effect == .consumptionRequest {
+            reply = ConsumptionReplyRequest(
+                environment: transaction.environment, sampleContentProvided: policy.sampleContentProvided, refundPreference: policy.refundPreference,
+                deadline: Date(timeIntervalSince1970: Double(notification.signedDate) / 1_000 + ConsumptionReplyPolicy.deadline))
+        }
         do {
             return try await ledger.recordNotification(
                 StoreNotification(
                     notificationUUID: notification.notificationUUID, store: "apple", type: notification.notificationType, subtype: notification.subtype,
-                    storeTransactionID: transaction?.transactionId, effect: effect, reportedAt: notification.signedDate, actor: "apple:notifications"))
+                    storeTransactionID: transaction?.transactionId, effect: effect, reportedAt: notification.signedDate, actor: "apple:notifications",
+                    consumptionReply: reply))
         } catch .invalidRequest(let reason) {
             // A signed payload is refused one way: 422 purchase_invalid with the reason.
             throw .purchaseInvalid(reason)

@@ -18,6 +18,9 @@ public struct AppleConfiguration: Sendable {
     public var trustedRoots: [Certificate]
     /// How `REFUND` notifications take back credits the player already spent.
     public var refundPolicy: RefundPolicy
+    /// What to answer Apple's `CONSUMPTION_REQUEST`s with; nil when the operator does not answer
+    /// (answering states that the customer consented to sharing consumption data).
+    public var consumptionReplies: ConsumptionReplyPolicy?
 
     /// - Parameter extraRootsPEM: PEM texts of further trusted roots.
     public init(
@@ -46,6 +49,24 @@ public struct AppleConfiguration: Sendable {
         } catch {
             throw .invalidRequest("\(name) is not a PEM certificate")
         }
+    }
+}
+
+/// The operator's part of every consumption answer (Send Consumption Information V2).
+public struct ConsumptionReplyPolicy: Sendable, Equatable {
+    /// Whether the game provides a free sample or trial of its content.
+    public var sampleContentProvided: Bool
+    /// `DECLINE`, `GRANT_FULL` or `GRANT_PRORATED`; nil states no preference.
+    public var refundPreference: String?
+    /// How long after Apple asks it still takes an answer.
+    public static let deadline: TimeInterval = 12 * 3_600
+
+    public init(sampleContentProvided: Bool, refundPreference: String?) throws(WalletError) {
+        if let refundPreference, !ConsumptionReplyRequest.refundPreferences.contains(refundPreference) {
+            throw .invalidRequest("the refund preference is DECLINE, GRANT_FULL or GRANT_PRORATED, not '\(refundPreference.prefix(40))'")
+        }
+        self.sampleContentProvided = sampleContentProvided
+        self.refundPreference = refundPreference
     }
 }
 

@@ -1,9 +1,9 @@
 /// The ledger's operations, as the server and the CLI use them, in the parts callers need:
-/// writes, reads, audit, API keys and readiness. Every mutation is one invariant-preserving
+/// writes, reads, audit, API keys, readiness and the stores' reply outbox. Every mutation is one invariant-preserving
 /// write: it fully happens or leaves nothing behind, and it is idempotent under its key.
 /// `SQLLedgerStore` implements them all once, on SQLite or PostgreSQL; the server and the CLI
 /// see only these protocols, each part of the server only the parts it uses.
-public typealias LedgerStore = LedgerWriting & LedgerReading & LedgerAuditing & APIKeyStore & ReadinessCheck
+public typealias LedgerStore = LedgerWriting & LedgerReading & LedgerAuditing & APIKeyStore & ReadinessCheck & ConsumptionReplyOutbox
 
 /// The ledger's mutations.
 public protocol LedgerWriting: Sendable {

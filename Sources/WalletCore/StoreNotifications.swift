@@ -25,11 +25,15 @@ public struct StoreNotification: Sendable, Equatable {
     /// the latest report, whatever order they arrive in.
     public var reportedAt: Int64?
     public var actor: String
+    /// For a consumption request the operator answers: the reply to queue in the same write
+    /// (what the ledger knows of the purchase is added there).
+    public var consumptionReply: ConsumptionReplyRequest?
 
     public init(
         notificationUUID: String, store: String, type: String, subtype: String?, storeTransactionID: String?, effect: Effect, reportedAt: Int64? = nil,
-        actor: String
+        actor: String, consumptionReply: ConsumptionReplyRequest? = nil
     ) {
+        self.consumptionReply = consumptionReply
         self.reportedAt = reportedAt
         self.notificationUUID = notificationUUID
         self.store = store

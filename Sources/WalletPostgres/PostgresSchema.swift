@@ -7,11 +7,17 @@ import WalletSQL
 /// do, so both stores order accounts, postings and exports alike, and so hash alike.
 enum PostgresSchema {
     /// The version in `wallet_schema` this build writes and understands.
-    static let version = 1
+    static let version = 2
 
     /// Versions as `SchemaMigrator` runs them: `statements` create the latest schema in an empty
-    /// database; each later version adds a migration here (lots and holds will be version 2).
-    static let migrator = SchemaMigrator(latest: version, create: statements, migrations: [], name: "the PostgreSQL database")
+    /// database; each later version adds a migration here, made of statements `statements` holds.
+    static let migrator = SchemaMigrator(
+        latest: version, create: statements,
+        migrations: [
+            // Version 1 kept no outbox of replies to the stores.
+            SchemaMigrator.Migration(version: 2, statements: consumptionReplies)
+        ],
+        name: "the PostgreSQL database")
 
     /// Brings the database to `version` in the caller's transaction (see `SchemaMigrator`).
     /// Concurrent first uses wait for each other on a transaction-scoped advisory lock.
@@ -151,6 +157,7 @@ enum PostgresSchema {
             PRIMARY KEY (store, token)
         )
         """,
+    ] + consumptionReplies + [
         // The ledger is append-only: edits, deletions and out-of-order rows are refused.
         """
         CREATE FUNCTION wallet_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -180,5 +187,28 @@ enum PostgresSchema {
         "CREATE TRIGGER idempotency_keys_no_truncate BEFORE TRUNCATE ON idempotency_keys FOR EACH STATEMENT EXECUTE FUNCTION wallet_refuse()",
         "CREATE TRIGGER ledger_lock_fixed BEFORE UPDATE OR DELETE ON ledger_lock FOR EACH ROW EXECUTE FUNCTION wallet_refuse()",
         "CREATE TRIGGER ledger_lock_no_truncate BEFORE TRUNCATE ON ledger_lock FOR EACH STATEMENT EXECUTE FUNCTION wallet_refuse()",
+    ]
+    /// The outbox of replies to the stores (schema.sql's `consumption_replies`).
+    static let consumptionReplies = [
+        """
+        CREATE TABLE consumption_replies (
+            notification_uuid TEXT COLLATE "C" PRIMARY KEY REFERENCES store_notifications (notification_uuid),
+            store TEXT COLLATE "C" NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+            store_transaction_id TEXT COLLATE "C" NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+            environment TEXT COLLATE "C" NOT NULL CHECK (environment IN ('Production', 'Sandbox')),
+            delivered BIGINT NOT NULL CHECK (delivered IN (0, 1)),
+            spent_share_millipercent BIGINT CHECK (spent_share_millipercent IS NULL OR spent_share_millipercent BETWEEN 0 AND 100000),
+            sample_content_provided BIGINT NOT NULL CHECK (sample_content_provided IN (0, 1)),
+            refund_preference TEXT COLLATE "C" CHECK (refund_preference IS NULL OR refund_preference IN ('DECLINE', 'GRANT_FULL', 'GRANT_PRORATED')),
+            created_at TEXT COLLATE "C" NOT NULL,
+            deadline TEXT COLLATE "C" NOT NULL,
+            status TEXT COLLATE "C" NOT NULL CHECK (status IN ('pending', 'sent', 'expired', 'failed')),
+            attempts BIGINT NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+            next_attempt_at TEXT COLLATE "C" NOT NULL,
+            last_error TEXT COLLATE "C",
+            finished_at TEXT COLLATE "C"
+        )
+        """,
+        "CREATE INDEX consumption_replies_due ON consumption_replies (next_attempt_at) WHERE status = 'pending'",
     ]
 }

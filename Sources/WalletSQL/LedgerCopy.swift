@@ -91,6 +91,7 @@ extension SQLLedgerStore {
             "store_transaction_states",
             [("store", false), ("store_transaction_id", false), ("state", false), ("share_thousandths", true), ("reported_at", true)]),
         CopiedTable("store_account_tokens", [("store", false), ("token", false), ("player_id", false), ("seq", true)], pageColumn: "seq"),
+        CopiedTable("consumption_replies", ConsumptionReplyStorage.columns.map { ($0, ConsumptionReplyStorage.integerColumns.contains($0)) }),
     ]
 
     /// Rows read per page of a large table: small enough that a PostgreSQL source's snapshot

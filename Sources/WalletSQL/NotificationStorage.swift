@@ -55,7 +55,11 @@ extension SQLLedgerStore {
             default: throw error
             }
         }
-        return try record(db, notification, outcome, now: now)
+        let result = try record(db, notification, outcome, now: now)
+        if let reply = notification.consumptionReply, notification.effect == .consumptionRequest, ["consumption_recorded", "no_purchase"].contains(outcome.outcome) {
+            try ConsumptionReplyStorage.queue(db, reply, for: notification, outcome: outcome, now: now)
+        }
+        return result
     }
 
     /// Keeps the refund state this notification reports as the transaction's latest, unless a

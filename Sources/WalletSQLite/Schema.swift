@@ -5,7 +5,7 @@ import WalletSQL
 /// repository root byte for byte; `SchemaTests` checks that, so edit both together.
 enum Schema {
     /// The `PRAGMA user_version` this build writes and understands.
-    static let version = 3
+    static let version = 4
 
     /// Versions as `SchemaMigrator` runs them: an empty file gets `sql` whole; an older one each
     /// later migration in turn. New tables and indexes are taken from their statements in
@@ -31,6 +31,10 @@ enum Schema {
         },
         // Version 2 did not bind App Store account tokens to players.
         statements("CREATE TABLE store_account_tokens ").map { created in SchemaMigrator.Migration(version: 3, statements: created) },
+        // Version 3 kept no outbox of replies to the stores.
+        statements("CREATE TABLE consumption_replies ", "CREATE INDEX consumption_replies_due ").map { created in
+            SchemaMigrator.Migration(version: 4, statements: created)
+        },
     ].compactMap { $0 }
 
     /// The statements of `sql` that start with each of `openings`; nil if one is missing.
@@ -51,7 +55,7 @@ enum Schema {
     }
 
     static let sql = #"""
--- CreditsWallet ledger schema, version 3.
+-- CreditsWallet ledger schema, version 4.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -198,6 +202,30 @@ CREATE TABLE store_account_tokens (
     PRIMARY KEY (store, token)
 ) STRICT, WITHOUT ROWID;
 
+-- Replies the wallet owes a store, queued in the same write as the notification that asked for
+-- them (a transactional outbox) and sent by `wallet serve` until the store accepts one or its
+-- deadline passes: App Store consumption information (Send Consumption Information V2), once
+-- per CONSUMPTION_REQUEST. `next_attempt_at` is when an instance may try next (a claim moves it on).
+CREATE TABLE consumption_replies (
+    notification_uuid TEXT PRIMARY KEY NOT NULL REFERENCES store_notifications (notification_uuid),
+    store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+    store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+    environment TEXT NOT NULL CHECK (environment IN ('Production', 'Sandbox')),
+    delivered INTEGER NOT NULL CHECK (delivered IN (0, 1)),
+    spent_share_millipercent INTEGER CHECK (spent_share_millipercent IS NULL OR spent_share_millipercent BETWEEN 0 AND 100000),
+    sample_content_provided INTEGER NOT NULL CHECK (sample_content_provided IN (0, 1)),
+    refund_preference TEXT CHECK (refund_preference IS NULL OR refund_preference IN ('DECLINE', 'GRANT_FULL', 'GRANT_PRORATED')),
+    created_at TEXT NOT NULL,
+    deadline TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'expired', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    next_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    finished_at TEXT
+) STRICT;
+
+CREATE INDEX consumption_replies_due ON consumption_replies (next_attempt_at) WHERE status = 'pending';
+
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
 CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
 BEGIN
@@ -235,7 +263,7 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 """#
 }

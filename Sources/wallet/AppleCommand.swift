@@ -1,20 +1,21 @@
 import ArgumentParser
 import Foundation
 import WalletApple
+import Logging
 import WalletCore
 
 /// What talks to Apple's App Store Server API.
 struct AppleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apple",
-        abstract: "Look up App Store orders and catch up on missed App Store notifications (App Store Server API).",
+        abstract: "Look up App Store orders, catch up on missed App Store notifications, and see the consumption answers owed to Apple.",
         discussion: """
             These commands call Apple's App Store Server API with the in-app purchase key given by \
             --apple-issuer-id, --apple-key-id and --apple-private-key (or their WALLET_APPLE_* variables), \
             for the app --apple-bundle-id names. Every transaction Apple returns is verified before it is \
             shown as Apple's or credited.
             """,
-        subcommands: [Lookup.self, CatchUp.self]
+        subcommands: [Lookup.self, CatchUp.self, Outbox.self]
     )
 
     struct Lookup: AsyncParsableCommand {
@@ -85,6 +86,60 @@ struct AppleCommand: AsyncParsableCommand {
         }
     }
 
+    struct Outbox: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the consumption answers owed to Apple (the outbox), newest first; --send sends those due now.",
+            discussion: """
+                With --apple-send-consumption, each CONSUMPTION_REQUEST queues its answer in the same write \
+                that records it; `wallet serve` sends it until Apple accepts it (sent), refuses it as \
+                malformed (failed), or 12 hours pass (expired). Pending answers wait for their next attempt.
+                """
+        )
+
+        @OptionGroup var options: GlobalOptions
+        @OptionGroup var apple: AppleOptions
+
+        @Option(help: "Only answers in this status: pending, sent, expired or failed.")
+        var status: ConsumptionReply.Status?
+
+        @Option(help: ArgumentHelp("How many to show, 1 to \(Limits.pageSizeMax).", valueName: "count"))
+        var limit = 50
+
+        @Flag(help: "Send the answers due now first (as wallet serve does every few seconds).")
+        var send = false
+
+        struct Listing: Encodable {
+            var sent: ConsumptionReplySender.Pass?
+            var replies: [ConsumptionReply]
+        }
+
+        func run() async throws {
+            let listing = try await options.withStore { ledger in
+                var pass: ConsumptionReplySender.Pass?
+                if send {
+                    guard let api = try apple.serverAPI() else {
+                        throw WalletError.notConfigured("sending needs the App Store Server API key: --apple-issuer-id, --apple-key-id and --apple-private-key")
+                    }
+                    pass = try await ConsumptionReplySender(outbox: ledger, api: api, logger: Logger(label: "wallet")).sendDue()
+                }
+                return Listing(sent: pass, replies: try await ledger.consumptionReplies(status: status, limit: limit))
+            }
+            try Output.result(listing, json: options.json) {
+                var lines: [String] = []
+                if let pass = listing.sent {
+                    lines.append("Sent \(pass.sent), retrying \(pass.retrying), expired \(pass.expired), failed \(pass.failed).")
+                }
+                if listing.replies.isEmpty { lines.append("No consumption answers\(status.map { " \($0.rawValue)" } ?? "").") }
+                lines += listing.replies.map { reply in
+                    let share = reply.delivered ? "delivered, \(reply.spentShareMillipercent ?? 0) millipercent spent" : "not delivered"
+                    let error = reply.lastError.map { " — \($0)" } ?? ""
+                    return "\(reply.status.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(reply.storeTransactionID) (\(reply.environment), \(share)) asked \(reply.createdAt), attempts \(reply.attempts), deadline \(reply.deadline)\(error)"
+                }
+                return lines.joined(separator: "\n")
+            }
+        }
+    }
+
     static func purchases(_ apple: AppleOptions, ledger: any LedgerWriting & LedgerReading) throws -> ApplePurchases {
         guard let purchases = try apple.purchases(ledger: ledger) else {
             throw WalletError.notConfigured("Apple commands need a bundle id: --apple-bundle-id or WALLET_APPLE_BUNDLE_ID")
@@ -92,3 +147,4 @@ struct AppleCommand: AsyncParsableCommand {
         return purchases
     }
 }
+extension ConsumptionReply.Status: ExpressibleByArgument {}

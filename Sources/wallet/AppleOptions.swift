@@ -32,11 +32,45 @@ struct AppleOptions: ParsableArguments {
     @Option(name: .customLong("apple-sandbox-api-url"), help: ArgumentHelp("The App Store Server API's sandbox base URL (env WALLET_APPLE_SANDBOX_API_URL; default \(AppStoreServerAPIConfiguration.sandboxURL)).", valueName: "url"))
     var appleSandboxAPIURL: String?
 
+    @Flag(help: ArgumentHelp("Answer Apple's CONSUMPTION_REQUESTs (Send Consumption Information), stating that the customer consented; needs the App Store Server API key (env WALLET_APPLE_SEND_CONSUMPTION=true)."))
+    var appleSendConsumption = false
+
+    @Flag(help: ArgumentHelp("Tell Apple the game provides a free sample or trial of its content (env WALLET_APPLE_SAMPLE_CONTENT_PROVIDED=true)."))
+    var appleSampleContentProvided = false
+
+    @Option(help: ArgumentHelp("The refund the consumption answers prefer: decline, grant_full or grant_prorated (env WALLET_APPLE_REFUND_PREFERENCE; default none stated).", valueName: "preference"))
+    var appleRefundPreference: String?
+
     private var environment: [String: String] { ProcessInfo.processInfo.environment }
 
+    /// A boolean setting: its flag, else its variable (`true` or `false`).
+    private func enabled(_ flag: Bool, _ variable: String) throws -> Bool {
+        if flag { return true }
+        switch environment[variable]?.lowercased() {
+        case nil, "", "false", "0": return false
+        case "true", "1": return true
+        case let other?: throw ValidationError("\(variable) must be true or false, not '\(other.prefix(40))'.")
+        }
+    }
+
+    /// The consumption answers' policy, or nil when the operator does not answer.
+    private func consumptionReplies() throws -> ConsumptionReplyPolicy? {
+        guard try enabled(appleSendConsumption, "WALLET_APPLE_SEND_CONSUMPTION") else { return nil }
+        let preference = (appleRefundPreference ?? environment["WALLET_APPLE_REFUND_PREFERENCE"]).flatMap { $0.isEmpty ? nil : $0.uppercased() }
+        let sampleContentProvided = try enabled(appleSampleContentProvided, "WALLET_APPLE_SAMPLE_CONTENT_PROVIDED")
+        do {
+            return try ConsumptionReplyPolicy(sampleContentProvided: sampleContentProvided, refundPreference: preference == "NONE" ? nil : preference)
+        } catch {
+            throw ValidationError(error.detail)
+        }
+    }
+
     func validate() throws {
-        _ = try configuration()
-        _ = try serverAPI()
+        let configuration = try configuration()
+        let api = try serverAPI()
+        if configuration?.consumptionReplies != nil, api == nil {
+            throw ValidationError("--apple-send-consumption needs the App Store Server API key: --apple-issuer-id, --apple-key-id and --apple-private-key.")
+        }
     }
 
     /// What the Apple routes and commands run on, or nil when no bundle id is set.
@@ -100,8 +134,11 @@ struct AppleOptions: ParsableArguments {
         guard let policy = appleRefundPolicy ?? RefundPolicy(rawValue: policyText) else {
             throw ValidationError("WALLET_APPLE_REFUND_POLICY must be debt or floor, not '\(policyText)'.")
         }
+        let replies = try consumptionReplies()
         do {
-            return try AppleConfiguration(bundleID: bundleID, environments: Set(environments), extraRootsPEM: roots, refundPolicy: policy)
+            var configuration = try AppleConfiguration(bundleID: bundleID, environments: Set(environments), extraRootsPEM: roots, refundPolicy: policy)
+            configuration.consumptionReplies = replies
+            return configuration
         } catch {
             throw ValidationError(error.detail)
         }

@@ -55,6 +55,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("grouped (group commit, the default) or single (one commit per write: only to measure against).", valueName: "mode"))
     var writeMode: WriteModeArgument = .grouped
 
+    @Option(help: ArgumentHelp("Catch up on App Store notifications every this many minutes, 1 to 1440 (Get Notification History over the last day, then overlapping windows); needs the App Store Server API key (env WALLET_APPLE_CATCH_UP_EVERY; default off).", valueName: "minutes"))
+    var appleCatchUpEvery: Int?
+
     enum WriteModeArgument: String, ExpressibleByArgument, CaseIterable {
         case grouped, single
     }
@@ -67,6 +70,13 @@ struct ServeCommand: AsyncParsableCommand {
         if resolvedHost.isEmpty { throw ValidationError("--host (or WALLET_HOST) must not be empty.") }
         _ = try resolvedLogLevel()
         _ = try playerTokens()
+        if try resolvedCatchUpMinutes() != nil, try apple.serverAPI() == nil {
+            throw ValidationError("--apple-catch-up-every needs the App Store Server API key: --apple-issuer-id, --apple-key-id and --apple-private-key.")
+        }
+    }
+
+    func resolvedCatchUpMinutes() throws -> Int? {
+        try Self.number(appleCatchUpEvery, environment["WALLET_APPLE_CATCH_UP_EVERY"], name: "--apple-catch-up-every (or WALLET_APPLE_CATCH_UP_EVERY)", range: 1...1_440)
     }
 
     var resolvedHost: String { host ?? environment["WALLET_HOST"] ?? "127.0.0.1" }
@@ -159,13 +169,24 @@ struct ServeCommand: AsyncParsableCommand {
                 "player_tokens": .string(playerTokens?.algorithm ?? "off"),
                 "apple_bundle_id": .string(apple?.verifier.configuration.bundleID ?? "not configured"),
                 "apple_server_api": .string(apple?.api?.configuration.productionURL ?? "not configured"),
+                "apple_consumption_replies": .string(apple?.verifier.configuration.consumptionReplies == nil ? "off" : "on"),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)
-        // The notice comes after the application: it hears of the shutdown first.
+        // What talks to Apple in the background: the consumption replies' outbox, and catch-up.
+        var background: [any Service] = []
+        if let apple, let api = apple.api {
+            if apple.verifier.configuration.consumptionReplies != nil {
+                background.append(ConsumptionReplySender(outbox: store, api: api, logger: logger))
+            }
+            if let minutes = try resolvedCatchUpMinutes() {
+                background.append(AppleCatchUpService(purchases: apple, interval: .seconds(minutes * 60), logger: logger))
+            }
+        }
         // Shut down in reverse order: the notice hears of it first, then the application
-        // drains its requests (and with them the writer), and the store closes its pool last.
+        // drains its requests (and with them the writer), then the background work stops, and
+        // the store closes its pool last.
         let services = ServiceGroup(
-            configuration: .init(services: [store, app, configuration.shutdown], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: [store] + background + [app, configuration.shutdown], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await services.run()
         logger.info("stopped")
     }

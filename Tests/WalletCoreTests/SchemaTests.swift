@@ -94,6 +94,7 @@ struct SchemaTests {
                     DROP INDEX transactions_corrections;
                     DROP TABLE store_transaction_states;
                     DROP TABLE store_account_tokens;
+                    DROP TABLE consumption_replies;
                     CREATE UNIQUE INDEX transactions_refund_of ON transactions (refund_of_seq) WHERE kind = 'refund';
                     CREATE UNIQUE INDEX transactions_refund_reversal_of ON transactions (refund_of_seq) WHERE kind = 'refund_reversal';
                     CREATE TABLE keys_v1 AS SELECT 'wallet:p1' AS scope, key, request_hash, seq FROM idempotency_keys WHERE scope LIKE '%:p1';
@@ -122,11 +123,28 @@ struct SchemaTests {
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "T1", quantity: 2)
         try await ledger.rawConnection().write { db in
-            try db.execute(sql: "DROP TABLE store_account_tokens; PRAGMA user_version = 2;")
+            try db.execute(sql: "DROP TABLE store_account_tokens; DROP TABLE consumption_replies; PRAGMA user_version = 2;")
         }
         let upgraded = try SQLiteEngine.open(path: ledger.path)
         #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
-        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 3)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
+        #expect(try await upgraded.balances(playerID: "p1").balances["credits"] == 10)
+        #expect(try await upgraded.verify().ok)
+    }
+
+    @Test("a version 3 database gains the consumption answers' outbox and keeps its ledger")
+    func migrationFrom3() async throws {
+        let fresh = try await TestLedger()
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("p1", "T1", quantity: 2)
+        try await ledger.rawConnection().write { db in
+            try db.execute(sql: "DROP TABLE consumption_replies; PRAGMA user_version = 3;")
+        }
+        let upgraded = try SQLiteEngine.open(path: ledger.path)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 4)
+        #expect(try await upgraded.consumptionReplies(status: nil, limit: 1).isEmpty)
         #expect(try await upgraded.balances(playerID: "p1").balances["credits"] == 10)
         #expect(try await upgraded.verify().ok)
     }

@@ -84,8 +84,16 @@ final class TestClock: Sendable {
 
     var now: Date { time.withLock { $0 } }
 
+    init(_ start: Date) {
+        time = Mutex(start)
+    }
+
     func set(_ text: String) {
         let date = ISO8601DateFormatter().date(from: text)!
         time.withLock { $0 = date }
+    }
+
+    func advance(_ seconds: TimeInterval) {
+        time.withLock { $0 = $0.addingTimeInterval(seconds) }
     }
 }
