@@ -89,4 +89,42 @@ struct AppleServerAPICLITests {
         #expect(down.status == 1 && down.errorCode() == "store_unavailable", "\(down.stderr)")
         #expect(apple.seen.count == 4)
     }
+
+    @Test("wallet serve --apple-send-consumption answers a CONSUMPTION_REQUEST from its outbox in the background")
+    func serveSendsConsumption() async throws {
+        let authority = try AppleTestAuthority()
+        let apple = try await AppStoreStandIn()
+        defer { apple.stop() }
+        let cli = try CLI()
+        _ = try cli.json("products", "set", "com.example.game.consume5credits", "--credits", "5")
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent()
+        let root = directory.appendingPathComponent("root.pem").path
+        try authority.rootPEM.write(toFile: root, atomically: true, encoding: .utf8)
+        let environment = [
+            "WALLET_APPLE_BUNDLE_ID": "com.example.game", "WALLET_APPLE_ROOT_CERTS": root, "WALLET_APPLE_ISSUER_ID": AppStoreStandIn.issuerID,
+            "WALLET_APPLE_KEY_ID": AppStoreStandIn.keyID, "WALLET_APPLE_PRIVATE_KEY": apple.privateKey.pemRepresentation,
+            "WALLET_APPLE_API_URL": apple.productionURL, "WALLET_APPLE_SEND_CONSUMPTION": "true", "WALLET_APPLE_REFUND_PREFERENCE": "grant_prorated",
+        ]
+        let bought = try authority.transaction("9201")
+        let jws = directory.appendingPathComponent("t.jws").path
+        try bought.write(toFile: jws, atomically: true, encoding: .utf8)
+        let redeemed = try await cli.runInBackground(["redeem-apple", "--player", "p1", "--jws", jws], environment: environment)
+        #expect(redeemed.status == 0, "\(redeemed.stderr)")
+
+        let (server, base) = try await ServeTests.serve(cli, environment: environment)
+        let notification = try authority.notification("CONSUMPTION_REQUEST", signedTransaction: bought)
+        let answer = await send("POST", "\(base)/v1/notifications/apple", headers: ["Content-Type": "application/json"], body: #"{"signedPayload":"\#(notification)"}"#)
+        #expect(answer?.status == 200, "\(String(describing: answer))")
+        // Wait for the background sender (it runs every few seconds), up to 30 seconds.
+        for _ in 0..<300 where !apple.seen.contains(where: { $0.method == "PUT" }) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        server.0.terminate()
+        let stopped = CLI.finish(server)
+        let put = try #require(apple.seen.first { $0.method == "PUT" }, "the server never sent the answer: \(stopped.stderr)")
+        #expect(put.path == "/inApps/v2/transactions/consumption/9201" && put.body.contains(#""refundPreference":"GRANT_PRORATED""#))
+        let outbox = try await cli.runInBackground(["apple", "outbox", "--json"], environment: environment)
+        let replies = try #require(try outbox.json()["replies"] as? [[String: Any]])
+        #expect(replies.count == 1 && replies.first?["status"] as? String == "sent", "\(outbox.stdout)")
+    }
 }
