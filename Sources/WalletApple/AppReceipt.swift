@@ -24,7 +24,13 @@ public enum AppReceipt {
     /// `{"Store": "AppleAppStore", "TransactionID": ..., "Payload": "<base64 app receipt>"}`,
     /// whose `TransactionID` is not trusted either: the receipt inside is read.
     public static func transactionID(receipt text: String) throws(WalletError) -> String? {
-        guard text.utf8.first == UInt8(ascii: "{") else { return try transactionID(base64: text) }
+        try transactionIDs(receipt: text).first
+    }
+
+    /// Every in-app purchase's transaction id (or original transaction id) the receipt names,
+    /// in its order, from a base64 receipt or Unity IAP's wrapper.
+    public static func transactionIDs(receipt text: String) throws(WalletError) -> [String] {
+        guard text.utf8.first == UInt8(ascii: "{") else { return try transactionIDs(base64: text) }
         guard text.utf8.count <= base64BytesMax + 1_024 else {
             throw .invalidRequest("the receipt is longer than \(base64BytesMax) bytes of base64")
         }
@@ -34,7 +40,7 @@ public enum AppReceipt {
         guard ["AppleAppStore", "MacAppStore"].contains(wrapper.store) else {
             throw .invalidRequest("the Unity IAP receipt is from \(wrapper.store.prefix(40)), not the App Store")
         }
-        return try transactionID(base64: wrapper.payload)
+        return try transactionIDs(base64: wrapper.payload)
     }
 
     private struct UnityReceipt: Decodable {
@@ -53,6 +59,11 @@ public enum AppReceipt {
     /// receipt without in-app purchases.
     /// - Throws: `invalidRequest` for text that is not a base64 app receipt.
     public static func transactionID(base64 text: String) throws(WalletError) -> String? {
+        try transactionIDs(base64: text).first
+    }
+
+    /// Every in-app purchase's transaction id (or original transaction id), in order.
+    public static func transactionIDs(base64 text: String) throws(WalletError) -> [String] {
         guard text.utf8.count <= base64BytesMax else {
             throw .invalidRequest("the receipt is longer than \(base64BytesMax) bytes of base64")
         }
@@ -60,7 +71,7 @@ public enum AppReceipt {
             throw .invalidRequest("the receipt is not base64")
         }
         do {
-            return try transactionID(der: Array(bytes))
+            return try transactionIDs(der: Array(bytes))
         } catch let error as WalletError {
             throw error
         } catch {
@@ -68,7 +79,7 @@ public enum AppReceipt {
         }
     }
 
-    private static func transactionID(der bytes: [UInt8]) throws -> String? {
+    private static func transactionIDs(der bytes: [UInt8]) throws -> [String] {
         // ContentInfo ::= SEQUENCE { contentType OID, content [0] EXPLICIT SignedData }
         let receipt: ASN1OctetString = try BER.sequence(try BER.parse(bytes), identifier: .sequence) { nodes in
             _ = try ASN1ObjectIdentifier(berEncoded: &nodes)
@@ -90,17 +101,18 @@ public enum AppReceipt {
                 }
             }
         }
+        var found: [String] = []
         for inApp in try attributes(of: receipt.bytes) where inApp.type == inAppType {
             let fields = try attributes(of: inApp.value)
-            let found = try (fields.first { $0.type == transactionIDType } ?? fields.first { $0.type == originalTransactionIDType })
+            let id = try (fields.first { $0.type == transactionIDType } ?? fields.first { $0.type == originalTransactionIDType })
                 .map { field in String(try ASN1UTF8String(berEncoded: try BER.parse(field.value), withIdentifier: .utf8String)) }
-            if let found {
+            if let id {
                 // An id that is not one (invalid UTF-8, spaces, control characters) asks Apple nothing.
-                try Validate.asciiIdentifier(found, field: "the receipt's transaction id")
-                return found
+                try Validate.asciiIdentifier(id, field: "the receipt's transaction id")
+                found.append(id)
             }
         }
-        return nil
+        return found
     }
 
     /// The attributes of a receipt or of an in-app purchase: `SET OF SEQUENCE { type INTEGER,

@@ -355,7 +355,9 @@ enum APIFailure: Error {
         case .answered(let status, let code, _, let retryAt):
             if status == 429 || code == 4_290_000 {
                 guard let retryAt else { return backoffWait }
-                return .milliseconds(max(0, Int64((retryAt.timeIntervalSinceNow * 1_000).rounded(.up))))
+                // Any time Apple names, clamped before it becomes a whole number (a day is past any wait taken).
+                let seconds = retryAt.timeIntervalSinceNow
+                return .milliseconds(Int64((seconds.isFinite ? min(max(seconds, 0), 86_400) : 0) * 1_000))
             }
             if status >= 500 || code.map(Self.retryableCodes.contains) == true { return backoffWait }
             return nil
@@ -387,13 +389,19 @@ enum APIFailure: Error {
             let said = [code.map { "error \($0)" }, message.map { String($0.prefix(200)) }].compactMap { $0 }.joined(separator: ": ")
             let explained = code.flatMap { Self.explanations[$0] }
             let text = explained.map { said.isEmpty ? $0 : "\($0) (Apple said \(said))" } ?? (said.isEmpty ? "HTTP \(status)" : "Apple said \(said)")
-            switch status {
-            case 401:
-                return .storeUnavailable(
+            // Apple's code first: a retryable one that still fails is Apple's trouble, whatever the status.
+            if let code, Self.retryableCodes.contains(code) {
+                return .storeUnavailable("Apple's App Store Server API kept answering HTTP \(status): \(text)")
+            }
+            switch (status, code) {
+            case (401, _):
+                return .notConfigured(
                     "Apple's App Store Server API refused the wallet's credentials (401): check the issuer id, key id and private key, and that the key may use the App Store Server API")
-            case 404:
+            case (_, 4_040_003?):
+                return .notConfigured("\(text): check the bundle id the wallet is configured with")
+            case (404, _):
                 return .notFound(text)
-            case 400:
+            case (400, _):
                 return .invalidRequest("Apple refused the request: \(text)")
             default:
                 return .storeUnavailable("Apple's App Store Server API answered HTTP \(status): \(text)")

@@ -16,7 +16,8 @@ public struct ConsumptionReplySender: Service {
 
     /// Replies one pass claims at most.
     static let batchMax = 50
-    /// How long a claimed reply is held by its sender: longer than its request's attempts take.
+    /// How long a claimed reply is held by its sender: longer than its request's attempts can
+    /// take (4 tries of 15 s, and 3 waits of at most 30 s).
     static let lease: Duration = .seconds(300)
 
     public init(outbox: any ConsumptionReplyOutbox, api: AppStoreServerAPI, clock: @escaping @Sendable () -> Date = { Date() }, interval: Duration = .seconds(5), logger: Logger) {
@@ -35,12 +36,14 @@ public struct ConsumptionReplySender: Service {
         public var failed = 0
     }
 
-    /// Sends every reply due now, once.
+    /// Sends every reply due now (up to `batchMax`), once. Each is claimed on its own just before
+    /// it is sent, so its lease (longer than one send's attempts can take) covers its send only.
     public func sendDue() async throws(WalletError) -> Pass {
         var pass = Pass()
-        for reply in try await outbox.claimConsumptionReplies(at: clock(), limit: Self.batchMax, lease: Self.lease) {
+        for _ in 0..<Self.batchMax {
+            guard let reply = try await outbox.claimConsumptionReplies(at: clock(), limit: 1, lease: Self.lease).first else { break }
             let attempt = await send(reply)
-            let finished = try await outbox.finishConsumptionReply(notificationUUID: reply.notificationUUID, attempt, at: clock())
+            let finished = try await outbox.finishConsumptionReply(reply, attempt, at: clock())
             switch finished.status {
             case .sent: pass.sent += 1
             case .pending: pass.retrying += 1
@@ -69,7 +72,8 @@ public struct ConsumptionReplySender: Service {
         do {
             try await api.sendConsumption(transactionID: reply.storeTransactionID, environment: environment, information)
             return .sent
-        } catch .invalidRequest(let detail) {
+        } catch .invalidRequest(let detail), .notFound(let detail) {
+            // Malformed, or about a transaction Apple does not know there: never accepted.
             return .refused(error: detail)
         } catch {
             return .failed(error: error.detail, retryAt: clock().addingTimeInterval(Self.backoff(afterAttempts: reply.attempts)))
@@ -93,8 +97,10 @@ public struct ConsumptionReplySender: Service {
     }
 }
 
-/// Applies the notifications Apple sent over a sliding window, now and then, through the same
-/// path as live ones: a notification missed while the service was down arrives late, not never.
+/// Applies the notifications Apple failed to deliver over a sliding window, now and then,
+/// through the same path as live ones: a notification missed while the service was down arrives
+/// late, not never. The window never reaches back further than `lookBack`, so a pass that keeps
+/// failing cannot grow it without bound.
 public struct AppleCatchUpService: Service {
     let purchases: ApplePurchases
     let interval: Duration
@@ -113,8 +119,9 @@ public struct AppleCatchUpService: Service {
         var since = Date().addingTimeInterval(-lookBack)
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             let until = Date()
+            since = max(since, until.addingTimeInterval(-lookBack))
             do {
-                let report = try await purchases.catchUp(since: since, until: until, onlyFailures: false)
+                let report = try await purchases.catchUp(since: since, until: until, onlyFailures: true)
                 if report.applied > 0 || !report.refused.isEmpty {
                     logger.notice(
                         "apple catch-up", metadata: ["applied": .stringConvertible(report.applied), "refused": .stringConvertible(report.refused.count)])

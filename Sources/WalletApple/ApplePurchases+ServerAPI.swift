@@ -5,22 +5,34 @@ import WalletCore
 /// API answers is verified as a StoreKit 2 transaction is (signature, chain, bundle,
 /// environment, type) before it is credited or shown as Apple's.
 extension ApplePurchases {
-    /// Credits a StoreKit 1 app receipt's purchases: reads a transaction id from the receipt
-    /// (untrusted), asks Apple for that customer's consumable history, verifies each signed
-    /// transaction and credits every one not yet credited, to `playerID`, in one write.
+    /// Credits a StoreKit 1 app receipt's purchases: reads the transaction ids it names (the
+    /// receipt is not trusted), asks Apple for that customer's consumable history, verifies each
+    /// signed transaction, and credits to `playerID`, in one write, every one the receipt names
+    /// that was not yet credited.
+    ///
+    /// Only what the receipt names: its signature is not checked (Apple's own libraries do not),
+    /// so a forged receipt could name a transaction someone else bought; crediting the whole
+    /// history would hand over every uncredited purchase of that customer for one known id.
+    /// StoreKit 1 keeps a consumable in the receipt until the app finishes it, so the purchases
+    /// waiting to be credited are the ones named. An `appAccountToken` binds a purchase to its
+    /// player whatever the receipt says.
     public func redeemReceipt(playerID: String, receipt: String, actor: String) async throws(WalletError) -> ReceiptRedemption {
         try PlayerID.validate(playerID)
-        guard let transactionID = try AppReceipt.transactionID(receipt: receipt) else {
+        let named = try AppReceipt.transactionIDs(receipt: receipt)
+        guard let transactionID = named.first else {
             throw .invalidRequest("the receipt holds no in-app purchase, so there is nothing to credit")
         }
         let api = try requireAPI("StoreKit 1 receipts")
         let history = try await api.consumableHistory(transactionID: transactionID, environments: verifier.configuration.environments)
+        let wanted = Set(named)
         var verified: [AppleTransaction] = []
         var refused: [StoreTransactionRefusal] = []
         for signed in history.signedTransactions {
             switch await verify(signed) {
-            case .success(let transaction): verified.append(transaction)
-            case .failure(let refusal): refused.append(refusal)
+            case .success(let transaction) where wanted.contains(transaction.transactionId): verified.append(transaction)
+            case .success: continue
+            case .failure(let refusal) where refusal.storeTransactionID.map(wanted.contains) ?? true: refused.append(refusal)
+            case .failure: continue
             }
         }
         let outcome = try await credit(verified, to: playerID, actor: actor)

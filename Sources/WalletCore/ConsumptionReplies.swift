@@ -104,9 +104,10 @@ public protocol ConsumptionReplyOutbox: Sendable {
     /// Takes up to `limit` pending replies whose attempt is due at `now`, and holds them for
     /// `lease` (their next attempt moves past it), so that other instances do not send them too.
     func claimConsumptionReplies(at now: Date, limit: Int, lease: Duration) async throws(WalletError) -> [ConsumptionReply]
-    /// Records how an attempt ended: sent, to try again, refused, or expired once the next
-    /// attempt would be past the deadline.
-    func finishConsumptionReply(notificationUUID: String, _ attempt: ConsumptionReply.Attempt, at now: Date) async throws(WalletError) -> ConsumptionReply
+    /// Records how the attempt on a claimed reply ended: sent, to try again, refused, or expired
+    /// once the next attempt would be past the deadline. A claim that lapsed and was taken by
+    /// another sender (its attempt count moved on) changes nothing: the current state is returned.
+    func finishConsumptionReply(_ claimed: ConsumptionReply, _ attempt: ConsumptionReply.Attempt, at now: Date) async throws(WalletError) -> ConsumptionReply
     /// The outbox, newest first, optionally one status only.
     func consumptionReplies(status: ConsumptionReply.Status?, limit: Int) async throws(WalletError) -> [ConsumptionReply]
 }

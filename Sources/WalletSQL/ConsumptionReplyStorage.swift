@@ -68,15 +68,16 @@ extension SQLLedgerStore {
         }
     }
 
-    package func finishConsumptionReply(notificationUUID: String, _ attempt: ConsumptionReply.Attempt, at now: Date) async throws(WalletError) -> ConsumptionReply {
+    package func finishConsumptionReply(_ claimed: ConsumptionReply, _ attempt: ConsumptionReply.Attempt, at now: Date) async throws(WalletError) -> ConsumptionReply {
+        let notificationUUID = claimed.notificationUUID
         try Validate.visibleText(notificationUUID, field: "notification uuid", bytesMax: 64)
         let finished = Timestamp.format(now)
         return try await write { db, _, _ in
             guard let current = try ConsumptionReplyStorage.find(db, notificationUUID: notificationUUID) else {
                 throw WalletError.notFound("no consumption reply for notification \(notificationUUID)")
             }
-            // Finished by another instance meanwhile: the first outcome stays.
-            guard current.status == .pending else { return current }
+            // Finished, or claimed again, by another sender meanwhile: its outcome stays.
+            guard current.status == .pending, current.attempts == claimed.attempts else { return current }
             let (status, next, error): (ConsumptionReply.Status, String, String?) = switch attempt {
             case .sent: (.sent, current.nextAttemptAt, nil)
             case .refused(let error): (.failed, current.nextAttemptAt, error)

@@ -364,7 +364,7 @@ enum OpenAPIDocument {
     "/v1/purchases/apple/receipt": {
       "post": {
         "operationId": "redeemAppleReceipt",
-        "summary": "Credit a StoreKit 1 app receipt: the wallet reads a transaction id from it (untrusted), asks the App Store Server API for that customer's consumable purchases, verifies each signed transaction and credits every one not yet credited, in one write. Service keys, or the player's own token.",
+        "summary": "Credit a StoreKit 1 app receipt: the wallet reads the transaction ids it names (untrusted), asks the App Store Server API for that customer's consumable purchases, verifies each signed transaction and credits, in one write, every one the receipt names that is not yet credited. At most 10 a minute per player. Service keys, or the player's own token.",
         "requestBody": {
           "required": true,
           "content": {
@@ -430,6 +430,26 @@ enum OpenAPIDocument {
           },
           "415": {
             "$ref": "#/components/responses/Problem415"
+          },
+          "429": {
+            "description": "More than 10 receipts a minute for this player (`rate_limited`); retry after `Retry-After` seconds.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Retry-After": {
+                "schema": {
+                  "type": "integer"
+                }
+              }
+            },
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
           },
           "500": {
             "$ref": "#/components/responses/Problem500"
@@ -1497,7 +1517,7 @@ enum OpenAPIDocument {
           },
           "code": {
             "type": "string",
-            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, store_unavailable, storage_error, overloaded, ledger_corrupt, unsupported_database, internal_error."
+            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, store_unavailable, rate_limited, storage_error, overloaded, ledger_corrupt, unsupported_database, internal_error."
           }
         }
       },

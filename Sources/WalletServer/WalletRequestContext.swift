@@ -46,6 +46,8 @@ public enum ServerLimits {
     /// Largest body of a StoreKit 1 receipt redemption: the longest receipt accepted, and room
     /// for the rest of the JSON.
     public static let receiptBodyBytesMax = AppReceipt.base64BytesMax + 4 * 1024
+    /// StoreKit 1 receipts one player may redeem a minute (per instance).
+    public static let receiptsPerPlayerPerMinute = 10
     /// Longest `X-Request-Id` echoed back; longer ones are replaced.
     public static let requestIDBytesMax = 128
 }

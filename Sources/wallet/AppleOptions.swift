@@ -93,12 +93,14 @@ struct AppleOptions: ParsableArguments {
         guard let bundleID = appleBundleID ?? environment["WALLET_APPLE_BUNDLE_ID"], !bundleID.isEmpty else {
             throw ValidationError("the App Store Server API needs the app's bundle id too: --apple-bundle-id or WALLET_APPLE_BUNDLE_ID.")
         }
+        // The PEM itself, or a path: a value holding a PEM marker is never used as a path, and
+        // no message ever repeats the value (it may be the key).
         let pem: String
-        if privateKey.hasPrefix("-----BEGIN") {
-            pem = privateKey
+        if privateKey.contains("-----BEGIN") {
+            pem = privateKey.trimmingCharacters(in: CharacterSet(charactersIn: "\"' \t\r\n"))
         } else {
             guard let contents = try? String(contentsOfFile: privateKey, encoding: .utf8) else {
-                throw ValidationError("cannot read the Apple private key \(privateKey).")
+                throw ValidationError("cannot read the Apple private key file given by --apple-private-key (or WALLET_APPLE_PRIVATE_KEY).")
             }
             pem = contents
         }

@@ -60,13 +60,15 @@ struct RedeemAppleCommand: AsyncParsableCommand {
 
     /// A file's text, or stdin's for `-`, trimmed; refused past `bytesMax`.
     static func read(_ path: String, bytesMax: Int) throws -> String {
+        let opened = path == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: path)
+        guard let handle = opened else { throw WalletError.notFound("cannot read \(path)") }
+        defer { if path != "-" { try? handle.close() } }
         let data: Data
-        if path == "-" {
-            data = FileHandle.standardInput.readData(ofLength: bytesMax + 1)
-        } else {
-            guard let handle = FileHandle(forReadingAtPath: path) else { throw WalletError.notFound("cannot read \(path)") }
-            defer { try? handle.close() }
-            data = handle.readData(ofLength: bytesMax + 1)
+        do {
+            data = try handle.read(upToCount: bytesMax + 1) ?? Data()
+        } catch {
+            // A directory opens but cannot be read: refused here, never a crash.
+            throw WalletError.invalidRequest("cannot read \(path == "-" ? "stdin" : path): not a readable file")
         }
         guard data.count <= bytesMax else { throw WalletError.invalidRequest("\(path == "-" ? "stdin" : path) is longer than \(bytesMax) bytes") }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -4,7 +4,7 @@
 # examples as a service key and as an admin key, and fails on any 5xx or any response that the
 # document does not describe. The server is stopped however the run ends.
 #
-# Usage: Tests/Fuzz/schemathesis.sh [path-to-wallet-binary]   (needs `pip install schemathesis==4.32.5`)
+# Usage: Tests/Fuzz/schemathesis.sh [path-to-wallet-binary]   (needs `pip install schemathesis==4.32.5 cryptography`)
 #   FUZZ_DB   the database to fuzz, such as an empty PostgreSQL database's URL (default: a fresh SQLite file)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,8 +14,10 @@ examples=${SCHEMATHESIS_EXAMPLES:-25}
 work=$(mktemp -d)
 export WALLET_DB="${FUZZ_DB:-$work/wallet.sqlite}"
 server_pid=""
+apple_pid=""
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -n "$apple_pid" ]; then kill "$apple_pid" 2>/dev/null || true; wait "$apple_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -25,10 +27,19 @@ service_key=$("$wallet" keys create --role service --name fuzz-service --json | 
 admin_key=$("$wallet" keys create --role admin --name fuzz-admin --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
 "$wallet" grant --player p1 --store apple --store-transaction-id fuzz-seed --product com.example.consume5credits --quantity 100 >/dev/null
 
+# A stand-in App Store Server API that knows no transaction and no order: receipts and order
+# lookups go the whole way (token, request, Apple's error) and must end in a 4xx.
+mkfifo "$work/apple-port"
+python3 Tests/Fuzz/apple_standin.py "$work/AuthKey.p8" > "$work/apple-port" &
+apple_pid=$!
+read -r apple_port < "$work/apple-port"
+
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 # Apple routes configured, so that fuzzed signed data meets the real verifier (and Apple's real
 # root): every forged transaction or notification must be a 4xx.
-WALLET_LOG_LEVEL=warning WALLET_APPLE_BUNDLE_ID=com.example.game "$wallet" serve --host 127.0.0.1 --port "$port" &
+WALLET_LOG_LEVEL=warning WALLET_APPLE_BUNDLE_ID=com.example.game WALLET_APPLE_ISSUER_ID=fuzz-issuer WALLET_APPLE_KEY_ID=FUZZKEY \
+  WALLET_APPLE_PRIVATE_KEY="$work/AuthKey.p8" WALLET_APPLE_API_URL="http://127.0.0.1:$apple_port" \
+  "$wallet" serve --host 127.0.0.1 --port "$port" &
 server_pid=$!
 for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break

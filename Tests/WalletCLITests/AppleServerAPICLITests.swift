@@ -24,7 +24,7 @@ struct AppleServerAPICLITests {
         let key = directory.appendingPathComponent("AuthKey.p8").path
         try apple.privateKey.pemRepresentation.write(toFile: key, atomically: true, encoding: .utf8)
         let receipt = directory.appendingPathComponent("receipt.txt").path
-        try (try TestReceipt.with(transactionID: "9101") + "\n").write(toFile: receipt, atomically: true, encoding: .utf8)
+        try (try TestReceipt.with(transactionIDs: ["9101", "9102"]) + "\n").write(toFile: receipt, atomically: true, encoding: .utf8)
         let flags = [
             "--apple-bundle-id", "com.example.game", "--apple-root-certs", root, "--apple-issuer-id", AppStoreStandIn.issuerID,
             "--apple-key-id", AppStoreStandIn.keyID, "--apple-private-key", key, "--apple-api-url", apple.productionURL,
@@ -67,6 +67,9 @@ struct AppleServerAPICLITests {
         #expect(halfConfigured.status == 64 && halfConfigured.stderr.contains("--apple-key-id, --apple-private-key"), "\(halfConfigured.stderr)")
         let neither = try await cli.runInBackground(["redeem-apple", "--player", "p1", "--apple-bundle-id", "com.example.game"])
         #expect(neither.status == 64 && neither.stderr.contains("either --jws or --receipt"))
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().path
+        let notAFile = try await cli.runInBackground(["redeem-apple", "--player", "p1", "--receipt", directory, "--json", "--apple-bundle-id", "com.example.game"])
+        #expect(notAFile.status == 1 && notAFile.errorCode() == "invalid_request", "a directory is refused, not a crash: \(notAFile.stderr)")
         let badURL = try await cli.runInBackground([
             "apple", "lookup", "--order-id", "X", "--apple-bundle-id", "com.example.game", "--apple-issuer-id", "I", "--apple-key-id", "K",
             "--apple-private-key", "-----BEGIN PRIVATE KEY-----", "--apple-api-url", "ftp://example.com/x",

@@ -41,27 +41,36 @@ struct AppStoreServerAPIClientTests {
             try Self.authority.transaction("1006", changes: ["bundleId": "com.example.other"]),
             try other.transaction("1007"),
             try Self.authority.transaction("1008"),
+            try Self.authority.transaction("1009", changes: ["environment": "Sandbox"]),
+            // The customer's, but not in this receipt (finished, or another device's): not this request's to credit.
+            try Self.authority.transaction("1010"),
         ]
         apple.addCustomer(history)
         // 1001 reached the player by StoreKit 2 earlier; 1004 was credited to someone else.
         _ = try await purchases.redeem(playerID: "p1", signedTransaction: history[0], actor: "t")
         _ = try await purchases.redeem(playerID: "p2", signedTransaction: history[3], actor: "t")
 
-        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "1008"), actor: "player:p1")
+        let named = try TestReceipt.with(transactionIDs: (1001...1009).map(String.init))
+        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: named, actor: "player:p1")
         #expect(result.environment == "Production" && result.complete)
         #expect(result.credited.map(\.storeTransactionID).sorted() == ["1002", "1008"])
         #expect(result.alreadyCredited.map(\.storeTransactionID) == ["1001"])
         let refused = Dictionary(uniqueKeysWithValues: result.refused.map { ($0.storeTransactionID ?? "unverified", $0.code) })
-        #expect(refused == ["1003": "unknown_product", "1004": "already_credited_elsewhere", "1005": "purchase_invalid", "1006": "purchase_invalid", "unverified": "purchase_invalid"])
+        #expect(refused == [
+            "1003": "unknown_product", "1004": "already_credited_elsewhere", "1005": "purchase_invalid", "1006": "purchase_invalid", "1009": "purchase_invalid",
+            "unverified": "purchase_invalid",
+        ])
+        #expect(result.refused.first { $0.storeTransactionID == "1009" }?.detail.contains("Sandbox environment is not accepted") == true)
         let (p1, p1Gems, p2) = (try await ledger.balance("p1"), try await ledger.balance("p1", "gems"), try await ledger.balance("p2"))
         #expect(p1 == 10 && p1Gems == 20 && p2 == 5)
         // Apple was asked for consumables, newest first, with a token it accepts.
+        #expect(!(result.credited + result.alreadyCredited).contains { $0.storeTransactionID == "1010" } && !result.refused.contains { $0.storeTransactionID == "1010" })
         let asked = try #require(apple.seen.last)
-        #expect(asked.path == "/inApps/v2/history/1008" && asked.query["productType"] == "CONSUMABLE" && asked.query["sort"] == "DESCENDING")
+        #expect(asked.path == "/inApps/v2/history/1001" && asked.query["productType"] == "CONSUMABLE" && asked.query["sort"] == "DESCENDING")
         #expect(apple.seen.allSatisfy { $0.tokenProblem == nil })
 
         // The same receipt again credits nothing more.
-        let again = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "1001"), actor: "player:p1")
+        let again = try await purchases.redeemReceipt(playerID: "p1", receipt: named, actor: "player:p1")
         #expect(again.credited.isEmpty && again.alreadyCredited.map(\.storeTransactionID).sorted() == ["1001", "1002", "1008"])
         #expect(try await ledger.balance("p1") == 10)
         #expect(try await ledger.transactionCount() == 4)
@@ -75,7 +84,7 @@ struct AppStoreServerAPIClientTests {
         apple.setPageSize(2)
         let (purchases, ledger) = try await Self.purchases(apple)
         apple.addCustomer(try (1...5).map { try Self.authority.transaction("20\($0)") })
-        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "201"), actor: "t")
+        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionIDs: (1...5).map { "20\($0)" }), actor: "t")
         #expect(result.credited.count == 5 && result.complete)
         #expect(apple.seen.map { $0.query["revision"] ?? "-" } == ["-", "rev-2", "rev-4"])
         #expect(try await ledger.balance("p1") == 25)
@@ -111,6 +120,8 @@ struct AppStoreServerAPIClientTests {
         apple.script(.failure(status: 500), .failure(status: 429, errorCode: 4_290_000, headers: ["Retry-After": "\(retryAt)"]), .failure(status: 404, errorCode: 4_040_006))
         let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "4001"), actor: "t")
         #expect(result.credited.count == 1 && apple.seen.count == 4)
+        // The attempt after the 429 waited for its Retry-After.
+        #expect(apple.seen[2].at >= Date(timeIntervalSince1970: Double(retryAt) / 1_000))
         #expect(apple.seen.allSatisfy { $0.tokenProblem == nil })
         #expect(try await ledger.balance("p1") == 5)
     }
@@ -142,7 +153,7 @@ struct AppStoreServerAPIClientTests {
                 bundleID: AppStoreStandIn.bundleID)) ?? configuration.credentials
         }
         error = await walletError { _ = try await wrongKey.redeemReceipt(playerID: "p1", receipt: receipt, actor: "t") }
-        #expect(error?.code == "store_unavailable" && error?.detail.contains("credentials") == true && apple.seen.count == 7, "a 401 is not retried")
+        #expect(error?.code == "not_configured" && error?.detail.contains("credentials") == true && apple.seen.count == 7, "a 401 is not retried")
         #expect(apple.seen.last?.tokenProblem == "signature")
 
         let (slow, _) = try await Self.purchases(apple) { configuration in
@@ -213,6 +224,10 @@ struct AppStoreServerAPIClientTests {
         let live = try Self.authority.notification("CONSUMPTION_REQUEST", signedTransaction: bought)
         let foreign = try Self.authority.notification("TEST", signedTransaction: nil, bundleID: "com.example.other")
         apple.addNotifications([live, refund, try Self.authority.notification("TEST", signedTransaction: nil), foreign])
+        // Delivered, so not a failure; and one from before the period.
+        apple.addNotifications([try Self.authority.notification("TEST", signedTransaction: nil)], failed: false)
+        let old = AppleTestAuthority.milliseconds(Date().addingTimeInterval(-3 * 86_400))
+        apple.addNotifications([try Self.authority.notification("TEST", signedTransaction: nil, signedDate: old)])
         _ = try await purchases.handleNotification(signedPayload: live)
 
         let since = Date().addingTimeInterval(-86_400)
@@ -222,9 +237,11 @@ struct AppStoreServerAPIClientTests {
         #expect(try await ledger.balance("p1") == 0, "the refund took back the 5 credits")
         #expect(apple.seen.count == 2 && apple.seen.allSatisfy { $0.body.contains(#""onlyFailures":true"#) })
         #expect(apple.seen.map { $0.query["paginationToken"] ?? "-" } == ["-", "page-2"])
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(apple.seen[0].body.utf8)) as? [String: Any])
+        #expect((body["startDate"] as? NSNumber)?.int64Value == AppleTestAuthority.milliseconds(since), "dates go in milliseconds")
 
         let again = try await purchases.catchUp(since: since, until: Date(), onlyFailures: false)
-        #expect(again.applied == 0 && again.alreadyApplied == 3)
+        #expect(again.notifications == 5 && again.applied == 1 && again.alreadyApplied == 3, "the delivered one too; never the one before the period")
         #expect(try await ledger.transactionCount() == 2)
         #expect(try await ledger.store.verify().ok)
         let backwards = await walletError { _ = try await purchases.catchUp(since: Date(), until: since, onlyFailures: false) }

@@ -124,9 +124,18 @@ struct ConsumptionReplyTests {
         let now = Date().addingTimeInterval(1)
         async let first = ledger.store.claimConsumptionReplies(at: now, limit: 2, lease: .seconds(60))
         async let second = ledger.store.claimConsumptionReplies(at: now, limit: 2, lease: .seconds(60))
-        let claimed = try await (first + second).map(\.notificationUUID)
+        let firstClaims = try await first + second
+        let claimed = firstClaims.map(\.notificationUUID)
         #expect(claimed.count == 3 && Set(claimed).count == 3)
         #expect(try await ledger.store.claimConsumptionReplies(at: now, limit: 5, lease: .seconds(60)).isEmpty)
-        #expect(try await ledger.store.claimConsumptionReplies(at: now.addingTimeInterval(61), limit: 5, lease: .seconds(60)).count == 3, "a lapsed lease frees them")
+        let reclaimed = try await ledger.store.claimConsumptionReplies(at: now.addingTimeInterval(61), limit: 5, lease: .seconds(60))
+        #expect(reclaimed.count == 3, "a lapsed lease frees them")
+
+        // The first sender, its lease lapsed, finishes late: the second sender's claim stands.
+        let stale = try #require(firstClaims.first { $0.notificationUUID == reclaimed[0].notificationUUID })
+        let ignored = try await ledger.store.finishConsumptionReply(stale, .refused(error: "late"), at: now.addingTimeInterval(62))
+        #expect(ignored.status == .pending && ignored.attempts == 2 && ignored.lastError == nil)
+        let finished = try await ledger.store.finishConsumptionReply(reclaimed[0], .sent, at: now.addingTimeInterval(62))
+        #expect(finished.status == .sent)
     }
 }

@@ -444,7 +444,7 @@ struct AppleServerAPIRouteTests {
         defer { apple.stop() }
         apple.addCustomer([try TestServer.apple.transaction("8001"), try TestServer.apple.transaction("8002", quantity: 2)])
         let server = try await TestServer(backend, appleAPI: try apple.apiConfiguration())
-        let receipt = try TestReceipt.with(transactionID: "8001")
+        let receipt = try TestReceipt.with(transactionIDs: ["8001", "8002"])
         let own: HTTPFields = .jsonContent + [.authorization: "Bearer \(playerToken("p1"))"]
         try await server.test { client in
             let body = json(#"{"player_id": "p1", "receipt": "\#(receipt)"}"#)
@@ -471,6 +471,17 @@ struct AppleServerAPIRouteTests {
                 body: json(#"{"player_id": "p3", "receipt": "\#(receipt)"}"#))
             #expect(try down.status == .serviceUnavailable && down.problemCode() == "store_unavailable" && down.headers[.retryAfter] != nil)
             #expect(apple.seen.count == asked + 4)
+            // Each receipt costs the app Apple's allowance: at most 10 a minute per player.
+            var statuses: [TestResponse] = []
+            for _ in 1...11 {
+                statuses.append(
+                    try await client.execute(
+                        uri: "/v1/purchases/apple/receipt", method: .post, headers: server.bearer(.service) + .jsonContent,
+                        body: json(#"{"player_id": "p4", "receipt": "x"}"#)))
+            }
+            #expect(statuses.prefix(10).allSatisfy { $0.status == .badRequest })
+            let limited = try #require(statuses.last)
+            #expect(try limited.status == .tooManyRequests && limited.problemCode() == "rate_limited" && limited.headers[.retryAfter] != nil)
         }
         #expect(try await server.store.balances(playerID: "p1").balances["credits"] == 15)
         #expect(try await server.store.balances(playerID: "p3").balances["credits"] == 0)

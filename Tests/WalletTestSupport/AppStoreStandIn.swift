@@ -43,6 +43,16 @@ public final class AppStoreStandIn: Sendable {
         public var body: String
         /// Nil when the token checked out; otherwise why not.
         public var tokenProblem: String?
+        /// When it arrived.
+        public var at: Date
+    }
+
+    /// A notification Apple holds: its signed payload, when it was signed, and whether Apple
+    /// failed to deliver it (what `onlyFailures` asks for).
+    struct HeldNotification {
+        var signedPayload: String
+        var signedDate: Int64
+        var failed: Bool
     }
 
     final class Shared: Sendable {
@@ -52,7 +62,7 @@ public final class AppStoreStandIn: Sendable {
     struct State {
         var customers: [AppleConfiguration.Environment: [[String]]] = [:]
         var orders: [String: [String]] = [:]
-        var notifications: [AppleConfiguration.Environment: [String]] = [:]
+        var notifications: [AppleConfiguration.Environment: [HeldNotification]] = [:]
         var script: [Scripted] = []
         var seen: [Seen] = []
         var pageSize = 20
@@ -112,8 +122,13 @@ public final class AppStoreStandIn: Sendable {
         shared.state.withLock { $0.orders[orderID] = signedTransactions }
     }
 
-    public func addNotifications(_ signedPayloads: [String], environment: AppleConfiguration.Environment = .production) {
-        shared.state.withLock { $0.notifications[environment, default: []] += signedPayloads }
+    /// Notifications Apple sent (`failed`: and could not deliver); Get Notification History
+    /// answers those signed within its request's dates.
+    public func addNotifications(_ signedPayloads: [String], failed: Bool = true, environment: AppleConfiguration.Environment = .production) {
+        let held = signedPayloads.map { payload in
+            HeldNotification(signedPayload: payload, signedDate: Self.payloadField("signedDate", of: payload) as? Int64 ?? 0, failed: failed)
+        }
+        shared.state.withLock { $0.notifications[environment, default: []] += held }
     }
 
     public func setPageSize(_ size: Int) {
@@ -151,7 +166,9 @@ public final class AppStoreStandIn: Sendable {
             for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
             let scripted = shared.state.withLock { state in
                 state.seen.append(
-                    Seen(environment: environment, method: request.method.rawValue, path: request.uri.path, query: query, body: bodyText, tokenProblem: tokenProblem))
+                    Seen(
+                        environment: environment, method: request.method.rawValue, path: request.uri.path, query: query, body: bodyText,
+                        tokenProblem: tokenProblem, at: Date()))
                 return state.script.isEmpty ? nil : state.script.removeFirst()
             }
             switch scripted {
@@ -194,10 +211,15 @@ public final class AppStoreStandIn: Sendable {
         }
         router.post("/inApps/v1/notifications/history") { request, context in
             try await handle(request, context) { request, _, body in
-                guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any], object["startDate"] is NSNumber,
-                    object["endDate"] is NSNumber
+                // Dates in milliseconds since 1970, as Apple takes them; a start after the end is Apple's 4000013.
+                guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+                    let startDate = (object["startDate"] as? NSNumber)?.int64Value, let endDate = (object["endDate"] as? NSNumber)?.int64Value,
+                    startDate > 1_199_145_600_000, endDate > 1_199_145_600_000
                 else { return Self.error(400, 4_000_015) }
-                let (all, pageSize) = shared.state.withLock { ($0.notifications[environment, default: []], $0.pageSize) }
+                guard startDate <= endDate else { return Self.error(400, 4_000_013) }
+                let onlyFailures = object["onlyFailures"] as? Bool ?? false
+                let (held, pageSize) = shared.state.withLock { ($0.notifications[environment, default: []], $0.pageSize) }
+                let all = held.filter { ($0.failed || !onlyFailures) && (startDate...endDate).contains($0.signedDate) }.map(\.signedPayload)
                 let start = request.uri.queryParameters["paginationToken"].flatMap { Int($0.dropFirst(5)) } ?? 0
                 let page = Array(all.dropFirst(start).prefix(pageSize))
                 let more = start + page.count < all.count
@@ -241,11 +263,17 @@ public final class AppStoreStandIn: Sendable {
 
     /// A signed transaction's id, read without verifying (the stand-in signed it).
     static func transactionID(of signed: String) -> String? {
+        payloadField("transactionId", of: signed) as? String
+    }
+
+    /// A field of a JWS payload, read without verifying.
+    static func payloadField(_ name: String, of signed: String) -> Any? {
         let parts = signed.split(separator: ".")
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
             let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
         else { return nil }
-        return object["transactionId"] as? String
+        if let number = object[name] as? NSNumber, name == "signedDate" { return number.int64Value }
+        return object[name]
     }
 
     static func json(_ object: [String: Any]) -> Response {

@@ -58,6 +58,11 @@ public enum TestReceipt {
 
     /// A receipt whose one in-app purchase is `transactionID`, base64.
     public static func with(transactionID: String) throws -> String {
-        try receipt([(2, try utf8("com.example.game")), try inApp([(1703, try utf8(transactionID))])])
+        try with(transactionIDs: [transactionID])
+    }
+
+    /// A receipt with one in-app purchase per transaction id, base64.
+    public static func with(transactionIDs: [String]) throws -> String {
+        try receipt([(2, try utf8("com.example.game"))] + transactionIDs.map { id in try inApp([(1703, try utf8(id))]) })
     }
 }

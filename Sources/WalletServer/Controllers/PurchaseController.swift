@@ -6,6 +6,8 @@ import WalletCore
 struct PurchaseController {
     let store: any LedgerWriting
     let applePurchases: ApplePurchases?
+    /// Receipts per player: each one pages Apple's history against the app's shared allowance.
+    let receiptLimiter = RateLimiter(limit: ServerLimits.receiptsPerPlayerPerMinute, window: 60)
 
     func addRoutes(to routes: RouteRegistrar) {
         routes.add(.post, "/v1/purchases", access: .roles([.service]), handler: grant)
@@ -79,6 +81,12 @@ struct PurchaseController {
         let body = try await RequestBodyReader.decode(AppleReceiptBody.self, from: request, bytesMax: ServerLimits.receiptBodyBytesMax)
         let caller = try context.requireCaller()
         try Access.requireOwnWallet(caller, playerID: body.playerID)
+        if let seconds = receiptLimiter.wait(for: body.playerID) {
+            throw APIError(
+                status: .tooManyRequests, code: "rate_limited",
+                detail: "at most \(ServerLimits.receiptsPerPlayerPerMinute) receipts a minute per player; try again in \(seconds) s",
+                headers: [.retryAfter: "\(seconds)"])
+        }
         let result = try await requireApple().redeemReceipt(playerID: body.playerID, receipt: body.receipt, actor: caller.actor)
         return try JSONBody.response(result, for: context, status: result.credited.isEmpty ? .ok : .created)
     }
