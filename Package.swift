@@ -96,7 +96,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            // The web console, embedded in the binary: nothing is read from disk or fetched at run time.
+            resources: [.embedInCode("Console/index.html"), .embedInCode("Console/console.js"), .embedInCode("Console/console.css")]
         ),
         .executableTarget(
             name: "wallet",

@@ -52,6 +52,8 @@ public func buildRouter(store: any LedgerStore, configuration: ServerConfigurati
     PurchaseController(store: store, applePurchases: configuration.applePurchases).addRoutes(to: routes)
     WalletController(store: store).addRoutes(to: routes)
     LedgerController(store: store).addRoutes(to: routes)
+    KeyController(store: store).addRoutes(to: routes)
+    ConsoleController().addRoutes(to: router)
     return (router, table)
 }
 

@@ -35,6 +35,10 @@ struct AccessTests {
         (.get, "/v1/ledger/export", "", [.auditor, .admin]),
         (.get, "/v1/ledger/verify", "", [.auditor, .admin]),
         (.get, "/v1/ledger/head", "", [.auditor, .admin]),
+        (.get, "/v1/me", "", [.admin, .service, .support, .auditor]),
+        (.get, "/v1/keys", "", [.admin]),
+        (.post, "/v1/keys", #"{"role": "auditor", "name": "made in the matrix"}"#, [.admin]),
+        (.post, "/v1/keys/key_none/revoke", "", [.admin]),
     ]
 
     @Test("the table covers every protected route of the router")
@@ -45,7 +49,7 @@ struct AccessTests {
         #expect(protected.count == tabled.count)
         for route in server.routes.routes where !route.access.isOpen {
             let concrete = route.path.replacingOccurrences(of: "{player_id}", with: "p1").replacingOccurrences(of: "{product_id}", with: "new.product")
-                .replacingOccurrences(of: "{order_id}", with: "not!an!order")
+                .replacingOccurrences(of: "{order_id}", with: "not!an!order").replacingOccurrences(of: "{key_id}", with: "key_none")
             #expect(tabled.contains("\(route.method.rawValue) \(concrete)"), "\(route.path) is missing from the access table")
         }
     }

@@ -67,7 +67,7 @@ struct OpenAPITests {
             "ApplePurchaseBody": PurchaseController.ApplePurchaseBody.fieldNames,
             "AppleReceiptBody": PurchaseController.AppleReceiptBody.fieldNames, "CreditOrderBody": PurchaseController.CreditOrderBody.fieldNames,
             "AppleNotificationBody": PurchaseController.AppleNotificationBody.fieldNames,
-            "ProductBody": ProductController.ProductBody.fieldNames,
+            "ProductBody": ProductController.ProductBody.fieldNames, "KeyBody": KeyController.KeyBody.fieldNames,
         ]
         for (name, fields) in expected {
             let properties = try #require(schemas[name]?["properties"] as? [String: Any])

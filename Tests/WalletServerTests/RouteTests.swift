@@ -550,3 +550,61 @@ struct AppleNotificationRouteTests {
         #expect(try await server.store.balances(playerID: "p1").balances["credits"] == 0)
     }
 }
+
+@Suite("Keys and the console over HTTP")
+struct KeyAndConsoleRouteTests {
+    @Test("/v1/me names the calling key; an admin creates a key (secret shown once), lists keys without secrets, and revokes one", arguments: TestBackend.all)
+    func keys(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.test { client in
+            let me = try await client.execute(uri: "/v1/me", method: .get, headers: server.bearer(.support))
+            #expect(try me.status == .ok && me.object()["role"] as? String == "support" && me.object()["secret"] == nil)
+            let player = try await client.execute(uri: "/v1/me", method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
+            #expect(player.status == .forbidden)
+
+            let created = try await client.execute(
+                uri: "/v1/keys", method: .post, headers: server.bearer(.admin) + .jsonContent, body: json(#"{"role": "auditor", "name": "Ann"}"#))
+            #expect(created.status == .created && created.headers[.cacheControl] == "no-store")
+            let secret = try #require(try created.object()["secret"] as? String)
+            let id = try #require((try created.object()["key"] as? [String: Any])?["id"] as? String)
+
+            let listed = try await client.execute(uri: "/v1/keys", method: .get, headers: server.bearer(.admin))
+            let keys = try #require(try listed.object()["keys"] as? [[String: Any]])
+            #expect(keys.contains { $0["id"] as? String == id && $0["role"] as? String == "auditor" })
+            #expect(!String(buffer: listed.body).contains(secret) && keys.allSatisfy { $0["secret"] == nil && $0["key_hash"] == nil })
+
+            let revoked = try await client.execute(uri: "/v1/keys/\(id)/revoke", method: .post, headers: server.bearer(.admin))
+            #expect(try revoked.status == .ok && revoked.object()["revoked_at"] is String)
+            let refused = try await client.execute(uri: "/v1/me", method: .get, headers: [.authorization: "Bearer \(secret)"])
+            #expect(refused.status == .unauthorized, "a key revoked before its first use is refused at once")
+            let unknown = try await client.execute(uri: "/v1/keys/key_0000000000000000/revoke", method: .post, headers: server.bearer(.admin))
+            #expect(try unknown.status == .notFound && unknown.problemCode() == "not_found")
+            for body in [#"{"role": "root", "name": "x"}"#, #"{"role": "support", "name": ""}"#, #"{"role": "support"}"#, #"{"role": "support", "name": "x", "secret": "mine"}"#] {
+                let bad = try await client.execute(uri: "/v1/keys", method: .post, headers: server.bearer(.admin) + .jsonContent, body: json(body))
+                #expect(try bad.status == .badRequest && bad.problemCode() == "invalid_request", "\(body)")
+            }
+        }
+        #expect(try await server.store.apiKeys().count == KeyRole.allCases.count + 1)
+    }
+
+    @Test("the console's files are served from the binary with a strict policy, and hold no inline script or style")
+    func console() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            for (path, type) in [("/console/", "text/html"), ("/console", "text/html"), ("/console/console.js", "text/javascript"), ("/console/console.css", "text/css")] {
+                let response = try await client.execute(uri: path, method: .get)
+                #expect(response.status == .ok && response.headers[.contentType]?.hasPrefix(type) == true, "\(path)")
+                let policy = try #require(response.headers[.contentSecurityPolicy])
+                #expect(policy.contains("default-src 'none'") && policy.contains("script-src 'self'") && !policy.contains("unsafe"))
+                #expect(response.headers[.xContentTypeOptions] == "nosniff")
+            }
+            for path in ["/console/nope.js", "/console/..%2Fopenapi.json", "/console/index.html"] {
+                let response = try await client.execute(uri: path, method: .get)
+                #expect(response.status == .notFound, "\(path)")
+            }
+            let page = String(buffer: try await client.execute(uri: "/console/", method: .get).body)
+            #expect(!page.contains("<script>") && !page.contains(" style=") && page.range(of: #" on[a-z]+="#, options: .regularExpression) == nil)
+            #expect(page.contains(#"<label for="api-key">API key</label>"#))
+        }
+    }
+}

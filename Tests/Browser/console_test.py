@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""The web console in headless Chromium, against a live `wallet serve` (see run.sh for the setup).
+
+Every control is found by its visible label or its accessible name, as a person (or a screen
+reader) finds it. The outcomes are checked in the ledger itself, through the `wallet` CLI.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+URL = os.environ["CONSOLE_URL"]
+WALLET = os.environ["WALLET_BINARY"]
+SCREENSHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
+
+
+def wallet(*arguments):
+    """Runs the wallet CLI on the server's database and returns its JSON output."""
+    output = subprocess.run([WALLET, *arguments, "--json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(output)
+
+
+def adjustments(player):
+    return [t for t in wallet("history", "--player", player, "--kind", "adjustment", "--limit", "100")["transactions"]]
+
+
+class Console(unittest.TestCase):
+    def setUp(self):
+        options = Options()
+        options.binary_location = "/usr/bin/chromium"
+        for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+            options.add_argument(argument)
+        self.browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        self.browser.set_script_timeout(10)
+        self.browser.get(URL)
+
+    def tearDown(self):
+        self.browser.quit()
+
+    # ---- Finding things as people do ----
+
+    def wait(self, condition, timeout=10):
+        return WebDriverWait(self.browser, timeout).until(lambda _: condition())
+
+    def field(self, label):
+        """The visible control whose label reads `label`; its accessible name is the label too."""
+        element = self.browser.find_element(By.XPATH, f"//label[normalize-space()='{label}']")
+        control = self.browser.find_element(By.ID, element.get_attribute("for"))
+        self.assertEqual(control.accessible_name, label)
+        return control
+
+    def button(self, name):
+        return self.browser.find_element(By.XPATH, f"//button[normalize-space()='{name}' or @aria-label='{name}']")
+
+    def visible(self, name):
+        found = self.browser.find_elements(By.XPATH, f"//button[normalize-space()='{name}']")
+        return any(element.is_displayed() for element in found)
+
+    def text(self, css):
+        return self.browser.find_element(By.CSS_SELECTOR, css).text
+
+    def sign_in(self, key):
+        self.field("API key").send_keys(key)
+        self.button("Sign in").click()
+        self.wait(lambda: self.button("Sign out").is_displayed())
+
+    def find_player(self, player):
+        box = self.field("Player id")
+        box.clear()
+        box.send_keys(player)
+        self.button("Find").click()
+        self.wait(lambda: self.text("#player-name") == player)
+
+    def balance(self):
+        return self.text("#balances tbody tr td.amount")
+
+    def screenshot(self, name):
+        if SCREENSHOTS:
+            os.makedirs(SCREENSHOTS, exist_ok=True)
+            self.browser.save_screenshot(os.path.join(SCREENSHOTS, name + ".png"))
+
+    def call_api(self, method, path, body=None):
+        """What a script in this tab could send with the key the console holds (if any)."""
+        return self.browser.execute_async_script(
+            """
+            const [method, path, body, done] = arguments;
+            const key = sessionStorage.getItem("creditswallet.apiKey");
+            const headers = {"Content-Type": "application/json", "Idempotency-Key": "forced-" + Date.now()};
+            if (key) headers.Authorization = "Bearer " + key;
+            fetch(path, {method, headers, body: body ? JSON.stringify(body) : undefined}).then(r => done(r.status), () => done(-1));
+            """,
+            method, path, body)
+
+    # ---- Support ----
+
+    def test_support_adjusts_once_and_sees_it(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.assertEqual(self.text("#who-role"), "support")
+        self.assertFalse(self.visible("Admin"), "support has no admin tab")
+        self.find_player("p1")
+        before = int(self.balance())
+        adjusted = len(adjustments("p1"))
+        self.assertIn("purchase", self.text("#history tbody"))
+
+        self.field("Amount").send_keys("10")
+        self.field("Reason code").send_keys("goodwill")
+        self.field("Note").send_keys("Compensation for the outage")
+        self.field("Ticket").send_keys("SUP-1")
+        self.button("Adjust").click()
+        self.wait(lambda: self.text("#adjust-form .result").startswith("Adjusted: +10 credits"))
+        self.wait(lambda: int(self.balance()) == before + 10)
+        self.assertIn("goodwill: Compensation for the outage (SUP-1)", self.text("#history tbody"))
+        self.screenshot("support")
+
+        # The same form sent again, twice at once (a double click), is the same adjustment.
+        self.browser.execute_script("const b = arguments[0]; b.disabled = false; b.click(); b.disabled = false; b.click();", self.button("Adjust"))
+        self.wait(lambda: self.text("#adjust-form .result").startswith("Already applied: +10 credits"))
+        made = adjustments("p1")
+        self.assertEqual(len(made), adjusted + 1, made)
+        self.assertEqual(int(self.balance()), before + 10)
+
+        # A changed form is a new adjustment, once, however often it is sent.
+        amount = self.field("Amount")
+        amount.clear()
+        amount.send_keys("-3")
+        self.browser.execute_script("const b = arguments[0]; b.click(); b.disabled = false; b.click();", self.button("Adjust"))
+        self.wait(lambda: "-3 credits" in self.text("#adjust-form .result"))
+        self.wait(lambda: len(adjustments("p1")) == adjusted + 2)
+        time.sleep(0.5)
+        self.assertEqual(len(adjustments("p1")), adjusted + 2)
+        self.assertEqual(wallet("balance", "--player", "p1")["balances"]["credits"], before + 7)
+
+    def test_errors_appear_beside_their_field(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p1")
+        adjusted = len(adjustments("p1"))
+        self.field("Amount").send_keys("5")
+        self.field("Reason code").send_keys("Not A Code!")
+        self.field("Note").send_keys("n")
+        self.button("Adjust").click()
+        reason = self.field("Reason code")
+        self.wait(lambda: reason.get_attribute("aria-invalid") == "true")
+        message = self.browser.find_element(By.ID, reason.get_attribute("aria-describedby")).text
+        self.assertIn("reason code", message)
+        self.assertEqual(len(adjustments("p1")), adjusted, "a refused adjustment changes nothing")
+
+    def test_keyboard_only(self):
+        key = self.field("API key")
+        key.send_keys(os.environ["SUPPORT_KEY"] + Keys.ENTER)
+        self.wait(lambda: self.button("Sign out").is_displayed())
+        self.browser.switch_to.active_element.send_keys(Keys.TAB)
+        player = self.field("Player id")
+        player.send_keys("p1" + Keys.ENTER)
+        self.wait(lambda: self.text("#player-name") == "p1")
+        # Tab reaches every control of the adjustment form in order.
+        self.field("Amount").click()
+        order = []
+        for _ in range(4):
+            self.browser.switch_to.active_element.send_keys(Keys.TAB)
+            order.append(self.browser.switch_to.active_element.accessible_name)
+        self.assertEqual(order, ["Reason code", "Note", "Ticket", "Adjust"])
+
+    # ---- Auditors ----
+
+    def test_auditor_reads_and_verifies_but_cannot_adjust(self):
+        self.sign_in(os.environ["AUDITOR_KEY"])
+        self.assertEqual(self.text("#who-role"), "auditor")
+        self.assertFalse(self.visible("Admin"))
+        self.find_player("p1")
+        self.assertFalse(any(label.is_displayed() for label in self.browser.find_elements(By.XPATH, "//label[normalize-space()='Amount']")),
+                         "no adjustment form for an auditor")
+        self.assertFalse(self.visible("Adjust"))
+        # Forced from the page with the auditor's key, the API refuses it.
+        self.assertEqual(self.call_api("POST", "/v1/wallets/p1/adjustments", {"amount": 1, "reason_code": "goodwill", "note": "n"}), 403)
+
+        self.button("Audit").click()
+        self.wait(lambda: self.text("#head-seq") != "")
+        self.button("Verify ledger").click()
+        self.wait(lambda: self.text("#verify-result").startswith("OK"))
+        head = wallet("verify")
+        self.assertIn(head["head_hash"], self.text("#verify-result"))
+        self.screenshot("auditor")
+
+    # ---- Admin ----
+
+    def test_admin_creates_and_revokes_a_key(self):
+        self.sign_in(os.environ["ADMIN_KEY"])
+        self.button("Admin").click()
+        self.wait(lambda: "Root (admin)" in self.text("#keys tbody"))
+        self.field("Name").send_keys("Bob (support)")
+        self.button("Create key").click()
+        self.wait(lambda: "shown this once" in self.text("#key-secret"))
+        secret = self.text("#key-secret").rsplit(": ", 1)[1]
+        self.wait(lambda: "Bob (support)" in self.text("#keys tbody"))
+        self.screenshot("admin")
+        self.button("Revoke Bob (support)").click()
+        self.browser.switch_to.alert.accept()
+        self.wait(lambda: len(self.browser.find_elements(By.XPATH, "//button[@aria-label='Revoke Bob (support)']")) == 0)
+        keys = {key["name"]: key for key in wallet("keys", "list")["keys"]}
+        self.assertIsNotNone(keys["Bob (support)"]["revoked_at"])
+        self.assertTrue(secret)
+
+    # ---- Signing out, and a phone's width ----
+
+    def test_signed_out_tab_cannot_call_the_api(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.assertEqual(self.call_api("GET", "/v1/me"), 200)
+        self.button("Sign out").click()
+        self.wait(lambda: self.field("API key").is_displayed())
+        self.assertIsNone(self.browser.execute_script("return sessionStorage.getItem('creditswallet.apiKey')"))
+        self.assertEqual(self.browser.execute_script("return document.cookie"), "")
+        self.assertEqual(self.browser.execute_script("return localStorage.length"), 0)
+        self.assertEqual(self.call_api("GET", "/v1/me"), 401)
+        self.assertEqual(self.call_api("POST", "/v1/wallets/p1/adjustments", {"amount": 1, "reason_code": "goodwill", "note": "n"}), 401)
+        self.browser.refresh()
+        self.assertTrue(self.field("API key").is_displayed(), "a reload stays signed out")
+
+    def test_a_bad_key_is_refused_with_the_api_detail(self):
+        self.field("API key").send_keys("not-a-key")
+        self.button("Sign in").click()
+        self.wait(lambda: self.text("#sign-in-error") != "")
+        self.assertIn("unknown or revoked API key", self.text("#sign-in-error"))
+        self.assertIsNone(self.browser.execute_script("return sessionStorage.getItem('creditswallet.apiKey')"))
+
+    def test_phone_width(self):
+        self.browser.set_window_size(390, 844)
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p1")
+        overflow = self.browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        self.assertLessEqual(overflow, 0)
+        self.assertTrue(self.field("Amount").is_displayed())
+
+
+if __name__ == "__main__":
+    result = unittest.main(verbosity=2, exit=False).result
+    sys.exit(0 if result.wasSuccessful() else 1)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Drives the web console in a real browser (Debian's chromium and chromium-driver, Selenium from
+# PyPI): starts `wallet serve` on a fresh database and a free loopback port, with a support, an
+# auditor and an admin key, then runs Tests/Browser/console_test.py against it. The server is
+# stopped however the run ends.
+#
+# Usage: Tests/Browser/run.sh [path-to-wallet-binary]   (needs chromium, chromium-driver, `pip install selenium==4.51.0`)
+#   CONSOLE_SCREENSHOTS   a directory to save a screenshot of each main page in (default: a temporary one)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+wallet=${1:-$(swift build --show-bin-path)/wallet}
+work=$(mktemp -d)
+export WALLET_DB="$work/wallet.sqlite"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+key() { "$wallet" keys create --role "$1" --name "$2" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])'; }
+"$wallet" products set com.example.consume5credits --credits 5 >/dev/null
+"$wallet" grant --player p1 --store apple --store-transaction-id browser-seed --product com.example.consume5credits >/dev/null
+export SUPPORT_KEY=$(key support "Alice (support)") AUDITOR_KEY=$(key auditor "Ann (auditor)") ADMIN_KEY=$(key admin "Root (admin)")
+export WALLET_BINARY="$wallet"
+export CONSOLE_SCREENSHOTS="${CONSOLE_SCREENSHOTS:-$work/screenshots}"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+WALLET_LOG_LEVEL=warning "$wallet" serve --host 127.0.0.1 --port "$port" &
+server_pid=$!
+for _ in $(seq 1 100); do
+  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
+  sleep 0.1
+done
+export CONSOLE_URL="http://127.0.0.1:$port/console/"
+
+python3 Tests/Browser/console_test.py
+"$wallet" verify
