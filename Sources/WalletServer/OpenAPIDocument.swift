@@ -771,6 +771,127 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/v1/ledger/export/links": {
+      "post": {
+        "operationId": "makeExportLink",
+        "summary": "A one-time download link for an export (what a browser can follow: a link carries no Authorization header, and a key never goes in a URL). Used once, within 60 seconds, on this instance. Auditor and admin keys.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ExportLinkBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The link.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "url",
+                    "expires_in_seconds"
+                  ],
+                  "properties": {
+                    "url": {
+                      "type": "string",
+                      "description": "A path on this server: `/v1/ledger/export/links/{token}`."
+                    },
+                    "expires_in_seconds": {
+                      "type": "integer"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/ledger/export/links/{token}": {
+      "get": {
+        "operationId": "followExportLink",
+        "security": [],
+        "summary": "Download the export a link was made for, streamed, once. Open: the token is the credential.",
+        "parameters": [
+          {
+            "name": "token",
+            "in": "path",
+            "required": true,
+            "description": "The link's token.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The export, as `GET /v1/ledger/export` streams it.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "text/csv": {
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "application/jsonl": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
     "/v1/notifications/apple": {
       "post": {
         "operationId": "appleNotification",
@@ -2407,6 +2528,35 @@ enum OpenAPIDocument {
             "minLength": 1,
             "maxLength": 255,
             "description": "A label for people: which backend or person holds the key."
+          }
+        }
+      },
+      "ExportLinkBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "from": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "to": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "player": {
+            "$ref": "#/components/schemas/PlayerId"
+          },
+          "currency": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 16
+          },
+          "format": {
+            "type": "string",
+            "enum": [
+              "csv",
+              "jsonl"
+            ]
           }
         }
       },

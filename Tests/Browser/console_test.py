@@ -6,7 +6,9 @@ reader) finds it. The outcomes are checked in the ledger itself, through the `wa
 """
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import sys
 import time
 import unittest
@@ -40,12 +42,15 @@ class Console(unittest.TestCase):
         options.binary_location = "/usr/bin/chromium"
         for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
             options.add_argument(argument)
+        self.downloads = tempfile.mkdtemp(prefix="console-downloads-")
+        options.add_experimental_option("prefs", {"download.default_directory": self.downloads, "download.prompt_for_download": False})
         self.browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         self.browser.set_script_timeout(10)
         self.browser.get(URL)
 
     def tearDown(self):
         self.browser.quit()
+        shutil.rmtree(self.downloads, ignore_errors=True)
 
     # ---- Finding things as people do ----
 
@@ -190,6 +195,19 @@ class Console(unittest.TestCase):
         head = wallet("verify")
         self.assertIn(head["head_hash"], self.text("#verify-result"))
         self.screenshot("auditor")
+
+        # The export streams to a file, which `wallet verify --export` accepts against the head.
+        self.browser.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": self.downloads})
+        self.field("Format").send_keys("JSON Lines")
+        self.button("Download export").click()
+        def downloaded():
+            names = os.listdir(self.downloads)
+            done = [name for name in names if name.endswith(".jsonl")]
+            return os.path.join(self.downloads, done[0]) if done and not any(name.endswith(".crdownload") for name in names) else None
+        path = self.wait(downloaded, timeout=20)
+        checked = subprocess.run([WALLET, "verify", "--export", path, "--head", self.text("#head-hash"), "--json"], capture_output=True, text=True)
+        self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
+        self.assertTrue(json.loads(checked.stdout)["ok"])
 
     # ---- Admin ----
 

@@ -35,6 +35,7 @@ struct AccessTests {
         (.get, "/v1/ledger/export", "", [.auditor, .admin]),
         (.get, "/v1/ledger/verify", "", [.auditor, .admin]),
         (.get, "/v1/ledger/head", "", [.auditor, .admin]),
+        (.post, "/v1/ledger/export/links", #"{"format": "jsonl"}"#, [.auditor, .admin]),
         (.get, "/v1/me", "", [.admin, .service, .support, .auditor]),
         (.get, "/v1/keys", "", [.admin]),
         (.post, "/v1/keys", #"{"role": "auditor", "name": "made in the matrix"}"#, [.admin]),

@@ -68,6 +68,7 @@ struct OpenAPITests {
             "AppleReceiptBody": PurchaseController.AppleReceiptBody.fieldNames, "CreditOrderBody": PurchaseController.CreditOrderBody.fieldNames,
             "AppleNotificationBody": PurchaseController.AppleNotificationBody.fieldNames,
             "ProductBody": ProductController.ProductBody.fieldNames, "KeyBody": KeyController.KeyBody.fieldNames,
+            "ExportLinkBody": LedgerController.LinkBody.fieldNames,
         ]
         for (name, fields) in expected {
             let properties = try #require(schemas[name]?["properties"] as? [String: Any])

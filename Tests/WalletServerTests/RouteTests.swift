@@ -608,3 +608,35 @@ struct KeyAndConsoleRouteTests {
         }
     }
 }
+
+@Suite("Export download links")
+struct ExportLinkRouteTests {
+    @Test("an auditor's link downloads the export once without a key; bad periods are refused when the link is made", arguments: TestBackend.all)
+    func links(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1")
+        try await server.test { client in
+            let made = try await client.execute(
+                uri: "/v1/ledger/export/links", method: .post, headers: server.bearer(.auditor) + .jsonContent, body: json(#"{"format": "csv"}"#))
+            #expect(made.status == .created && made.headers[.cacheControl] == "no-store")
+            let url = try #require(try made.object()["url"] as? String)
+            #expect(try url.hasPrefix("/v1/ledger/export/links/") && made.object()["expires_in_seconds"] as? Int == 60)
+
+            let direct = try await client.execute(uri: "/v1/ledger/export?format=csv", method: .get, headers: server.bearer(.auditor))
+            let followed = try await client.execute(uri: url, method: .get)
+            #expect(followed.status == .ok && followed.headers[.contentType]?.hasPrefix("text/csv") == true)
+            #expect(followed.body == direct.body, "the link's export is the export")
+            let again = try await client.execute(uri: url, method: .get)
+            #expect(try again.status == .notFound && again.problemCode() == "not_found", "a link is used once")
+            let guessed = try await client.execute(uri: "/v1/ledger/export/links/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", method: .get)
+            #expect(guessed.status == .notFound)
+
+            for body in [#"{"from": "2026-13-01T00:00:00Z"}"#, #"{"from": "2026-11-02T00:00:00Z", "to": "2026-11-01T00:00:00Z"}"#, #"{"format": "xml"}"#, #"{"player": "bad id"}"#] {
+                let bad = try await client.execute(uri: "/v1/ledger/export/links", method: .post, headers: server.bearer(.auditor) + .jsonContent, body: json(body))
+                #expect(try bad.status == .badRequest && bad.problemCode() == "invalid_request", "\(body)")
+            }
+            let support = try await client.execute(uri: "/v1/ledger/export/links", method: .post, headers: server.bearer(.support) + .jsonContent, body: json("{}"))
+            #expect(support.status == .forbidden)
+        }
+    }
+}

@@ -4,10 +4,14 @@ import WalletCore
 /// The auditors' routes: streamed exports, verification and the head hash.
 struct LedgerController {
     let store: any LedgerAuditing
+    let links = ExportLinks()
 
     func addRoutes(to routes: RouteRegistrar) {
         let auditors = Access.roles([.auditor, .admin])
         routes.add(.get, "/v1/ledger/export", access: auditors, handler: export)
+        routes.add(.post, "/v1/ledger/export/links", access: auditors, handler: makeLink)
+        // Open: the token in the path is the credential (made by an auditor's key, used once).
+        routes.add(.get, "/v1/ledger/export/links/{token}", access: .open, handler: followLink)
         routes.add(.get, "/v1/ledger/verify", access: auditors, handler: verify)
         routes.add(.get, "/v1/ledger/head", access: auditors, handler: head)
     }
@@ -16,14 +20,65 @@ struct LedgerController {
     /// the previous one, so memory stays flat and a slow client slows only its own export.
     @Sendable func export(request: Request, context: WalletRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        let formatText = query.get("format") ?? ExportFormat.csv.rawValue
-        guard let format = ExportFormat(rawValue: formatText) else { throw APIError.invalidRequest("format must be csv or jsonl") }
-        let stream = try await store.export(
+        let format = try Self.format(query.get("format"))
+        return try await stream(
             ExportQuery(from: query.get("from"), to: query.get("to"), playerID: query.get("player"), currency: query.get("currency")), format: format)
+    }
+
+    static func format(_ text: String?) throws -> ExportFormat {
+        guard let format = ExportFormat(rawValue: text ?? ExportFormat.csv.rawValue) else { throw APIError.invalidRequest("format must be csv or jsonl") }
+        return format
+    }
+
+    private func stream(_ query: ExportQuery, format: ExportFormat) async throws -> Response {
+        let stream = try await store.export(query, format: format)
         let contentType = format == .csv ? "text/csv; charset=utf-8" : "application/jsonl"
         return Response(
-            status: .ok, headers: [.contentType: contentType, .contentDisposition: "attachment; filename=\"ledger.\(format.rawValue)\""],
+            status: .ok,
+            headers: [.contentType: contentType, .contentDisposition: "attachment; filename=\"ledger.\(format.rawValue)\"", .cacheControl: "no-store"],
             body: ResponseBody(asyncSequence: stream.map { ByteBuffer(bytes: $0.bytes) }))
+    }
+
+    struct LinkBody: StrictBody {
+        var from: String?
+        var to: String?
+        var player: String?
+        var currency: String?
+        var format: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case from, to, player, currency, format
+        }
+    }
+
+    struct LinkAnswer: Encodable {
+        var url: String
+        var expiresInSeconds: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case url
+            case expiresInSeconds = "expires_in_seconds"
+        }
+    }
+
+    /// A one-time download link for an export, checked now (bad dates are refused here, not
+    /// when the browser follows the link).
+    @Sendable func makeLink(request: Request, context: WalletRequestContext) async throws -> Response {
+        let body = try await RequestBodyReader.decode(LinkBody.self, from: request)
+        let query = ExportQuery(from: body.from, to: body.to, playerID: body.player, currency: body.currency)
+        _ = try query.bounds()
+        let token = try links.make(query, format: try Self.format(body.format), createdBy: try context.requireCaller().actor)
+        return try JSONBody.response(
+            LinkAnswer(url: "/v1/ledger/export/links/\(token)", expiresInSeconds: ExportLinks.lifetime.components.seconds), for: context, status: .created,
+            headers: [.cacheControl: "no-store"])
+    }
+
+    @Sendable func followLink(request: Request, context: WalletRequestContext) async throws -> Response {
+        guard let token = context.parameters.get("token"), let link = links.take(token) else {
+            throw APIError.notFound("this export link is unknown, used or expired: ask for a new one")
+        }
+        context.logger.info("export link followed", metadata: ["created_by": .string(link.createdBy)])
+        return try await stream(link.query, format: link.format)
     }
 
     @Sendable func verify(request: Request, context: WalletRequestContext) async throws -> Response {

@@ -1,0 +1,48 @@
+import Crypto
+import Foundation
+import Synchronization
+import WalletCore
+
+/// Download links for exports: an auditor or admin asks for one (with its key), and a browser
+/// downloads the export by following it, streamed straight to disk: a plain link carries no
+/// `Authorization` header, and the key itself must never be in a URL. A link is a random
+/// capability bound to one export's parameters, used once, within a minute, on the instance that
+/// made it.
+final class ExportLinks: Sendable {
+    struct Link: Sendable {
+        var query: ExportQuery
+        var format: ExportFormat
+        var expires: ContinuousClock.Instant
+        var createdBy: String
+    }
+
+    static let lifetime: Duration = .seconds(60)
+    /// Links waiting at most; past it, expired ones are dropped, and if none were, no more are made.
+    static let capacity = 1_000
+
+    private let links = Mutex<[String: Link]>([:])
+
+    /// A new link's token.
+    /// - Throws: `overloaded` when `capacity` unused links are waiting.
+    func make(_ query: ExportQuery, format: ExportFormat, createdBy: String) throws(WalletError) -> String {
+        let token = Base64URL.encode(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
+        let now = ContinuousClock.now
+        let made = links.withLock { links in
+            if links.count >= Self.capacity { links = links.filter { $0.value.expires > now } }
+            guard links.count < Self.capacity else { return false }
+            links[token] = Link(query: query, format: format, expires: now + Self.lifetime, createdBy: createdBy)
+            return true
+        }
+        guard made else { throw .overloaded("too many export links are waiting; use one or wait a minute") }
+        return token
+    }
+
+    /// The link's export, once: a used, expired or unknown token gives nil.
+    func take(_ token: String) -> Link? {
+        let now = ContinuousClock.now
+        return links.withLock { links in
+            guard let link = links.removeValue(forKey: token), link.expires > now else { return nil }
+            return link
+        }
+    }
+}
