@@ -45,6 +45,8 @@ public protocol LedgerAuditing: Sendable {
     /// Recomputes the hash chain, every transaction's sums and every balance. `progress`, if
     /// given, hears the number of transactions checked so far, now and then.
     func verify(progress: (@Sendable (Int64) -> Void)?) async throws(WalletError) -> VerifyReport
+    /// Transactions per UTC day, kind and currency over a period: counts and sums of magnitudes.
+    func volume(_ query: VolumeQuery) async throws(WalletError) -> [DailyVolume]
     /// The last transaction's seq, hash and time: what auditors note to check exports later.
     func head() async throws(WalletError) -> LedgerHead
     /// The export of a period as a stream of text chunks, all from one consistent snapshot,

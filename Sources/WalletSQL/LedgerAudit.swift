@@ -13,6 +13,22 @@ extension SQLLedgerStore {
         }
     }
 
+    package func volume(_ query: VolumeQuery) async throws(WalletError) -> [DailyVolume] {
+        let bounds = try query.bounds()
+        return try await read { db in
+            try db.all(
+                """
+                SELECT substr(created_at, 1, 10) AS day, kind, currency, count(*), CAST(sum(abs(amount)) AS BIGINT)
+                FROM transactions WHERE created_at >= ? AND created_at < ?
+                GROUP BY substr(created_at, 1, 10), kind, currency ORDER BY 1, 2, 3
+                """, [.text(bounds.from), .text(bounds.to)]
+            ) { row in
+                guard let kind = TransactionKind(rawValue: try row.text(1)) else { throw WalletError.corrupt("a transaction has an unknown kind") }
+                return DailyVolume(day: try row.text(0), kind: kind, currency: try row.text(2), count: try row.integer(3), amount: try row.integer(4))
+            }
+        }
+    }
+
     /// The export as a stream of chunks, read page by page, each page in its own short read:
     /// the file holds the seq range fixed when the export started, however many writes land
     /// meanwhile, and memory stays flat whatever its size: a page is read only when the

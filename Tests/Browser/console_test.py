@@ -90,9 +90,14 @@ class Console(unittest.TestCase):
         return self.text("#balances tbody tr td.amount")
 
     def screenshot(self, name):
+        """The whole page (the window grown to its height for the shot), for the README."""
         if SCREENSHOTS:
             os.makedirs(SCREENSHOTS, exist_ok=True)
+            size = self.browser.get_window_size()
+            height = self.browser.execute_script("return document.documentElement.scrollHeight")
+            self.browser.set_window_size(size["width"], min(height + 140, 2400))
             self.browser.save_screenshot(os.path.join(SCREENSHOTS, name + ".png"))
+            self.browser.set_window_size(size["width"], size["height"])
 
     def call_api(self, method, path, body=None):
         """What a script in this tab could send with the key the console holds (if any)."""
@@ -125,6 +130,10 @@ class Console(unittest.TestCase):
         self.wait(lambda: self.text("#adjust-form .result").startswith("Adjusted: +10 credits"))
         self.wait(lambda: int(self.balance()) == before + 10)
         self.assertIn("goodwill: Compensation for the outage (SUP-1)", self.text("#history tbody"))
+        # The balance over time: one point per transaction shown, ending at today's balance.
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#balance-chart circle")) == len(self.browser.find_elements(By.CSS_SELECTOR, "#history tbody tr")))
+        chart = self.browser.find_element(By.CSS_SELECTOR, "#balance-chart svg")
+        self.assertTrue(chart.get_attribute("aria-label").endswith(f"to {before + 10}"), chart.get_attribute("aria-label"))
         self.screenshot("support")
 
         # The same form sent again, twice at once (a double click), is the same adjustment.
@@ -190,6 +199,9 @@ class Console(unittest.TestCase):
 
         self.button("Audit").click()
         self.wait(lambda: self.text("#head-seq") != "")
+        # Daily volume of the last 30 days, drawn: today's purchase is a bar.
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#volume-chart rect.kind-purchase")) >= 1)
+        self.assertIn("Transactions per day by kind", self.browser.find_element(By.CSS_SELECTOR, "#volume-chart svg").get_attribute("aria-label"))
         self.button("Verify ledger").click()
         self.wait(lambda: self.text("#verify-result").startswith("OK"))
         head = wallet("verify")

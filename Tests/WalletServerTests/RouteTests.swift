@@ -640,3 +640,29 @@ struct ExportLinkRouteTests {
         }
     }
 }
+
+@Suite("Daily volume")
+struct VolumeRouteTests {
+    @Test("transactions per UTC day, kind and currency, counted and summed by magnitude; periods are bounded", arguments: TestBackend.all)
+    func volume(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1", quantity: 2)
+        try await server.credit("p2")
+        _ = try await server.store.spend(SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "v1", actor: "t"))
+        let today = String(Timestamp.format(Date()).prefix(10))
+        let from = Timestamp.format(Date().addingTimeInterval(-86_400)), to = Timestamp.format(Date().addingTimeInterval(86_400))
+        try await server.test { client in
+            let response = try await client.execute(uri: "/v1/ledger/volume?from=\(from)&to=\(to)", method: .get, headers: server.bearer(.auditor))
+            #expect(response.status == .ok)
+            let days = try #require(try response.object()["days"] as? [[String: Any]])
+            let summary = days.map { "\($0["day"] as? String ?? "") \($0["kind"] as? String ?? "") \($0["currency"] as? String ?? "") \($0["count"] as? Int ?? -1) \($0["amount"] as? Int ?? -1)" }
+            #expect(summary == ["\(today) purchase credits 2 15", "\(today) spend credits 1 3"])
+            let empty = try await client.execute(uri: "/v1/ledger/volume?from=2020-01-01T00:00:00Z&to=2020-02-01T00:00:00Z", method: .get, headers: server.bearer(.admin))
+            #expect(try (empty.object()["days"] as? [Any])?.isEmpty == true)
+            for query in ["from=2026-01-01T00:00:00Z", "from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z", "from=2024-01-01T00:00:00Z&to=2026-01-01T00:00:00Z", "from=x&to=y"] {
+                let bad = try await client.execute(uri: "/v1/ledger/volume?\(query)", method: .get, headers: server.bearer(.auditor))
+                #expect(try bad.status == .badRequest && bad.problemCode() == "invalid_request", "\(query)")
+            }
+        }
+    }
+}

@@ -63,3 +63,47 @@ public struct StatementQuery: Sendable, Equatable {
         self.to = to
     }
 }
+
+/// A period whose activity is summed per day (`LedgerAuditing.volume`).
+public struct VolumeQuery: Sendable, Equatable {
+    public var from: String
+    public var to: String
+
+    /// The longest period summed at once.
+    public static let daysMax = 366
+
+    public init(from: String, to: String) {
+        self.from = from
+        self.to = to
+    }
+
+    /// The bounds in the ledger's timestamp format.
+    package func bounds() throws(WalletError) -> (from: String, to: String) {
+        let fromDate = try Timestamp.date(from, field: "from")
+        let toDate = try Timestamp.date(to, field: "to")
+        guard fromDate < toDate else { throw .invalidRequest("from must be before to") }
+        guard toDate.timeIntervalSince(fromDate) <= Double(Self.daysMax) * 86_400 else {
+            throw .invalidRequest("the period may span at most \(Self.daysMax) days")
+        }
+        return (Timestamp.format(fromDate), Timestamp.format(toDate))
+    }
+}
+
+/// One day's transactions of one kind and currency (UTC days).
+public struct DailyVolume: Codable, Sendable, Equatable {
+    /// `2026-11-22`.
+    public var day: String
+    public var kind: TransactionKind
+    public var currency: String
+    public var count: Int64
+    /// The sum of the amounts' magnitudes.
+    public var amount: Int64
+
+    package init(day: String, kind: TransactionKind, currency: String, count: Int64, amount: Int64) {
+        self.day = day
+        self.kind = kind
+        self.currency = currency
+        self.count = count
+        self.amount = amount
+    }
+}

@@ -81,6 +81,122 @@ function signed(amount) {
   return (amount > 0 ? "+" : "") + amount;
 }
 
+// ---- Charts: plain SVG -----------------------------------------------------------------------
+
+const svgNS = "http://www.w3.org/2000/svg";
+
+function svg(tag, attributes = {}, text) {
+  const node = document.createElementNS(svgNS, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/// A chart's frame: width × height, with a label for assistive technology.
+function chartFrame(width, height, label) {
+  return svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label });
+}
+
+/// The player's balance after each transaction shown (one currency), oldest first.
+function drawBalance(transactions, player, currency) {
+  const account = "player:" + player;
+  const points = transactions.slice().reverse().flatMap((transaction) => {
+    const posting = (transaction.postings || []).find((p) => p.account === account && transaction.currency === currency);
+    return posting ? [{ at: transaction.created_at, seq: transaction.seq, balance: posting.balance_after }] : [];
+  });
+  const box = $("#balance-chart");
+  if (points.length === 0) {
+    box.replaceChildren();
+    return;
+  }
+  const width = 640, height = 180, left = 48, right = 12, top = 12, bottom = 24;
+  const values = points.map((p) => p.balance);
+  const low = Math.min(0, ...values), high = Math.max(1, ...values);
+  const x = (index) => left + (points.length === 1 ? (width - left - right) / 2 : index * (width - left - right) / (points.length - 1));
+  const y = (value) => top + (high - value) * (height - top - bottom) / (high - low);
+  const chart = chartFrame(width, height, `Balance of ${player} in ${currency} after each of the ${points.length} transactions shown, from ${points[0].balance} to ${values[values.length - 1]}`);
+  chart.append(svg("line", { class: "axis", x1: left, y1: y(0), x2: width - right, y2: y(0) }));
+  chart.append(svg("text", { x: left - 6, y: y(high) + 4, "text-anchor": "end" }, high));
+  chart.append(svg("text", { x: left - 6, y: y(low) + 4, "text-anchor": "end" }, low));
+  chart.append(svg("polyline", { class: "line", points: points.map((p, index) => `${x(index)},${y(p.balance)}`).join(" ") }));
+  points.forEach((p, index) => {
+    const dot = svg("circle", { class: "dot", cx: x(index), cy: y(p.balance), r: 3 });
+    dot.append(svg("title", {}, `seq ${p.seq}, ${p.at}: ${p.balance} ${currency}`));
+    chart.append(dot);
+  });
+  chart.append(svg("text", { x: left, y: height - 6 }, points[0].at.slice(0, 10)));
+  chart.append(svg("text", { x: width - right, y: height - 6, "text-anchor": "end" }, points[points.length - 1].at.slice(0, 10)));
+  box.replaceChildren(chart);
+}
+
+const kinds = ["purchase", "spend", "adjustment", "refund", "refund_reversal"];
+
+/// Stacked bars: transactions per day, by kind.
+function drawVolume(days) {
+  const byDay = new Map();
+  for (const row of days) {
+    const counts = byDay.get(row.day) || {};
+    counts[row.kind] = (counts[row.kind] || 0) + row.count;
+    byDay.set(row.day, counts);
+  }
+  const box = $("#volume-chart");
+  const entries = Array.from(byDay.entries());
+  if (entries.length === 0) {
+    box.replaceChildren(Object.assign(document.createElement("p"), { textContent: "No transactions in this period." }));
+    return;
+  }
+  const width = 640, height = 220, left = 40, right = 8, top = 10, bottom = 28;
+  const totals = entries.map(([, counts]) => Object.values(counts).reduce((a, b) => a + b, 0));
+  const high = Math.max(1, ...totals);
+  const slot = (width - left - right) / entries.length;
+  const chart = chartFrame(width, height, `Transactions per day by kind, ${entries.length} days from ${entries[0][0]} to ${entries[entries.length - 1][0]}; most in a day: ${high}`);
+  chart.append(svg("line", { class: "axis", x1: left, y1: height - bottom, x2: width - right, y2: height - bottom }));
+  chart.append(svg("text", { x: left - 6, y: top + 8, "text-anchor": "end" }, high));
+  entries.forEach(([day, counts], index) => {
+    let base = height - bottom;
+    for (const kind of kinds) {
+      const count = counts[kind] || 0;
+      if (!count) continue;
+      const barHeight = count * (height - top - bottom) / high;
+      base -= barHeight;
+      const bar = svg("rect", { class: "kind-" + kind, x: left + index * slot + slot * 0.1, y: base, width: Math.max(1, slot * 0.8), height: barHeight });
+      bar.append(svg("title", {}, `${day}: ${count} ${kind}`));
+      chart.append(bar);
+    }
+  });
+  chart.append(svg("text", { x: left, y: height - 8 }, entries[0][0]));
+  chart.append(svg("text", { x: width - right, y: height - 8, "text-anchor": "end" }, entries[entries.length - 1][0]));
+  const legend = document.createElement("ul");
+  legend.className = "legend";
+  for (const kind of kinds) {
+    const item = document.createElement("li");
+    const swatch = svg("svg", { viewBox: "0 0 10 10", "aria-hidden": "true" });
+    swatch.append(svg("rect", { class: "kind-" + kind, width: 10, height: 10 }));
+    item.append(swatch, kind);
+    legend.append(item);
+  }
+  box.replaceChildren(chart, legend);
+}
+
+async function showVolume(event) {
+  if (event) event.preventDefault();
+  const form = $("#volume-form");
+  clearErrors(form);
+  const to = $("#volume-to").value.trim() || new Date(Date.now() + 86_400_000).toISOString().slice(0, 10) + "T00:00:00Z";
+  const from = $("#volume-from").value.trim() || new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10) + "T00:00:00Z";
+  try {
+    const { data } = await api("GET", "/v1/ledger/volume?" + new URLSearchParams({ from, to }));
+    drawVolume(data.days);
+    $("#volume tbody").replaceChildren(...data.days.map((row) => {
+      const tr = document.createElement("tr");
+      tr.append(cell(row.day), cell(row.kind), cell(row.currency), cell(row.count, "amount"), cell(row.amount, "amount"));
+      return tr;
+    }));
+  } catch (problem) {
+    showProblem(form, problem);
+  }
+}
+
 // ---- Signing in and out --------------------------------------------------------------------
 
 async function signIn(event) {
@@ -141,7 +257,7 @@ function openTab(id) {
     if (button.dataset.tab === id) button.setAttribute("aria-current", "page");
     else button.removeAttribute("aria-current");
   });
-  if (id === "audit-section") refreshHead();
+  if (id === "audit-section") { refreshHead(); showVolume(); }
   if (id === "admin-section") { loadKeys(); loadProducts(); }
 }
 
@@ -197,6 +313,8 @@ async function loadHistory(more) {
     });
     if (more) $("#history tbody").append(...rows);
     else $("#history tbody").replaceChildren(...rows);
+    state.history = more ? (state.history || []).concat(data.transactions) : data.transactions;
+    drawBalance(state.history, state.player, "credits");
     state.historyCursor = data.next || null;
     $("#history-more").hidden = !state.historyCursor;
   } catch (problem) {
@@ -398,6 +516,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#head-refresh").addEventListener("click", refreshHead);
   $("#verify").addEventListener("click", verifyLedger);
   $("#export-form").addEventListener("submit", downloadExport);
+  $("#volume-form").addEventListener("submit", showVolume);
   $("#key-form").addEventListener("submit", createKey);
   $("#product-form").addEventListener("submit", addProduct);
   // A reload of a signed-in tab stays signed in; a new tab starts signed out.

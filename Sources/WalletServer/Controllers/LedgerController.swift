@@ -14,6 +14,7 @@ struct LedgerController {
         routes.add(.get, "/v1/ledger/export/links/{token}", access: .open, handler: followLink)
         routes.add(.get, "/v1/ledger/verify", access: auditors, handler: verify)
         routes.add(.get, "/v1/ledger/head", access: auditors, handler: head)
+        routes.add(.get, "/v1/ledger/volume", access: auditors, handler: volume)
     }
 
     /// Streams the export: each page is read from the snapshot only when the client has taken
@@ -83,6 +84,17 @@ struct LedgerController {
 
     @Sendable func verify(request: Request, context: WalletRequestContext) async throws -> Response {
         try JSONBody.response(try await store.verify(), for: context)
+    }
+
+    struct Volume: Encodable {
+        var days: [DailyVolume]
+    }
+
+    /// Daily volume by kind for a period (at most a year), for charts.
+    @Sendable func volume(request: Request, context: WalletRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        guard let from = query.get("from"), let to = query.get("to") else { throw APIError.invalidRequest("from and to are required (RFC 3339)") }
+        return try JSONBody.response(Volume(days: try await store.volume(VolumeQuery(from: from, to: to))), for: context)
     }
 
     @Sendable func head(request: Request, context: WalletRequestContext) async throws -> Response {
