@@ -154,6 +154,36 @@ class Console(unittest.TestCase):
         self.assertEqual(len(adjustments("p1")), adjusted + 2)
         self.assertEqual(wallet("balance", "--player", "p1")["balances"]["credits"], before + 7)
 
+    def test_support_refunds_once_and_prints_a_statement(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p2")
+        self.assertEqual(self.balance(), "10")
+        self.field("Store transaction id").send_keys("browser-seed-2")
+        percentage = self.field("Percentage")
+        percentage.clear()
+        percentage.send_keys("50")
+        self.button("Refund").click()
+        self.wait(lambda: self.text("#refund-form .result").startswith("Refunded: -5 credits from p2"))
+        self.wait(lambda: self.balance() == "5")
+        self.button("Refund").click()
+        self.wait(lambda: self.text("#refund-form .result").startswith("Already applied: -5 credits"))
+        refunds = wallet("history", "--player", "p2", "--kind", "refund")["transactions"]
+        self.assertEqual(len(refunds), 1, refunds)
+
+        self.button("Show statement").click()
+        self.wait(lambda: "closing balance" in self.text("#statement-body"))
+        self.assertIn("opening balance 0 credits", self.text("#statement-body").replace("\n", " "))
+        self.assertIn("closing balance 5 credits", self.text("#statement-body").replace("\n", " "))
+        self.browser.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": self.downloads})
+        self.button("Download statement").click()
+        path = os.path.join(self.downloads, "statement-p2.csv")
+        self.wait(lambda: os.path.exists(path) and os.path.getsize(path) > 0)
+        with open(path, encoding="utf-8") as file:
+            rows = file.read().splitlines()
+        self.assertEqual(rows[0], "currency,seq,created_at,kind,amount,balance")
+        self.assertEqual(rows[-1].split(",")[-1], "5")
+        self.assertEqual([row.split(",")[3] for row in rows[1:]], ["opening_balance", "purchase", "refund", "closing_balance"])
+
     def test_errors_appear_beside_their_field(self):
         self.sign_in(os.environ["SUPPORT_KEY"])
         self.find_player("p1")
@@ -221,6 +251,14 @@ class Console(unittest.TestCase):
         self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
         self.assertTrue(json.loads(checked.stdout)["ok"])
 
+    def test_verify_names_the_first_bad_seq_of_a_tampered_ledger(self):
+        self.browser.get(os.environ["TAMPERED_URL"])
+        self.sign_in(os.environ["TAMPERED_AUDITOR_KEY"])
+        self.button("Audit").click()
+        self.button("Verify ledger").click()
+        self.wait(lambda: self.text("#verify-result").startswith("Broken"))
+        self.assertEqual(self.text("#verify-result"), "Broken: the first bad seq is 2")
+
     # ---- Admin ----
 
     def test_admin_creates_and_revokes_a_key(self):
@@ -239,6 +277,19 @@ class Console(unittest.TestCase):
         keys = {key["name"]: key for key in wallet("keys", "list")["keys"]}
         self.assertIsNotNone(keys["Bob (support)"]["revoked_at"])
         self.assertTrue(secret)
+
+        # The catalog: add a product, then deactivate it.
+        self.field("Product id").send_keys("com.example.gems50")
+        self.field("Credits").send_keys("50")
+        currency = self.field("Currency")
+        currency.clear()
+        currency.send_keys("gems")
+        self.button("Add product").click()
+        self.wait(lambda: "com.example.gems50" in self.text("#products tbody"))
+        self.button("Deactivate com.example.gems50").click()
+        self.wait(lambda: len(self.browser.find_elements(By.XPATH, "//button[@aria-label='Activate com.example.gems50']")) == 1)
+        products = {product["product_id"]: product for product in wallet("products", "list")["products"]}
+        self.assertEqual((products["com.example.gems50"]["credits"], products["com.example.gems50"]["currency"], products["com.example.gems50"]["active"]), (50, "gems", False))
 
     # ---- Signing out, and a phone's width ----
 

@@ -13,8 +13,11 @@ wallet=${1:-$(swift build --show-bin-path)/wallet}
 work=$(mktemp -d)
 export WALLET_DB="$work/wallet.sqlite"
 server_pid=""
+tampered_pid=""
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  for pid in "$server_pid" "$tampered_pid"; do
+    if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -22,17 +25,37 @@ trap cleanup EXIT
 key() { "$wallet" keys create --role "$1" --name "$2" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])'; }
 "$wallet" products set com.example.consume5credits --credits 5 >/dev/null
 "$wallet" grant --player p1 --store apple --store-transaction-id browser-seed --product com.example.consume5credits >/dev/null
+"$wallet" grant --player p2 --store apple --store-transaction-id browser-seed-2 --product com.example.consume5credits --quantity 2 >/dev/null
 export SUPPORT_KEY=$(key support "Alice (support)") AUDITOR_KEY=$(key auditor "Ann (auditor)") ADMIN_KEY=$(key admin "Root (admin)")
 export WALLET_BINARY="$wallet"
 export CONSOLE_SCREENSHOTS="${CONSOLE_SCREENSHOTS:-$work/screenshots}"
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-WALLET_LOG_LEVEL=warning "$wallet" serve --host 127.0.0.1 --port "$port" &
-server_pid=$!
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-  sleep 0.1
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+serve() {  # serve DATABASE PORT: starts a server and waits until it answers
+  WALLET_DB="$1" WALLET_LOG_LEVEL=warning "$wallet" serve --host 127.0.0.1 --port "$2" &
+  for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$2/healthz" >/dev/null && break
+    sleep 0.1
+  done
+}
+
+# A second ledger whose seq 2 was edited behind the wallet's back (its trigger dropped first),
+# for the auditor's "Verify ledger" to name.
+tampered="$work/tampered.sqlite"
+WALLET_DB="$tampered" "$wallet" products set com.example.consume5credits --credits 5 >/dev/null
+for id in t1 t2 t3; do
+  WALLET_DB="$tampered" "$wallet" grant --player p9 --store apple --store-transaction-id "$id" --product com.example.consume5credits >/dev/null
 done
+export TAMPERED_AUDITOR_KEY=$(WALLET_DB="$tampered" key auditor "Ann (auditor)")
+sqlite3 "$tampered" "DROP TRIGGER transactions_append_only_update; UPDATE transactions SET note = 'edited' WHERE seq = 2;"
+tampered_port=$(free_port)
+serve "$tampered" "$tampered_port"
+tampered_pid=$!
+export TAMPERED_URL="http://127.0.0.1:$tampered_port/console/"
+
+port=$(free_port)
+serve "$WALLET_DB" "$port"
+server_pid=$!
 export CONSOLE_URL="http://127.0.0.1:$port/console/"
 
 python3 Tests/Browser/console_test.py

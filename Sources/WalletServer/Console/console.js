@@ -358,6 +358,93 @@ async function adjust(event) {
   }
 }
 
+async function showStatement(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  clearErrors(form);
+  const query = new URLSearchParams();
+  const from = $("#statement-from").value.trim();
+  const to = $("#statement-to").value.trim();
+  if (from) query.set("from", from);
+  if (to) query.set("to", to);
+  try {
+    const { data } = await api("GET", "/v1/wallets/" + encodeURIComponent(state.player) + "/statement?" + query);
+    state.statement = data;
+    $("#statement-title").textContent = "Statement of " + data.player_id + (data.from ? " from " + data.from : "") + (data.to ? " to " + data.to : "");
+    const parts = data.currencies.map((statement) => {
+      const table = document.createElement("table");
+      const head = document.createElement("thead");
+      head.innerHTML = "<tr><th scope=\"col\">Seq</th><th scope=\"col\">Time</th><th scope=\"col\">Kind</th><th scope=\"col\">Amount</th></tr>";
+      const body = document.createElement("tbody");
+      const opening = document.createElement("tr");
+      opening.append(cell(""), cell(""), cell("opening balance"), cell(statement.opening_balance + " " + statement.currency, "amount"));
+      body.append(opening);
+      for (const transaction of statement.transactions) {
+        const row = document.createElement("tr");
+        row.append(cell(transaction.seq), cell(transaction.created_at), cell(transaction.kind), cell(signed(transaction.amount) + " " + statement.currency, "amount"));
+        body.append(row);
+      }
+      const closing = document.createElement("tr");
+      closing.append(cell(""), cell(""), cell("closing balance"), cell(statement.closing_balance + " " + statement.currency, "amount"));
+      body.append(closing);
+      table.append(head, body);
+      return table;
+    });
+    $("#statement-body").replaceChildren(...parts);
+    $("#statement").hidden = false;
+  } catch (problem) {
+    showProblem(form, problem);
+  }
+}
+
+/// The statement shown, as CSV: made from what the page already holds (a statement is one
+/// player's period, unlike an export).
+function downloadStatement() {
+  const data = state.statement;
+  if (!data) return;
+  const quote = (value) => /[",\n\r]/.test(String(value)) ? "\"" + String(value).replaceAll("\"", "\"\"") + "\"" : String(value);
+  const lines = [["currency", "seq", "created_at", "kind", "amount", "balance"].join(",")];
+  for (const statement of data.currencies) {
+    lines.push([statement.currency, "", data.from || "", "opening_balance", "", statement.opening_balance].map(quote).join(","));
+    let balance = statement.opening_balance;
+    for (const transaction of statement.transactions) {
+      balance += transaction.amount;
+      lines.push([statement.currency, transaction.seq, transaction.created_at, transaction.kind, transaction.amount, balance].map(quote).join(","));
+    }
+    lines.push([statement.currency, "", data.to || "", "closing_balance", "", statement.closing_balance].map(quote).join(","));
+  }
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(new Blob([lines.join("\r\n") + "\r\n"], { type: "text/csv" }));
+  link.download = "statement-" + data.player_id + ".csv";
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+/// Refunds are keyed by the store transaction (and share): sending one again answers the first.
+async function refund(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  clearErrors(form);
+  $(".result", form).textContent = "";
+  const percentage = $("#refund-percentage").value.trim();
+  if (!/^\d+$/.test(percentage)) return showProblem(form, "the percentage must be a whole number from 1 to 100");
+  const body = { store: $("#refund-store").value.trim(), store_transaction_id: $("#refund-transaction").value.trim(), percentage: Number(percentage), policy: $("#refund-policy").value };
+  const button = $("button[type=submit]", form);
+  button.disabled = true;
+  try {
+    const { data, replayed } = await api("POST", "/v1/refunds", { body });
+    $(".result", form).textContent = (replayed ? "Already applied: " : "Refunded: ") + signed(data.transaction.amount) + " " + data.transaction.currency
+      + " from " + data.transaction.player_id + " (seq " + data.transaction.seq + "); their balance is " + data.balance + ".";
+    if (state.player === data.transaction.player_id) await showPlayer(state.player);
+  } catch (problem) {
+    showProblem(form, problem);
+  } finally {
+    button.disabled = false;
+  }
+}
+
 // ---- Audit ---------------------------------------------------------------------------------
 
 async function refreshHead() {
@@ -513,6 +600,10 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#history-more").addEventListener("click", () => loadHistory(true));
   $("#adjust-form").addEventListener("submit", adjust);
   $("#adjust-form").addEventListener("input", adjustFormChanged);
+  $("#statement-form").addEventListener("submit", showStatement);
+  $("#statement-print").addEventListener("click", () => window.print());
+  $("#statement-download").addEventListener("click", downloadStatement);
+  $("#refund-form").addEventListener("submit", refund);
   $("#head-refresh").addEventListener("click", refreshHead);
   $("#verify").addEventListener("click", verifyLedger);
   $("#export-form").addEventListener("submit", downloadExport);
