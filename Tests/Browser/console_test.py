@@ -202,9 +202,11 @@ class Console(unittest.TestCase):
         key = self.field("API key")
         key.send_keys(os.environ["SUPPORT_KEY"] + Keys.ENTER)
         self.wait(lambda: self.button("Sign out").is_displayed())
+        # Focus lands on the section opened, and Tab goes on from there.
+        self.wait(lambda: self.browser.switch_to.active_element.text == "Players")
         self.browser.switch_to.active_element.send_keys(Keys.TAB)
-        player = self.field("Player id")
-        player.send_keys("p1" + Keys.ENTER)
+        self.assertEqual(self.browser.switch_to.active_element.accessible_name, "Player id")
+        self.browser.switch_to.active_element.send_keys("p1" + Keys.ENTER)
         self.wait(lambda: self.text("#player-name") == "p1")
         # Tab reaches every control of the adjustment form in order.
         self.field("Amount").click()
@@ -278,20 +280,35 @@ class Console(unittest.TestCase):
         self.assertIsNotNone(keys["Bob (support)"]["revoked_at"])
         self.assertTrue(secret)
 
-        # The catalog: add a product, then deactivate it.
+        # The catalog: add a product sold on one store, then deactivate it: it stays that store's.
         self.field("Product id").send_keys("com.example.gems50")
         self.field("Credits").send_keys("50")
         currency = self.field("Currency")
         currency.clear()
         currency.send_keys("gems")
+        self.field("Store (optional)").send_keys("apple")
         self.button("Add product").click()
         self.wait(lambda: "com.example.gems50" in self.text("#products tbody"))
         self.button("Deactivate com.example.gems50").click()
         self.wait(lambda: len(self.browser.find_elements(By.XPATH, "//button[@aria-label='Activate com.example.gems50']")) == 1)
-        products = {product["product_id"]: product for product in wallet("products", "list")["products"]}
-        self.assertEqual((products["com.example.gems50"]["credits"], products["com.example.gems50"]["currency"], products["com.example.gems50"]["active"]), (50, "gems", False))
+        product = {product["product_id"]: product for product in wallet("products", "list")["products"]}["com.example.gems50"]
+        self.assertEqual((product["credits"], product["currency"], product.get("store"), product["active"]), (50, "gems", "apple", False))
 
     # ---- Signing out, and a phone's width ----
+
+    def test_signing_out_and_in_as_another_role_shows_nothing_of_the_first(self):
+        self.assertFalse(self.browser.find_element(By.ID, "tabs").is_displayed(), "no sections before signing in")
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p2")
+        self.button("Show statement").click()
+        self.wait(lambda: "closing balance" in self.text("#statement-body"))
+        self.button("Sign out").click()
+        self.wait(lambda: self.field("API key").is_displayed())
+        self.assertFalse(self.browser.find_element(By.ID, "tabs").is_displayed())
+        self.sign_in(os.environ["AUDITOR_KEY"])
+        self.find_player("p1")
+        self.assertEqual(self.browser.find_element(By.ID, "statement-body").text, "", "the support session's statement is gone")
+        self.assertFalse(self.visible("Adjust") or self.visible("Refund"))
 
     def test_signed_out_tab_cannot_call_the_api(self):
         self.sign_in(os.environ["SUPPORT_KEY"])

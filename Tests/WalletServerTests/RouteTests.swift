@@ -603,7 +603,9 @@ struct KeyAndConsoleRouteTests {
                 #expect(response.status == .notFound, "\(path)")
             }
             let page = String(buffer: try await client.execute(uri: "/console/", method: .get).body)
-            #expect(!page.contains("<script>") && !page.contains(" style=") && page.range(of: #" on[a-z]+="#, options: .regularExpression) == nil)
+            #expect(page.range(of: #"<script(?![^>]*\bsrc=)"#, options: .regularExpression) == nil, "every script is a file")
+            #expect(!page.contains(" style=") && !page.contains("<style") && page.range(of: #" on[a-z]+="#, options: .regularExpression) == nil)
+            #expect(!page.contains(" name="), "no field is ever submitted by the browser itself")
             #expect(page.contains(#"<label for="api-key">API key</label>"#))
         }
     }
@@ -649,7 +651,7 @@ struct VolumeRouteTests {
         try await server.credit("p1", quantity: 2)
         try await server.credit("p2")
         _ = try await server.store.spend(SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "v1", actor: "t"))
-        let today = String(Timestamp.format(Date()).prefix(10))
+        let today = try #require(try await server.store.head().at?.prefix(10))
         let from = Timestamp.format(Date().addingTimeInterval(-86_400)), to = Timestamp.format(Date().addingTimeInterval(86_400))
         try await server.test { client in
             let response = try await client.execute(uri: "/v1/ledger/volume?from=\(from)&to=\(to)", method: .get, headers: server.bearer(.auditor))
@@ -666,3 +668,20 @@ struct VolumeRouteTests {
         }
     }
 }
+
+@Suite("Export links")
+struct ExportLinksTests {
+    @Test("a link expires, is taken once, and one caller cannot hold more than its share")
+    func lifetimeAndShares() throws {
+        let expiring = ExportLinks(lifetime: .zero)
+        let token = try expiring.make(ExportQuery(), format: .csv, createdBy: "a")
+        #expect(expiring.take(token) == nil, "expired")
+        let links = ExportLinks()
+        let kept = try links.make(ExportQuery(), format: .jsonl, createdBy: "a")
+        #expect(links.take(kept)?.format == .jsonl && links.take(kept) == nil)
+        for _ in 0..<ExportLinks.perCreatorMax { _ = try links.make(ExportQuery(), format: .csv, createdBy: "greedy") }
+        #expect(throws: WalletError.self) { try links.make(ExportQuery(), format: .csv, createdBy: "greedy") }
+        #expect(try links.make(ExportQuery(), format: .csv, createdBy: "other").count >= 43, "others still get links")
+    }
+}
+

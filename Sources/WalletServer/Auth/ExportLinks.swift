@@ -16,24 +16,32 @@ final class ExportLinks: Sendable {
         var createdBy: String
     }
 
-    static let lifetime: Duration = .seconds(60)
+    static let lifetimeDefault: Duration = .seconds(60)
     /// Links waiting at most; past it, expired ones are dropped, and if none were, no more are made.
     static let capacity = 1_000
+    /// Links one caller may have waiting: one auditor cannot use up everyone's.
+    static let perCreatorMax = 20
 
+    let lifetime: Duration
     private let links = Mutex<[String: Link]>([:])
+
+    init(lifetime: Duration = lifetimeDefault) {
+        self.lifetime = lifetime
+    }
 
     /// A new link's token.
     /// - Throws: `overloaded` when `capacity` unused links are waiting.
     func make(_ query: ExportQuery, format: ExportFormat, createdBy: String) throws(WalletError) -> String {
         let token = Base64URL.encode(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
         let now = ContinuousClock.now
+        let lifetime = self.lifetime
         let made = links.withLock { links in
-            if links.count >= Self.capacity { links = links.filter { $0.value.expires > now } }
-            guard links.count < Self.capacity else { return false }
-            links[token] = Link(query: query, format: format, expires: now + Self.lifetime, createdBy: createdBy)
+            links = links.filter { $0.value.expires > now }
+            guard links.count < Self.capacity, links.values.count(where: { $0.createdBy == createdBy }) < Self.perCreatorMax else { return false }
+            links[token] = Link(query: query, format: format, expires: now + lifetime, createdBy: createdBy)
             return true
         }
-        guard made else { throw .overloaded("too many export links are waiting; use one or wait a minute") }
+        guard made else { throw .overloaded("too many export links are waiting; use one, or wait a minute") }
         return token
     }
 

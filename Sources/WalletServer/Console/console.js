@@ -50,12 +50,13 @@ function clearErrors(form) {
   if (formError) formError.textContent = "";
 }
 
-/// The problem's detail beside the field it names (by the field's `data-field` words), else
-/// under the form.
+/// The problem's detail beside the field it names (the longest of the fields' `data-field`
+/// names found in it as whole words), else under the form.
 function showProblem(form, problem) {
   const detail = problem instanceof Problem ? problem.detail : String(problem);
   const lower = detail.toLowerCase();
-  const field = $$("[data-field]", form).find((input) => lower.includes(input.dataset.field));
+  const names = (input) => new RegExp("\\b" + input.dataset.field.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "\\b").test(lower);
+  const field = $$("[data-field]", form).filter(names).sort((a, b) => b.dataset.field.length - a.dataset.field.length)[0];
   if (field) {
     const message = document.createElement("p");
     message.className = "field-error";
@@ -131,9 +132,13 @@ function drawBalance(transactions, player, currency) {
 
 const kinds = ["purchase", "spend", "adjustment", "refund", "refund_reversal"];
 
-/// Stacked bars: transactions per day, by kind.
-function drawVolume(days) {
+/// Stacked bars: transactions per day, by kind, every UTC day of the period drawn (quiet ones empty).
+function drawVolume(days, from, to) {
   const byDay = new Map();
+  const last = new Date(to).getTime();
+  for (let day = Date.parse(from.slice(0, 10) + "T00:00:00Z"); day < last && byDay.size <= 366; day += 86_400_000) {
+    byDay.set(new Date(day).toISOString().slice(0, 10), {});
+  }
   for (const row of days) {
     const counts = byDay.get(row.day) || {};
     counts[row.kind] = (counts[row.kind] || 0) + row.count;
@@ -141,7 +146,7 @@ function drawVolume(days) {
   }
   const box = $("#volume-chart");
   const entries = Array.from(byDay.entries());
-  if (entries.length === 0) {
+  if (days.length === 0) {
     box.replaceChildren(Object.assign(document.createElement("p"), { textContent: "No transactions in this period." }));
     return;
   }
@@ -186,7 +191,7 @@ async function showVolume(event) {
   const from = $("#volume-from").value.trim() || new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10) + "T00:00:00Z";
   try {
     const { data } = await api("GET", "/v1/ledger/volume?" + new URLSearchParams({ from, to }));
-    drawVolume(data.days);
+    drawVolume(data.days, from, to);
     $("#volume tbody").replaceChildren(...data.days.map((row) => {
       const tr = document.createElement("tr");
       tr.append(cell(row.day), cell(row.kind), cell(row.currency), cell(row.count, "amount"), cell(row.amount, "amount"));
@@ -220,19 +225,10 @@ async function signIn(event) {
   }
 }
 
+/// Forgets the key and everything shown with it: the page starts again, signed out.
 function signOut() {
   sessionStorage.removeItem(storageKey);
-  state.me = null;
-  state.player = null;
-  $("#who").hidden = true;
-  $("#sign-out").hidden = true;
-  $("#tabs").hidden = true;
-  $$(".tab").forEach((tab) => { tab.hidden = true; });
-  $("#player").hidden = true;
-  $$("tbody").forEach((body) => body.replaceChildren());
-  $$("form").forEach((form) => { form.reset(); clearErrors(form); $$(".result", form).forEach((node) => { node.textContent = ""; }); });
-  $("#sign-in-section").hidden = false;
-  $("#api-key").focus();
+  window.location.reload();
 }
 
 function showSignedIn(me) {
@@ -251,8 +247,16 @@ function showSignedIn(me) {
   if (first) openTab(first.dataset.tab);
 }
 
+/// A random key for idempotency (crypto.randomUUID exists only in secure contexts).
+function randomKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
 function openTab(id) {
   $$(".tab").forEach((tab) => { tab.hidden = tab.id !== id; });
+  // Keyboard users land on the section they opened.
+  $("#" + id + " h2").focus();
   $$("#tabs button").forEach((button) => {
     if (button.dataset.tab === id) button.setAttribute("aria-current", "page");
     else button.removeAttribute("aria-current");
@@ -324,11 +328,11 @@ async function loadHistory(more) {
 
 /// One idempotency key per filled-in form: a double click, or a retry after a network error,
 /// sends the same key and never adjusts twice; changing the form after an answer starts a new one.
-const adjustment = { key: crypto.randomUUID(), answered: false };
+const adjustment = { key: randomKey(), answered: false };
 
 function adjustFormChanged() {
   if (adjustment.answered) {
-    adjustment.key = crypto.randomUUID();
+    adjustment.key = randomKey();
     adjustment.answered = false;
     $("#adjust-form .result").textContent = "";
   }
@@ -560,9 +564,12 @@ async function loadProducts() {
       button.type = "button";
       button.textContent = product.active ? "Deactivate" : "Activate";
       button.setAttribute("aria-label", button.textContent + " " + product.product_id);
-      button.addEventListener("click", () => setProduct(product.product_id, { credits: product.credits, currency: product.currency, active: !product.active }));
+      // The whole product is sent again: only `active` changes (its store restriction stays).
+      const update = { credits: product.credits, currency: product.currency, active: !product.active };
+      if (product.store) update.store = product.store;
+      button.addEventListener("click", () => setProduct(product.product_id, update).catch((problem) => showProblem($("#product-form"), problem)));
       action.append(button);
-      row.append(cell(product.product_id), cell(product.credits, "amount"), cell(product.currency), cell(product.active ? "yes" : "no"), action);
+      row.append(cell(product.product_id), cell(product.credits, "amount"), cell(product.currency), cell(product.store || "any"), cell(product.active ? "yes" : "no"), action);
       return row;
     }));
   } catch (problem) {
@@ -582,7 +589,10 @@ async function addProduct(event) {
   const credits = $("#product-credits").value.trim();
   if (!/^\d+$/.test(credits)) return showProblem(form, "credits must be a whole number");
   try {
-    await setProduct($("#product-id").value.trim(), { credits: Number(credits), currency: $("#product-currency").value.trim() || "credits" });
+    const body = { credits: Number(credits), currency: $("#product-currency").value.trim() || "credits" };
+    const store = $("#product-store").value.trim();
+    if (store) body.store = store;
+    await setProduct($("#product-id").value.trim(), body);
     form.reset();
   } catch (problem) {
     showProblem(form, problem);

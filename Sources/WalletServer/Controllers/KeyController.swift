@@ -43,7 +43,9 @@ struct KeyController {
 
     @Sendable func create(request: Request, context: WalletRequestContext) async throws -> Response {
         let body = try await RequestBodyReader.decode(KeyBody.self, from: request)
+        let by = try context.requireCaller().actor
         let created = try await store.createAPIKey(role: body.role, name: body.name)
+        context.logger.notice("api key created", metadata: ["key_id": .string(created.key.id), "role": .string(body.role.rawValue), "by": .string(by)])
         return try JSONBody.response(Created(key: created.key, secret: created.secret), for: context, status: .created, headers: [.cacheControl: "no-store"])
     }
 
@@ -51,6 +53,9 @@ struct KeyController {
         guard let id = context.parameters.get("key_id")?.removingPercentEncoding else {
             throw APIError.invalidRequest("the key id in the path is not valid percent-encoding")
         }
-        return try JSONBody.response(try await store.revokeAPIKey(id: id), for: context)
+        let by = try context.requireCaller().actor
+        let revoked = try await store.revokeAPIKey(id: id)
+        context.logger.notice("api key revoked", metadata: ["key_id": .string(revoked.id), "by": .string(by)])
+        return try JSONBody.response(revoked, for: context)
     }
 }

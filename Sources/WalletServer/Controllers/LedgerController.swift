@@ -70,7 +70,7 @@ struct LedgerController {
         _ = try query.bounds()
         let token = try links.make(query, format: try Self.format(body.format), createdBy: try context.requireCaller().actor)
         return try JSONBody.response(
-            LinkAnswer(url: "/v1/ledger/export/links/\(token)", expiresInSeconds: ExportLinks.lifetime.components.seconds), for: context, status: .created,
+            LinkAnswer(url: "/v1/ledger/export/links/\(token)", expiresInSeconds: links.lifetime.components.seconds), for: context, status: .created,
             headers: [.cacheControl: "no-store"])
     }
 
