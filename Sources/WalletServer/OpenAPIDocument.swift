@@ -832,6 +832,26 @@ enum OpenAPIDocument {
           "500": {
             "$ref": "#/components/responses/Problem500"
           },
+          "429": {
+            "description": "20 links of this caller are waiting (`rate_limited`); retry after `Retry-After` seconds.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Retry-After": {
+                "schema": {
+                  "type": "integer"
+                }
+              }
+            },
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
+          },
           "503": {
             "$ref": "#/components/responses/Problem503"
           }

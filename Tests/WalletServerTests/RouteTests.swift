@@ -680,7 +680,8 @@ struct ExportLinksTests {
         let kept = try links.make(ExportQuery(), format: .jsonl, createdBy: "a")
         #expect(links.take(kept)?.format == .jsonl && links.take(kept) == nil)
         for _ in 0..<ExportLinks.perCreatorMax { _ = try links.make(ExportQuery(), format: .csv, createdBy: "greedy") }
-        #expect(throws: WalletError.self) { try links.make(ExportQuery(), format: .csv, createdBy: "greedy") }
+        let refused = #expect(throws: APIError.self) { try links.make(ExportQuery(), format: .csv, createdBy: "greedy") }
+        #expect(refused?.status == .tooManyRequests && refused?.code == "rate_limited")
         #expect(try links.make(ExportQuery(), format: .csv, createdBy: "other").count >= 43, "others still get links")
     }
 }

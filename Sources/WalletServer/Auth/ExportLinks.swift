@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Synchronization
+import HTTPTypes
 import WalletCore
 
 /// Download links for exports: an auditor or admin asks for one (with its key), and a browser
@@ -30,18 +31,24 @@ final class ExportLinks: Sendable {
     }
 
     /// A new link's token.
-    /// - Throws: `overloaded` when `capacity` unused links are waiting.
-    func make(_ query: ExportQuery, format: ExportFormat, createdBy: String) throws(WalletError) -> String {
+    /// - Throws: 429 `rate_limited` when the caller has `perCreatorMax` links waiting; 503
+    ///   `overloaded` when `capacity` links are.
+    func make(_ query: ExportQuery, format: ExportFormat, createdBy: String) throws(APIError) -> String {
         let token = Base64URL.encode(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
         let now = ContinuousClock.now
         let lifetime = self.lifetime
-        let made = links.withLock { links in
+        let refusal: APIError? = links.withLock { links in
             links = links.filter { $0.value.expires > now }
-            guard links.count < Self.capacity, links.values.count(where: { $0.createdBy == createdBy }) < Self.perCreatorMax else { return false }
+            guard links.values.count(where: { $0.createdBy == createdBy }) < Self.perCreatorMax else {
+                return APIError(
+                    status: .tooManyRequests, code: "rate_limited", detail: "\(Self.perCreatorMax) export links of yours are waiting: use one, or wait a minute",
+                    headers: [.retryAfter: "\(lifetime.components.seconds)"])
+            }
+            guard links.count < Self.capacity else { return WalletError.overloaded("too many export links are waiting; try again in a minute").apiError }
             links[token] = Link(query: query, format: format, expires: now + lifetime, createdBy: createdBy)
-            return true
+            return nil
         }
-        guard made else { throw .overloaded("too many export links are waiting; use one, or wait a minute") }
+        if let refusal { throw refusal }
         return token
     }
 
