@@ -1,4 +1,4 @@
--- CreditsWallet ledger schema, version 4.
+-- CreditsWallet ledger schema, version 5.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -39,7 +39,7 @@ CREATE TABLE products (
 CREATE TABLE transactions (
     seq INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
     id TEXT NOT NULL CHECK (length(id) = 36),
-    kind TEXT NOT NULL CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal')),
+    kind TEXT NOT NULL CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal', 'bonus', 'expiry', 'hold', 'capture', 'release')),
     player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
     currency TEXT NOT NULL REFERENCES currencies (code),
     amount INTEGER NOT NULL,
@@ -169,6 +169,54 @@ CREATE TABLE consumption_replies (
 
 CREATE INDEX consumption_replies_due ON consumption_replies (next_attempt_at) WHERE status = 'pending';
 
+-- Credit lots (see `LotRules`): every credit of a player's wallet is a lot; debits draw from
+-- the open ones in one burn order, and `lot_draws` records each transaction's breakdown. A lot's
+-- `remaining` is its amount less what draws took (plus what releases gave back). Only bonus lots
+-- expire. Version 4 kept no lots: its upgrade gives each positive player balance one `opening`
+-- lot, dated and sourced by the account's last transaction.
+CREATE TABLE lots (
+    id INTEGER PRIMARY KEY NOT NULL,
+    account_id INTEGER NOT NULL REFERENCES accounts (id),
+    category TEXT NOT NULL CHECK (category IN ('paid', 'bonus', 'adjustment', 'opening')),
+    amount INTEGER NOT NULL CHECK (amount >= 1),
+    remaining INTEGER NOT NULL CHECK (remaining BETWEEN 0 AND amount),
+    created_at TEXT NOT NULL CHECK (length(created_at) = 24),
+    expires_at TEXT CHECK (expires_at IS NULL OR (category = 'bonus' AND length(expires_at) = 24)),
+    source_seq INTEGER NOT NULL REFERENCES transactions (seq)
+) STRICT;
+
+CREATE INDEX lots_open ON lots (account_id, id) WHERE remaining > 0;
+CREATE INDEX lots_expiring ON lots (expires_at) WHERE remaining > 0 AND expires_at IS NOT NULL;
+
+-- What each transaction took from (positive) or gave back to (negative) each lot.
+CREATE TABLE lot_draws (
+    seq INTEGER NOT NULL REFERENCES transactions (seq),
+    lot_id INTEGER NOT NULL REFERENCES lots (id),
+    amount INTEGER NOT NULL CHECK (amount <> 0),
+    PRIMARY KEY (seq, lot_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX lot_draws_lot ON lot_draws (lot_id, seq);
+
+-- Holds: credits reserved in `@holds` (a `hold` transaction) until captured, released or
+-- expired (a `capture` or `release` transaction), resolved once. `captured` is what a capture took.
+CREATE TABLE holds (
+    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 36),
+    player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
+    currency TEXT NOT NULL REFERENCES currencies (code),
+    amount INTEGER NOT NULL CHECK (amount >= 1),
+    status TEXT NOT NULL CHECK (status IN ('open', 'captured', 'released', 'expired')),
+    expires_at TEXT NOT NULL CHECK (length(expires_at) = 24),
+    hold_seq INTEGER NOT NULL REFERENCES transactions (seq),
+    resolved_seq INTEGER REFERENCES transactions (seq),
+    captured INTEGER CHECK (captured IS NULL OR captured BETWEEN 0 AND amount),
+    CHECK ((status = 'open') = (resolved_seq IS NULL)),
+    CHECK ((status = 'captured') = (captured IS NOT NULL))
+) STRICT;
+
+CREATE INDEX holds_player ON holds (player_id, hold_seq);
+CREATE INDEX holds_open_expiry ON holds (expires_at) WHERE status = 'open';
+
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
 CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
 BEGIN
@@ -206,4 +254,4 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;

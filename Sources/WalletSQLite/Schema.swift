@@ -5,7 +5,7 @@ import WalletSQL
 /// repository root byte for byte; `SchemaTests` checks that, so edit both together.
 enum Schema {
     /// The `PRAGMA user_version` this build writes and understands.
-    static let version = 4
+    static let version = 5
 
     /// Versions as `SchemaMigrator` runs them: an empty file gets `sql` whole; an older one each
     /// later migration in turn. New tables and indexes are taken from their statements in
@@ -35,7 +35,41 @@ enum Schema {
         statements("CREATE TABLE consumption_replies ", "CREATE INDEX consumption_replies_due ").map { created in
             SchemaMigrator.Migration(version: 4, statements: created)
         },
+        // Version 4 allowed five kinds of transaction and kept no lots or holds. SQLite cannot widen
+        // a CHECK in place: the table is copied aside, made again from schema.sql's statement and
+        // filled back, in the opening transaction, foreign keys checked at its commit. Its indexes
+        // and triggers go with the old table and are made again after the rows are back.
+        statements(
+            "CREATE TABLE transactions ", "CREATE UNIQUE INDEX transactions_purchase_store_transaction\n", "CREATE INDEX transactions_corrections ",
+            "CREATE INDEX transactions_player ", "CREATE INDEX transactions_created_at ", "CREATE TRIGGER transactions_append_only_update ",
+            "CREATE TRIGGER transactions_append_only_delete ", "CREATE TRIGGER transactions_gap_free ", "CREATE TABLE lots ", "CREATE INDEX lots_open ",
+            "CREATE INDEX lots_expiring ", "CREATE TABLE lot_draws ", "CREATE INDEX lot_draws_lot ", "CREATE TABLE holds ", "CREATE INDEX holds_player ",
+            "CREATE INDEX holds_open_expiry "
+        ).map { created in
+            SchemaMigrator.Migration(version: 5, statements: [
+                """
+                PRAGMA defer_foreign_keys = ON;
+                CREATE TEMP TABLE transactions_v4 AS SELECT * FROM transactions;
+                DROP TABLE transactions;
+                \(created[0])
+                INSERT INTO transactions SELECT * FROM temp.transactions_v4;
+                DROP TABLE temp.transactions_v4;
+                \(created[1...].joined(separator: "\n"))
+                \(openingLots)
+                """
+            ])
+        },
     ].compactMap { $0 }
+
+    /// One `opening` lot per positive player balance, when lots begin: dated and sourced by the
+    /// account's last transaction, so what a wallet holds stays spendable, recorded as such.
+    static let openingLots = """
+        INSERT INTO lots (account_id, category, amount, remaining, created_at, expires_at, source_seq)
+            SELECT a.id, 'opening', a.balance, a.balance, t.created_at, NULL, t.seq
+            FROM accounts a JOIN transactions t ON t.seq = (SELECT max(p.seq) FROM postings p WHERE p.account_id = a.id)
+            WHERE substr(a.owner, 1, 7) = 'player:' AND a.balance > 0
+            ORDER BY a.id;
+        """
 
     /// The statements of `sql` that start with each of `openings`; nil if one is missing.
     private static func statements(_ openings: String...) -> [String]? {
@@ -55,7 +89,7 @@ enum Schema {
     }
 
     static let sql = #"""
--- CreditsWallet ledger schema, version 4.
+-- CreditsWallet ledger schema, version 5.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -96,7 +130,7 @@ CREATE TABLE products (
 CREATE TABLE transactions (
     seq INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
     id TEXT NOT NULL CHECK (length(id) = 36),
-    kind TEXT NOT NULL CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal')),
+    kind TEXT NOT NULL CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal', 'bonus', 'expiry', 'hold', 'capture', 'release')),
     player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
     currency TEXT NOT NULL REFERENCES currencies (code),
     amount INTEGER NOT NULL,
@@ -226,6 +260,54 @@ CREATE TABLE consumption_replies (
 
 CREATE INDEX consumption_replies_due ON consumption_replies (next_attempt_at) WHERE status = 'pending';
 
+-- Credit lots (see `LotRules`): every credit of a player's wallet is a lot; debits draw from
+-- the open ones in one burn order, and `lot_draws` records each transaction's breakdown. A lot's
+-- `remaining` is its amount less what draws took (plus what releases gave back). Only bonus lots
+-- expire. Version 4 kept no lots: its upgrade gives each positive player balance one `opening`
+-- lot, dated and sourced by the account's last transaction.
+CREATE TABLE lots (
+    id INTEGER PRIMARY KEY NOT NULL,
+    account_id INTEGER NOT NULL REFERENCES accounts (id),
+    category TEXT NOT NULL CHECK (category IN ('paid', 'bonus', 'adjustment', 'opening')),
+    amount INTEGER NOT NULL CHECK (amount >= 1),
+    remaining INTEGER NOT NULL CHECK (remaining BETWEEN 0 AND amount),
+    created_at TEXT NOT NULL CHECK (length(created_at) = 24),
+    expires_at TEXT CHECK (expires_at IS NULL OR (category = 'bonus' AND length(expires_at) = 24)),
+    source_seq INTEGER NOT NULL REFERENCES transactions (seq)
+) STRICT;
+
+CREATE INDEX lots_open ON lots (account_id, id) WHERE remaining > 0;
+CREATE INDEX lots_expiring ON lots (expires_at) WHERE remaining > 0 AND expires_at IS NOT NULL;
+
+-- What each transaction took from (positive) or gave back to (negative) each lot.
+CREATE TABLE lot_draws (
+    seq INTEGER NOT NULL REFERENCES transactions (seq),
+    lot_id INTEGER NOT NULL REFERENCES lots (id),
+    amount INTEGER NOT NULL CHECK (amount <> 0),
+    PRIMARY KEY (seq, lot_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX lot_draws_lot ON lot_draws (lot_id, seq);
+
+-- Holds: credits reserved in `@holds` (a `hold` transaction) until captured, released or
+-- expired (a `capture` or `release` transaction), resolved once. `captured` is what a capture took.
+CREATE TABLE holds (
+    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 36),
+    player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
+    currency TEXT NOT NULL REFERENCES currencies (code),
+    amount INTEGER NOT NULL CHECK (amount >= 1),
+    status TEXT NOT NULL CHECK (status IN ('open', 'captured', 'released', 'expired')),
+    expires_at TEXT NOT NULL CHECK (length(expires_at) = 24),
+    hold_seq INTEGER NOT NULL REFERENCES transactions (seq),
+    resolved_seq INTEGER REFERENCES transactions (seq),
+    captured INTEGER CHECK (captured IS NULL OR captured BETWEEN 0 AND amount),
+    CHECK ((status = 'open') = (resolved_seq IS NULL)),
+    CHECK ((status = 'captured') = (captured IS NOT NULL))
+) STRICT;
+
+CREATE INDEX holds_player ON holds (player_id, hold_seq);
+CREATE INDEX holds_open_expiry ON holds (expires_at) WHERE status = 'open';
+
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
 CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
 BEGIN
@@ -263,7 +345,7 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 
 """#
 }

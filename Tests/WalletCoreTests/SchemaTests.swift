@@ -95,6 +95,9 @@ struct SchemaTests {
                     DROP TABLE store_transaction_states;
                     DROP TABLE store_account_tokens;
                     DROP TABLE consumption_replies;
+                    DROP TABLE holds;
+                    DROP TABLE lot_draws;
+                    DROP TABLE lots;
                     CREATE UNIQUE INDEX transactions_refund_of ON transactions (refund_of_seq) WHERE kind = 'refund';
                     CREATE UNIQUE INDEX transactions_refund_reversal_of ON transactions (refund_of_seq) WHERE kind = 'refund_reversal';
                     CREATE TABLE keys_v1 AS SELECT 'wallet:p1' AS scope, key, request_hash, seq FROM idempotency_keys WHERE scope LIKE '%:p1';
@@ -123,7 +126,7 @@ struct SchemaTests {
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "T1", quantity: 2)
         try await ledger.rawConnection().write { db in
-            try db.execute(sql: "DROP TABLE store_account_tokens; DROP TABLE consumption_replies; PRAGMA user_version = 2;")
+            try db.execute(sql: "DROP TABLE store_account_tokens; DROP TABLE consumption_replies; DROP TABLE holds; DROP TABLE lot_draws; DROP TABLE lots; PRAGMA user_version = 2;")
         }
         let upgraded = try SQLiteEngine.open(path: ledger.path)
         #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
@@ -139,13 +142,49 @@ struct SchemaTests {
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "T1", quantity: 2)
         try await ledger.rawConnection().write { db in
-            try db.execute(sql: "DROP TABLE consumption_replies; PRAGMA user_version = 3;")
+            try db.execute(sql: "DROP TABLE consumption_replies; DROP TABLE holds; DROP TABLE lot_draws; DROP TABLE lots; PRAGMA user_version = 3;")
         }
         let upgraded = try SQLiteEngine.open(path: ledger.path)
         #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
-        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 4)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
         #expect(try await upgraded.consumptionReplies(status: nil, limit: 1).isEmpty)
         #expect(try await upgraded.balances(playerID: "p1").balances["credits"] == 10)
+        #expect(try await upgraded.verify().ok)
+    }
+
+    @Test("a version 4 database gains lots and holds: its transactions table is made again with the new kinds, rows and chain intact, and each positive balance becomes one opening lot")
+    func migrationFrom4() async throws {
+        let fresh = try await TestLedger()
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
+        let ledger = try await TestLedger.withCatalog()
+        try await ledger.grant("p1", "T1", quantity: 2)
+        try await ledger.grant("p2", "T2")
+        try await ledger.spend("p2", 5, key: "all")
+        try await ledger.grant("p3", "T3", product: "com.example.gems10")
+        let head = try await ledger.store.head()
+        try await ledger.rawConnection().write { db in
+            // What version 4 wrote: five kinds, no lots, no holds.
+            try db.execute(sql: "DROP TABLE holds; DROP TABLE lot_draws; DROP TABLE lots; PRAGMA user_version = 4;")
+        }
+        let upgraded = try SQLiteEngine.open(path: ledger.path)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 5)
+        #expect(try await upgraded.head() == head)
+        #expect(try await upgraded.verify().ok)
+        let lots = try await upgraded.sqliteWriter!.read { db in
+            try Row.fetchAll(db, sql: "SELECT a.owner, a.currency, l.category, l.amount, l.remaining, l.source_seq FROM lots l JOIN accounts a ON a.id = l.account_id ORDER BY a.owner, a.currency")
+                .map { row -> String in "\(row[0] as String) \(row[1] as String) \(row[2] as String) \(row[3] as Int64) \(row[4] as Int64) \(row[5] as Int64)" }
+        }
+        #expect(lots == ["player:p1 credits opening 10 10 1", "player:p3 gems opening 10 10 4"], "none for the emptied wallet")
+        // The triggers came back with the table: the ledger is still append-only and gap-free.
+        var refused = false
+        do {
+            try await upgraded.sqliteWriter!.write { db in try db.execute(sql: "UPDATE transactions SET note = 'x' WHERE seq = 1") }
+        } catch {
+            refused = "\(error)".contains("append-only")
+        }
+        #expect(refused)
+        _ = try await upgraded.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "after", actor: "t"))
         #expect(try await upgraded.verify().ok)
     }
 
