@@ -164,7 +164,9 @@ package struct PostgresEngine: SQLEngine {
     }
 
     package func afterCopy(_ db: any SQLSession) throws {
-        try db.execute("SELECT setval(pg_get_serial_sequence('accounts', 'id'), coalesce((SELECT max(id) FROM accounts), 0) + 1, false)")
+        for table in ["accounts", "lots"] {
+            try db.execute("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce((SELECT max(id) FROM \(table)), 0) + 1, false)")
+        }
     }
 
     package func mapped(_ error: any Error) -> WalletError {

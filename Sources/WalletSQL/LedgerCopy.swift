@@ -92,6 +92,16 @@ extension SQLLedgerStore {
             [("store", false), ("store_transaction_id", false), ("state", false), ("share_thousandths", true), ("reported_at", true)]),
         CopiedTable("store_account_tokens", [("store", false), ("token", false), ("player_id", false), ("seq", true)], pageColumn: "seq"),
         CopiedTable("consumption_replies", ConsumptionReplyStorage.columns.map { ($0, ConsumptionReplyStorage.integerColumns.contains($0)) }),
+        CopiedTable(
+            "lots",
+            [("id", true), ("account_id", true), ("category", false), ("amount", true), ("remaining", true), ("created_at", false), ("expires_at", false),
+             ("source_seq", true)],
+            pageColumn: "id"),
+        CopiedTable("lot_draws", [("seq", true), ("lot_id", true), ("amount", true)], pageColumn: "seq"),
+        CopiedTable(
+            "holds",
+            [("id", false), ("player_id", false), ("currency", false), ("amount", true), ("status", false), ("expires_at", false), ("hold_seq", true),
+             ("resolved_seq", true), ("captured", true)]),
     ]
 
     /// Rows read per page of a large table: small enough that a PostgreSQL source's snapshot

@@ -213,29 +213,41 @@ struct PostgresStoreTests {
         let store = try await PostgresEngine.open(url: url, poolSize: 1, writeMode: .single, clock: { Date() })
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 1, actor: "t"))
-        // What version 1 wrote: no outbox of consumption answers. Opening it migrates it to 2.
+        // What version 1 wrote: five kinds, no outbox of consumption answers, no lots or holds.
+        // Opening it migrates it to 2, then 3.
         _ = try await store.write { db, _, _ in
             try db.execute("DROP TABLE consumption_replies")
+            for table in ["holds", "lot_draws", "lots"] { try db.execute("DROP TABLE \(table)") }
+            try db.execute("ALTER TABLE transactions DROP CONSTRAINT transactions_kind_check")
+            try db.execute("ALTER TABLE transactions ADD CONSTRAINT transactions_kind_check CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal'))")
             try db.execute("DELETE FROM wallet_schema")
             try db.execute("INSERT INTO wallet_schema (version, applied_at) VALUES (1, now())")
         }
         let migrated = try await PostgresEngine.open(url: url, poolSize: 1, writeMode: .single, clock: { Date() })
         #expect(try await migrated.consumptionReplies(status: nil, limit: 1).isEmpty)
-        let version3 = SchemaMigrator(
-            latest: 3, create: PostgresSchema.statements,
+        let lots = try await migrated.read { db in
+            try db.all("SELECT category, amount, remaining, source_seq FROM lots") { row in "\(try row.text(0)) \(try row.integer(1)) \(try row.integer(2)) \(try row.integer(3))" }
+        }
+        #expect(lots == ["opening 5 5 1"], "the balance became one opening lot")
+        let kinds = try await migrated.read { db in
+            try db.first("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'transactions_kind_check'") { row in try row.text(0) }
+        }
+        #expect(kinds?.contains("'release'") == true, "\(kinds ?? "no constraint")")
+        let version4 = SchemaMigrator(
+            latest: 4, create: PostgresSchema.statements,
             migrations: PostgresSchema.migrator.migrations + [
-                .init(version: 3, statements: ["CREATE TABLE probe (id BIGINT PRIMARY KEY)", "INSERT INTO probe (id) SELECT seq FROM transactions"])
+                .init(version: 4, statements: ["CREATE TABLE probe (id BIGINT PRIMARY KEY)", "INSERT INTO probe (id) SELECT seq FROM transactions"])
             ],
             name: "the PostgreSQL database")
         for _ in 0..<2 {
-            _ = try await store.write { db, _, _ in try PostgresSchema.apply(db, migrator: version3) }
+            _ = try await store.write { db, _, _ in try PostgresSchema.apply(db, migrator: version4) }
         }
         let (versions, probes) = try await store.read { db in
             (try db.all("SELECT version FROM wallet_schema ORDER BY version") { row in try row.integer(0) }, try db.integer("SELECT count(*) FROM probe"))
         }
-        #expect(versions == [1, 2, 3] && probes == 1)
+        #expect(versions == [1, 2, 3, 4] && probes == 1)
         let older = await walletError { _ = try await PostgresEngine.open(url: url, poolSize: 1, writeMode: .single, clock: { Date() }) }
-        #expect(older?.code == "unsupported_database" && older?.detail.contains("version 3") == true, "\(String(describing: older))")
+        #expect(older?.code == "unsupported_database" && older?.detail.contains("version 4") == true, "\(String(describing: older))")
         #expect(try await store.verify().ok)
     }
 
