@@ -5,6 +5,16 @@ public enum TransactionKind: String, Codable, Sendable, CaseIterable {
     case adjustment
     case refund
     case refundReversal = "refund_reversal"
+    /// Credits given away (bonus lots, which may expire).
+    case bonus
+    /// An expired lot's remainder moved to `@expired` (breakage).
+    case expiry
+    /// Credits reserved in `@holds`.
+    case hold
+    /// A hold's captured part moved to `@spend` (the rest given back to its lots).
+    case capture
+    /// A hold given back whole (released, or expired).
+    case release
 }
 
 /// One leg of a ledger transaction: `amount` moved into `account` (negative: out of it).

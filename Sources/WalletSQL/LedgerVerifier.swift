@@ -22,7 +22,41 @@ enum LedgerVerifier {
             return failure(error)
         }
         if let mismatch = try firstBalanceMismatch(db, checker) { return failure(mismatch) }
+        if let mismatch = try firstLotMismatch(db) { return failure(mismatch) }
         return VerifyReport(ok: true, transactions: checker.checkedCount, headHash: checker.headHash, firstBadSeq: nil, problem: nil)
+    }
+
+    /// Lots that disagree with their draws, or a wallet whose open lots do not add up to its
+    /// balance (zero when it is in debt), reported at the lot's last transaction.
+    private static func firstLotMismatch(_ db: any SQLSession) throws -> ChainChecker.Failure? {
+        let lot = try db.first(
+            """
+            SELECT l.id, l.amount, l.remaining, CAST(coalesce(sum(d.amount), 0) AS BIGINT), CAST(coalesce(max(d.seq), l.source_seq) AS BIGINT)
+            FROM lots l LEFT JOIN lot_draws d ON d.lot_id = l.id
+            GROUP BY l.id, l.amount, l.remaining, l.source_seq HAVING l.amount - coalesce(sum(d.amount), 0) <> l.remaining
+            ORDER BY 5 LIMIT 1
+            """
+        ) { row in
+            ChainChecker.Failure(
+                seq: try row.integer(4),
+                problem: "lot \(try row.integer(0)) keeps \(try row.integer(2)) of its \(try row.integer(1)), but its draws leave \(try row.integer(1) - row.integer(3))")
+        }
+        if let lot { return lot }
+        return try db.first(
+            """
+            SELECT a.owner, a.currency, a.balance, CAST(coalesce(sum(l.remaining), 0) AS BIGINT),
+                CAST(coalesce((SELECT max(p.seq) FROM postings p WHERE p.account_id = a.id), 1) AS BIGINT)
+            FROM accounts a LEFT JOIN lots l ON l.account_id = a.id
+            WHERE substr(a.owner, 1, 7) = 'player:'
+            GROUP BY a.id, a.owner, a.currency, a.balance
+            HAVING coalesce(sum(l.remaining), 0) <> CASE WHEN a.balance > 0 THEN a.balance ELSE 0 END
+            ORDER BY 5 LIMIT 1
+            """
+        ) { row in
+            ChainChecker.Failure(
+                seq: try row.integer(4),
+                problem: "the lots of \(try row.text(0)) (\(try row.text(1))) hold \(try row.integer(3)) but its balance is \(try row.integer(2))")
+        }
     }
 
     /// A materialised balance that differs from its postings, reported at the last seq that

@@ -34,6 +34,7 @@ enum LedgerWrites {
         draft.productID = request.productID
         draft.quantity = request.quantity
         let result = try append(db, draft, legs: [(player, amount), (store, -amount)], key: key, now: now, context: &context)
+        try LotStorage.credit(db, accountID: player.id, balanceBefore: player.balance, amount: amount, category: .paid, transaction: result.transaction)
         if let token = request.accountToken, tokenOwner == nil {
             try StoreAccountToken.bind(db, store: request.store, token: token, playerID: request.playerID, seq: result.transaction.seq)
         }
@@ -44,19 +45,23 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
+        try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: request.amount)
         let sink = try Account.fetch(db, context: &context, owner: "@spend", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.note = request.reason
         draft.metadata = request.metadata
-        return try append(db, draft, legs: [(player, -request.amount), (sink, request.amount)], key: key, now: now, context: &context)
+        let result = try append(db, draft, legs: [(player, -request.amount), (sink, request.amount)], key: key, now: now, context: &context)
+        try drawLots(db, accountID: player.id, amount: request.amount, transaction: result.transaction)
+        return result
     }
 
     static func adjust(_ db: any SQLSession, _ checked: Checked<AdjustRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
+        if request.amount < 0 { try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context) }
         let debit = request.amount < 0 && !request.allowNegative ? -request.amount : nil
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: debit)
         let source = try Account.fetch(db, context: &context, owner: "@adjustments", currency: request.currency)
@@ -65,7 +70,13 @@ enum LedgerWrites {
         draft.reasonCode = request.reasonCode
         draft.note = request.note
         draft.ticket = request.ticket
-        return try append(db, draft, legs: [(player, request.amount), (source, -request.amount)], key: key, now: now, context: &context)
+        let result = try append(db, draft, legs: [(player, request.amount), (source, -request.amount)], key: key, now: now, context: &context)
+        if request.amount > 0 {
+            try LotStorage.credit(db, accountID: player.id, balanceBefore: player.balance, amount: request.amount, category: .adjustment, transaction: result.transaction)
+        } else {
+            try drawLots(db, accountID: player.id, amount: -request.amount, transaction: result.transaction)
+        }
+        return result
     }
 
     /// Refunds a purchase up to `shareMillipercent` of it in all: a refund of 50% followed by one
@@ -78,6 +89,7 @@ enum LedgerWrites {
             throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
         }
         let corrections = try Corrections.of(db, purchase: purchase)
+        try bookExpiredLots(db, playerID: purchase.playerID, currency: purchase.currency, now: now, context: &context)
         let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)
         let (owed, taken) = try LedgerRules.refund(request, of: purchase, corrections: corrections, playerBalance: player.balance)
         let sink = try Account.fetch(db, context: &context, owner: "@refunds", currency: purchase.currency)
@@ -87,7 +99,10 @@ enum LedgerWrites {
         draft.storeTransactionID = request.storeTransactionID
         draft.refundOfSeq = purchase.seq
         draft.uncollected = owed - taken
-        return try append(db, draft, legs: [(player, -taken), (sink, taken)], key: key, now: now, context: &context)
+        let result = try append(db, draft, legs: [(player, -taken), (sink, taken)], key: key, now: now, context: &context)
+        // The purchase's own lot first: what is left of it is what the player has not spent.
+        try drawLots(db, accountID: player.id, amount: taken, transaction: result.transaction, firstFrom: purchase.seq)
+        return result
     }
 
     /// Re-credits what the purchase's refunds since the last reversal took back, keyed by the
@@ -116,7 +131,9 @@ enum LedgerWrites {
         draft.store = store
         draft.storeTransactionID = storeTransactionID
         draft.refundOfSeq = purchase.seq
-        return try append(db, draft, legs: [(player, taken), (source, -taken)], key: key, now: now, context: &context)
+        let result = try append(db, draft, legs: [(player, taken), (source, -taken)], key: key, now: now, context: &context)
+        try LotStorage.credit(db, accountID: player.id, balanceBefore: player.balance, amount: taken, category: .paid, transaction: result.transaction)
+        return result
     }
 
     static func setProduct(_ db: any SQLSession, _ update: ProductUpdate, now: Date, context: inout BatchContext) throws -> Product {
@@ -137,6 +154,48 @@ enum LedgerWrites {
                 .integer(product.active ? 1 : 0), .text(product.updatedAt),
             ])
         return product
+    }
+
+    /// Takes a debit of `amount` from the account's lots in burn order (the lot credited by
+    /// `firstFrom`, if given, first), as far as they go, and records the breakdown.
+    private static func drawLots(_ db: any SQLSession, accountID: Int64, amount: Int64, transaction: LedgerTransaction, firstFrom sourceSeq: Int64? = nil) throws {
+        guard amount > 0 else { return }
+        let lots = try LotStorage.open(db, accountID: accountID)
+        var draws: [LotDraw] = []
+        var left = amount
+        if let sourceSeq, let own = lots.first(where: { $0.sourceSeq == sourceSeq && !$0.isExpired(at: transaction.createdAt) }) {
+            let taken = min(own.remaining, left)
+            if taken > 0 { draws.append(LotDraw(lotID: own.id, amount: taken)) }
+            left -= taken
+        }
+        let others = lots.filter { lot in !draws.contains { $0.lotID == lot.id } }
+        draws += LotStorage.draws(others, amount: left, at: transaction.createdAt)
+        try LotStorage.apply(db, seq: transaction.seq, draws: draws)
+    }
+
+    /// Books each expired lot of the player's wallet that still holds credits as an `expiry`
+    /// transaction to `@expired` (breakage), before a debit reads the balance: expiry is a ledger
+    /// entry, never silent, and a debit never draws from an expired lot.
+    static func bookExpiredLots(_ db: any SQLSession, playerID: String, currency: String, now: Date, context: inout BatchContext) throws {
+        guard let player = try Account.find(db, context: context, owner: LedgerRules.playerOwner(playerID), currency: currency) else { return }
+        let expired = LotRules.expired(try LotStorage.open(db, accountID: player.id), at: Timestamp.format(now), limit: Limits.pageSizeMax)
+        for lot in expired { try expire(db, lot: lot, playerID: playerID, currency: currency, now: now, context: &context) }
+    }
+
+    /// The `expiry` transaction of one lot: its remainder leaves the wallet for `@expired`.
+    static func expire(_ db: any SQLSession, lot: Lot, playerID: String, currency: String, now: Date, context: inout BatchContext) throws {
+        var canonical = CanonicalBytes()
+        canonical.append("expiry")
+        canonical.append(lot.id)
+        let key = IdempotencyKey(scope: "expiry", key: "lot:\(lot.id)", requestHash: canonical.sha256Hex(), reusedDetail: "lot \(lot.id) has expired already")
+        if try key.replay(db, context: context) != nil { return }
+        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(playerID), currency: currency)
+        let breakage = try Account.fetch(db, context: &context, owner: "@expired", currency: currency)
+        var draft = LedgerTransaction(draftOf: .expiry, playerID: playerID, currency: currency, amount: -lot.remaining, actor: "wallet:expiry")
+        draft.idempotencyKey = "lot:\(lot.id)"
+        draft.note = "lot \(lot.id) (\(lot.category.rawValue), credited at seq \(lot.sourceSeq)) expired at \(lot.expiresAt ?? "")"
+        let result = try append(db, draft, legs: [(player, -lot.remaining), (breakage, lot.remaining)], key: key, now: now, context: &context)
+        try LotStorage.apply(db, seq: result.transaction.seq, draws: [LotDraw(lotID: lot.id, amount: lot.remaining)])
     }
 
     private static func requireKnownCurrency(_ db: any SQLSession, _ currency: String, context: inout BatchContext) throws {
