@@ -60,7 +60,7 @@ CREATE TABLE transactions (
     hash TEXT NOT NULL CHECK (length(hash) = 64),
     CHECK ((kind = 'purchase') = (store IS NOT NULL AND store_transaction_id IS NOT NULL AND product_id IS NOT NULL AND quantity IS NOT NULL)),
     CHECK ((kind IN ('refund', 'refund_reversal')) = (refund_of_seq IS NOT NULL)),
-    CHECK (kind = 'adjustment' OR reason_code IS NULL),
+    CHECK (kind IN ('adjustment', 'bonus') OR reason_code IS NULL),
     CHECK (kind <> 'adjustment' OR (reason_code IS NOT NULL AND note IS NOT NULL))
 ) STRICT;
 

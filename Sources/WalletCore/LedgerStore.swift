@@ -15,6 +15,11 @@ public protocol LedgerWriting: Sendable {
     /// credited to another player, leaves the others), all committed together. The outcomes
     /// are in the requests' order; a replayed grant is a success with `replayed` set.
     func grantEach(_ requests: [GrantRequest]) async throws(WalletError) -> [Result<MutationResult, WalletError>]
+    /// Credits a bonus: a lot that may expire (only bonuses do).
+    func bonus(_ request: BonusRequest) async throws(WalletError) -> MutationResult
+    /// Books every lot expired at the store's clock as an `expiry` transaction, at most `limit`
+    /// of them; returns how many were booked.
+    func expireLots(limit: Int) async throws(WalletError) -> Int
     /// Debits the wallet, never below zero.
     func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult
     /// Credits or debits the wallet as a support correction.

@@ -111,6 +111,69 @@ public struct GrantRequest: LedgerMutation, Equatable {
 }
 
 /// Debit a player's wallet. Never takes the balance below zero.
+/// Credits given away (daily login, events, compensation): a bonus lot, which may expire.
+/// Purchased credits never expire; only bonuses may carry `expiresAt`.
+public struct BonusRequest: LedgerMutation, Equatable {
+    public var playerID: String
+    public var amount: Int64
+    public var currency: String
+    /// RFC 3339; must be in the future when the bonus is written.
+    public var expiresAt: String?
+    public var reasonCode: String
+    public var note: String?
+    public var campaign: String?
+    public var idempotencyKey: String
+    public var actor: String
+
+    public init(
+        playerID: String, amount: Int64, currency: String = defaultCurrency, expiresAt: String? = nil, reasonCode: String, note: String? = nil,
+        campaign: String? = nil, idempotencyKey: String, actor: String
+    ) {
+        self.playerID = playerID
+        self.amount = amount
+        self.currency = currency
+        self.expiresAt = expiresAt
+        self.reasonCode = reasonCode
+        self.note = note
+        self.campaign = campaign
+        self.idempotencyKey = idempotencyKey
+        self.actor = actor
+    }
+
+    package func validate() throws(WalletError) {
+        try Validate.playerID(playerID)
+        try Validate.positiveAmount(amount)
+        try Validate.currency(currency)
+        if let expiresAt { _ = try Timestamp.parse(expiresAt, field: "expires_at") }
+        try Validate.reasonCode(reasonCode)
+        if let note { try Validate.text(note, field: "note", bytesMax: Limits.noteBytesMax) }
+        if let campaign { try Validate.visibleText(campaign, field: "campaign", bytesMax: Limits.identifierBytesMax) }
+        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
+        try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
+    }
+
+    /// The expiry in the ledger's own format (validated), if any.
+    package var expiry: String? {
+        get throws(WalletError) { try expiresAt.map { text throws(WalletError) in try Timestamp.parse(text, field: "expires_at") } }
+    }
+
+    /// Keyed by the caller's key, scoped to the wallet's bonuses.
+    package var idempotency: IdempotencyKey { .wallet(playerID, kind: .bonus, key: idempotencyKey, requestHash: requestHash) }
+
+    package var requestHash: String {
+        var canonical = CanonicalBytes()
+        canonical.append("bonus")
+        canonical.append(playerID)
+        canonical.append(amount)
+        canonical.append(currency)
+        canonical.append((try? expiry) ?? expiresAt)
+        canonical.append(reasonCode)
+        canonical.append(note)
+        canonical.append(campaign)
+        return canonical.sha256Hex()
+    }
+}
+
 public struct SpendRequest: LedgerMutation, Equatable {
     public var playerID: String
     public var amount: Int64

@@ -22,6 +22,15 @@ enum PostgresSchema {
                 statements: [
                     "ALTER TABLE transactions DROP CONSTRAINT transactions_kind_check",
                     "ALTER TABLE transactions ADD CONSTRAINT transactions_kind_check CHECK (\(kindCheck))",
+                    // Version 2's reason-code check had no name of its own: found by what it says.
+                    """
+                    DO $$ DECLARE found TEXT; BEGIN
+                        SELECT conname INTO found FROM pg_constraint
+                        WHERE conrelid = 'transactions'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%reason_code IS NULL%';
+                        IF found IS NOT NULL THEN EXECUTE format('ALTER TABLE transactions DROP CONSTRAINT %I', found); END IF;
+                    END $$
+                    """,
+                    "ALTER TABLE transactions ADD CONSTRAINT transactions_reason_code_check CHECK (\(reasonCodeCheck))",
                 ] + lotsAndHolds + [openingLots]),
         ],
         name: "the PostgreSQL database")
@@ -96,7 +105,7 @@ enum PostgresSchema {
             hash TEXT COLLATE "C" NOT NULL CHECK (length(hash) = 64),
             CHECK ((kind = 'purchase') = (store IS NOT NULL AND store_transaction_id IS NOT NULL AND product_id IS NOT NULL AND quantity IS NOT NULL)),
             CHECK ((kind IN ('refund', 'refund_reversal')) = (refund_of_seq IS NOT NULL)),
-            CHECK (kind = 'adjustment' OR reason_code IS NULL),
+            CONSTRAINT transactions_reason_code_check CHECK (\(reasonCodeCheck)),
             CHECK (kind <> 'adjustment' OR (reason_code IS NOT NULL AND note IS NOT NULL))
         )
         """,
@@ -221,6 +230,9 @@ enum PostgresSchema {
 
     /// The kinds of transaction (schema.sql's CHECK on `transactions.kind`).
     static let kindCheck = "kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal', 'bonus', 'expiry', 'hold', 'capture', 'release')"
+
+    /// Only adjustments and bonuses carry a reason code (schema.sql's CHECK).
+    static let reasonCodeCheck = "kind IN ('adjustment', 'bonus') OR reason_code IS NULL"
 
     /// Credit lots, their draws, and holds (schema.sql's `lots`, `lot_draws` and `holds`).
     static let lotsAndHolds = [

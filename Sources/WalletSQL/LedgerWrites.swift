@@ -41,6 +41,49 @@ enum LedgerWrites {
         return result
     }
 
+    static func bonus(_ db: any SQLSession, _ checked: Checked<BonusRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
+        let (request, key) = (checked.request, checked.key)
+        if let replay = try key.replay(db, context: context) { return replay }
+        let expiry = try request.expiry
+        if let expiry, expiry <= Timestamp.format(now) {
+            throw WalletError.invalidRequest("expires_at must be in the future; \(request.expiresAt ?? "") has passed")
+        }
+        try requireKnownCurrency(db, request.currency, context: &context)
+        let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: nil)
+        let source = try Account.fetch(db, context: &context, owner: "@bonuses", currency: request.currency)
+        var draft = LedgerTransaction(draftOf: .bonus, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
+        draft.idempotencyKey = request.idempotencyKey
+        draft.reasonCode = request.reasonCode
+        draft.note = request.note
+        var details: [String: JSONValue] = [:]
+        if let expiry { details["expires_at"] = .string(expiry) }
+        if let campaign = request.campaign { details["campaign"] = .string(campaign) }
+        if !details.isEmpty { draft.metadata = try Metadata(.object(details)) }
+        let result = try append(db, draft, legs: [(player, request.amount), (source, -request.amount)], key: key, now: now, context: &context)
+        try LotStorage.credit(
+            db, accountID: player.id, balanceBefore: player.balance, amount: request.amount, category: .bonus, expiresAt: expiry, transaction: result.transaction)
+        return result
+    }
+
+    /// Books up to `limit` lots expired at `now`, soonest expiry first, across wallets.
+    static func expireLots(_ db: any SQLSession, limit: Int, now: Date, context: inout BatchContext) throws -> Int {
+        let due = try db.all(
+            """
+            SELECT l.id, l.category, l.amount, l.remaining, l.created_at, l.expires_at, l.source_seq, a.owner, a.currency
+            FROM lots l JOIN accounts a ON a.id = l.account_id
+            WHERE l.remaining > 0 AND l.expires_at IS NOT NULL AND l.expires_at <= ? ORDER BY l.expires_at, l.id LIMIT ?
+            """, [.text(Timestamp.format(now)), .integer(Int64(limit))]
+        ) { row -> (Lot, String, String) in
+            guard let category = LotCategory(rawValue: try row.text(1)) else { throw WalletError.corrupt("a lot has an unknown category") }
+            let lot = Lot(
+                id: try row.integer(0), category: category, amount: try row.integer(2), remaining: try row.integer(3), createdAt: try row.text(4),
+                expiresAt: try row.textOrNil(5), sourceSeq: try row.integer(6))
+            return (lot, String(try row.text(7).dropFirst("player:".count)), try row.text(8))
+        }
+        for (lot, playerID, currency) in due { try expire(db, lot: lot, playerID: playerID, currency: currency, now: now, context: &context) }
+        return due.count
+    }
+
     static func spend(_ db: any SQLSession, _ checked: Checked<SpendRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
@@ -382,6 +425,12 @@ struct Account {
 // What each operation looks up, for its batch's prefetch (`BatchContext.prefetch`).
 extension Checked where Request == GrantRequest {
     var hints: WriteHints { WriteHints(keys: [(key.scope, key.key)]) }
+}
+
+extension Checked where Request == BonusRequest {
+    var hints: WriteHints {
+        WriteHints(keys: [(key.scope, key.key)], accounts: [(LedgerRules.playerOwner(request.playerID), request.currency), ("@bonuses", request.currency)])
+    }
 }
 
 extension Checked where Request == SpendRequest {

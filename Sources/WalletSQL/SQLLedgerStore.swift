@@ -133,6 +133,16 @@ extension SQLLedgerStore {
         }
     }
 
+    package func bonus(_ request: BonusRequest) async throws(WalletError) -> MutationResult {
+        let checked = try Checked(request)
+        return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.bonus(db, checked, now: now, context: &context) }
+    }
+
+    package func expireLots(limit: Int) async throws(WalletError) -> Int {
+        guard (1...Limits.pageSizeMax).contains(limit) else { throw .invalidRequest("limit must be 1 to \(Limits.pageSizeMax)") }
+        return try await write { db, now, context in try LedgerWrites.expireLots(db, limit: limit, now: now, context: &context) }
+    }
+
     package func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
         return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.spend(db, checked, now: now, context: &context) }

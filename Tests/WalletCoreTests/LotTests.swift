@@ -85,4 +85,69 @@ struct LotTests {
         report = try await ledger.store.verify()
         #expect(!report.ok && report.problem?.contains("hold 4 but its balance is 3") == true, "\(report)")
     }
+
+    @Test("bonuses are lots that may expire; an expired lot is never drawn, even before its expiry is booked, and a debit books it first", arguments: TestBackend.all)
+    func bonusesExpire(backend: TestBackend) async throws {
+        let clock = TestClock("2026-11-22T12:00:00Z")
+        let ledger = try await TestLedger.withCatalog(backend, clock: clock)
+        try await ledger.grant("p1", "T1")
+        let daily = BonusRequest(playerID: "p1", amount: 3, expiresAt: "2026-11-23T00:00:00Z", reasonCode: "daily_login", campaign: "november", idempotencyKey: "b1", actor: "game")
+        let bonus = try await ledger.store.bonus(daily)
+        #expect(bonus.transaction.kind == .bonus && bonus.balance == 8 && bonus.transaction.reasonCode == "daily_login")
+        #expect(bonus.transaction.metadata?.canonicalText == #"{"campaign":"november","expires_at":"2026-11-23T00:00:00.000Z"}"#)
+        #expect(try await ledger.store.bonus(daily).replayed)
+        var changed = daily
+        changed.amount = 4
+        let reused = await walletError { _ = try await ledger.store.bonus(changed) }
+        #expect(reused?.code == "idempotency_key_reused")
+        _ = try await ledger.store.bonus(BonusRequest(playerID: "p1", amount: 2, reasonCode: "compensation", idempotencyKey: "b2", actor: "support"))
+        #expect(try await Self.lots(ledger, "p1") == ["paid 5 5", "bonus 3 3", "bonus 2 2"])
+
+        // Before expiry: the expiring bonus goes first, then the other free credits, the purchase last.
+        let spend = try await ledger.spend("p1", 4, key: "s1")
+        #expect(try await Self.draws(ledger, seq: spend.transaction.seq) == ["bonus 3", "bonus 1"])
+
+        // Another expiring bonus, then its expiry passes with nothing booked yet.
+        _ = try await ledger.store.bonus(BonusRequest(playerID: "p1", amount: 10, expiresAt: "2026-11-22T18:00:00Z", reasonCode: "event", idempotencyKey: "b3", actor: "game"))
+        clock.set("2026-11-22T18:00:00Z")
+        #expect(try await ledger.balance("p1") == 16, "the balance still counts the expired lot until its expiry is booked")
+        let tooMuch = await walletError { _ = try await ledger.spend("p1", 7, key: "s2") }
+        #expect(tooMuch == .insufficientFunds(balance: 6, currency: "credits"), "only 6 are spendable")
+        #expect(try await ledger.balance("p1") == 16, "a refused spend books nothing")
+        let spent = try await ledger.spend("p1", 6, key: "s3")
+        #expect(spent.balance == 0)
+        let history = try await ledger.store.history(HistoryQuery(playerID: "p1", limit: 3))
+        #expect(history.transactions.map(\.kind) == [.spend, .expiry, .bonus])
+        #expect(history.transactions[1].amount == -10 && history.transactions[1].postings.contains { $0.account == "@expired" && $0.amount == 10 })
+        #expect(try await ledger.store.verify().ok)
+    }
+
+    @Test("the sweep books every expired lot once; a bonus cannot expire in the past; only bonus lots may expire", arguments: TestBackend.all)
+    func sweep(backend: TestBackend) async throws {
+        let clock = TestClock("2026-11-22T12:00:00Z")
+        let ledger = try await TestLedger.withCatalog(backend, clock: clock)
+        for (player, expiry) in [("p1", "2026-11-22T13:00:00Z"), ("p2", "2026-11-22T14:00:00Z"), ("p3", "2026-12-01T00:00:00Z")] {
+            _ = try await ledger.store.bonus(BonusRequest(playerID: player, amount: 5, expiresAt: expiry, reasonCode: "event", idempotencyKey: "b", actor: "game"))
+        }
+        let past = await walletError {
+            _ = try await ledger.store.bonus(BonusRequest(playerID: "p1", amount: 5, expiresAt: "2026-11-22T11:59:59Z", reasonCode: "event", idempotencyKey: "late", actor: "game"))
+        }
+        #expect(past?.code == "invalid_request" && past?.detail.contains("future") == true)
+        clock.set("2026-11-22T15:00:00Z")
+        #expect(try await ledger.store.expireLots(limit: 1) == 1)
+        #expect(try await ledger.store.expireLots(limit: 100) == 1)
+        #expect(try await ledger.store.expireLots(limit: 100) == 0)
+        #expect(try await ledger.balance("p1") == 0)
+        #expect(try await ledger.balance("p2") == 0)
+        #expect(try await ledger.balance("p3") == 5)
+        #expect(try await ledger.store.verify().ok)
+        // The schema itself refuses an expiring purchase lot.
+        let refused = await walletError {
+            _ = try await ledger.store.write { db, _, _ in
+                try db.execute("INSERT INTO lots (account_id, category, amount, remaining, created_at, expires_at, source_seq) VALUES (1, 'paid', 1, 1, '2026-11-22T12:00:00.000Z', '2026-12-01T00:00:00.000Z', 1)")
+            }
+        }
+        #expect(refused != nil)
+    }
 }
+
