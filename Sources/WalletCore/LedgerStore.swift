@@ -37,6 +37,8 @@ public protocol LedgerReading: Sendable {
     func products() async throws(WalletError) -> [Product]
     /// The player's balances; the default currency is always listed.
     func balances(playerID: String) async throws(WalletError) -> WalletBalances
+    /// The player's open lots, per currency in burn order (expired ones not yet booked last).
+    func lots(playerID: String) async throws(WalletError) -> [WalletLot]
     /// A page of the player's transactions, newest first.
     func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage
     /// The purchase that credited a store transaction, or nil when none did.

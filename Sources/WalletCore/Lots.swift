@@ -44,6 +44,39 @@ public struct Lot: Codable, Sendable, Equatable {
     }
 }
 
+/// An open lot of a wallet, as players, games and support read it.
+public struct WalletLot: Codable, Sendable, Equatable {
+    public var id: Int64
+    public var currency: String
+    public var category: LotCategory
+    public var amount: Int64
+    public var remaining: Int64
+    public var createdAt: String
+    public var expiresAt: String?
+    public var sourceSeq: Int64
+    /// Past its expiry, its expiry not booked yet: not spendable.
+    public var expired: Bool
+
+    package init(_ lot: Lot, currency: String, now: String) {
+        id = lot.id
+        self.currency = currency
+        category = lot.category
+        amount = lot.amount
+        remaining = lot.remaining
+        createdAt = lot.createdAt
+        expiresAt = lot.expiresAt
+        sourceSeq = lot.sourceSeq
+        expired = lot.isExpired(at: now)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, currency, category, amount, remaining, expired
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case sourceSeq = "source_seq"
+    }
+}
+
 /// How much a debit took from one lot (negative: what a release or capture gave back).
 public struct LotDraw: Codable, Sendable, Equatable {
     public var lotID: Int64

@@ -214,15 +214,23 @@ public struct Product: Codable, Sendable, Equatable {
 public struct WalletBalances: Codable, Sendable, Equatable {
     public var playerID: String
     public var balances: [String: Int64]
+    /// Per currency, what bonus lots will take away in the next 7 days if not spent, so a game
+    /// can warn the player (currencies with nothing expiring are left out).
+    public var expiringWithin7Days: [String: Int64]
+
+    /// How far ahead `expiringWithin7Days` looks.
+    public static let expiringWindow: Double = 7 * 86_400
 
     package enum CodingKeys: String, CodingKey {
         case balances
         case playerID = "player_id"
+        case expiringWithin7Days = "expiring_within_7_days"
     }
 
-    package init(playerID: String, balances: [String: Int64]) {
+    package init(playerID: String, balances: [String: Int64], expiringWithin7Days: [String: Int64] = [:]) {
         self.playerID = playerID
         self.balances = balances
+        self.expiringWithin7Days = expiringWithin7Days
     }
 }
 

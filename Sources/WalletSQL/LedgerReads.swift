@@ -1,3 +1,4 @@
+import Foundation
 import WalletCore
 
 /// Reads of the ledger, usable inside a write transaction or on a read snapshot, on any store.
@@ -82,12 +83,34 @@ enum LedgerReads {
         try LedgerTransaction(reading: StoredTransactionRow(row: row), postings: postings)
     }
 
-    static func balances(_ db: any SQLSession, playerID: String) throws -> WalletBalances {
+    static func balances(_ db: any SQLSession, playerID: String, now: Date) throws -> WalletBalances {
         var balances = [defaultCurrency: Int64(0)]
         try db.forEach("SELECT currency, balance FROM accounts WHERE owner = ?", [.text(LedgerRules.playerOwner(playerID))]) { row in
             balances[try row.text(0)] = try row.integer(1)
         }
-        return WalletBalances(playerID: playerID, balances: balances)
+        var expiring: [String: Int64] = [:]
+        try db.forEach(
+            """
+            SELECT a.currency, CAST(sum(l.remaining) AS BIGINT) FROM lots l JOIN accounts a ON a.id = l.account_id
+            WHERE a.owner = ? AND l.remaining > 0 AND l.expires_at > ? AND l.expires_at <= ? GROUP BY a.currency
+            """, [.text(LedgerRules.playerOwner(playerID)), .text(Timestamp.format(now)), .text(Timestamp.format(now.addingTimeInterval(WalletBalances.expiringWindow)))]
+        ) { row in expiring[try row.text(0)] = try row.integer(1) }
+        return WalletBalances(playerID: playerID, balances: balances, expiringWithin7Days: expiring)
+    }
+
+    static func lots(_ db: any SQLSession, playerID: String, now: Date) throws -> [WalletLot] {
+        var byCurrency: [String: [Lot]] = [:]
+        let accounts = try db.all("SELECT id, currency FROM accounts WHERE owner = ? ORDER BY currency", [.text(LedgerRules.playerOwner(playerID))]) { row in
+            (id: try row.integer(0), currency: try row.text(1))
+        }
+        for account in accounts { byCurrency[account.currency] = try LotStorage.open(db, accountID: account.id) }
+        let at = Timestamp.format(now)
+        return byCurrency.keys.sorted().flatMap { currency -> [WalletLot] in
+            let lots = byCurrency[currency] ?? []
+            let spendable = LotRules.burnOrder(lots, at: at)
+            let expired = lots.filter { $0.isExpired(at: at) }
+            return (spendable + expired).map { WalletLot($0, currency: currency, now: at) }
+        }
     }
 
     /// `from` and `to` are in the ledger's timestamp format (see `Timestamp.parse`).

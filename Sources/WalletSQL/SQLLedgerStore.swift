@@ -160,7 +160,14 @@ extension SQLLedgerStore {
 
     package func balances(playerID: String) async throws(WalletError) -> WalletBalances {
         try Validate.playerID(playerID)
-        return try await read { db in try LedgerReads.balances(db, playerID: playerID) }
+        let now = clock()
+        return try await read { db in try LedgerReads.balances(db, playerID: playerID, now: now) }
+    }
+
+    package func lots(playerID: String) async throws(WalletError) -> [WalletLot] {
+        try Validate.playerID(playerID)
+        let now = clock()
+        return try await read { db in try LedgerReads.lots(db, playerID: playerID, now: now) }
     }
 
     package func purchase(store: String, storeTransactionID: String) async throws(WalletError) -> LedgerTransaction? {

@@ -1015,6 +1015,194 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/v1/wallets/{player_id}/bonuses": {
+      "post": {
+        "operationId": "bonus",
+        "summary": "Give bonus credits: a lot of their own that may expire (`expires_at`, in the future); purchased credits never do. Service, support and admin keys.",
+        "parameters": [
+          {
+            "name": "player_id",
+            "in": "path",
+            "required": true,
+            "description": "The player's id.",
+            "schema": {
+              "$ref": "#/components/schemas/PlayerId"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKeyHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/BonusBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The bonus transaction and the balance after it. A replay answers the same body with `Idempotent-Replayed: true`.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/MutationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/wallets/{player_id}/lots": {
+      "get": {
+        "operationId": "lots",
+        "summary": "The player's open lots: what remains of each credit, per currency in the order debits spend them (expired ones not yet booked last).",
+        "parameters": [
+          {
+            "name": "player_id",
+            "in": "path",
+            "required": true,
+            "description": "The player's id.",
+            "schema": {
+              "$ref": "#/components/schemas/PlayerId"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The lots.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "player_id",
+                    "lots"
+                  ],
+                  "properties": {
+                    "player_id": {
+                      "type": "string"
+                    },
+                    "lots": {
+                      "type": "array",
+                      "items": {
+                        "type": "object",
+                        "required": [
+                          "id",
+                          "currency",
+                          "category",
+                          "amount",
+                          "remaining",
+                          "created_at",
+                          "source_seq",
+                          "expired"
+                        ],
+                        "properties": {
+                          "id": {
+                            "type": "integer"
+                          },
+                          "currency": {
+                            "type": "string"
+                          },
+                          "category": {
+                            "type": "string",
+                            "enum": [
+                              "paid",
+                              "bonus",
+                              "adjustment",
+                              "opening"
+                            ]
+                          },
+                          "amount": {
+                            "type": "integer"
+                          },
+                          "remaining": {
+                            "type": "integer"
+                          },
+                          "created_at": {
+                            "type": "string",
+                            "format": "date-time"
+                          },
+                          "expires_at": {
+                            "type": "string",
+                            "format": "date-time"
+                          },
+                          "source_seq": {
+                            "type": "integer"
+                          },
+                          "expired": {
+                            "type": "boolean"
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
     "/v1/notifications/apple": {
       "post": {
         "operationId": "appleNotification",
@@ -2096,7 +2284,8 @@ enum OpenAPIDocument {
         "type": "object",
         "required": [
           "player_id",
-          "balances"
+          "balances",
+          "expiring_within_7_days"
         ],
         "additionalProperties": false,
         "properties": {
@@ -2105,6 +2294,14 @@ enum OpenAPIDocument {
           },
           "balances": {
             "type": "object",
+            "additionalProperties": {
+              "type": "integer",
+              "format": "int64"
+            }
+          },
+          "expiring_within_7_days": {
+            "type": "object",
+            "description": "Per currency, what bonus lots take away in the next 7 days unless spent (currencies with nothing expiring left out).",
             "additionalProperties": {
               "type": "integer",
               "format": "int64"
@@ -2680,6 +2877,50 @@ enum OpenAPIDocument {
               "csv",
               "jsonl"
             ]
+          }
+        }
+      },
+      "BonusBody": {
+        "type": "object",
+        "required": [
+          "amount",
+          "reason_code"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "amount": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000000000
+          },
+          "currency": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 16
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When what is left of it expires; in the future. Absent: never."
+          },
+          "reason_code": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          },
+          "note": {
+            "type": "string",
+            "maxLength": 2000
+          },
+          "campaign": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "idempotency_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
           }
         }
       },

@@ -172,8 +172,8 @@ struct ServeCommand: AsyncParsableCommand {
                 "apple_consumption_replies": .string(apple?.verifier.configuration.consumptionReplies == nil ? "off" : "on"),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)
-        // What talks to Apple in the background: the consumption replies' outbox, and catch-up.
-        var background: [any Service] = []
+        // Expired lots are booked every minute; what talks to Apple, when configured.
+        var background: [any Service] = [LotExpirySweep(store: store, logger: logger)]
         if let apple, let api = apple.api {
             if apple.verifier.configuration.consumptionReplies != nil {
                 background.append(ConsumptionReplySender(outbox: store, api: api, logger: logger))

@@ -14,8 +14,8 @@ struct WalletCommand: AsyncParsableCommand {
             exit status.
             """,
         subcommands: [
-            ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, RedeemAppleCommand.self, AppleCommand.self, SpendCommand.self, AdjustCommand.self, RefundCommand.self,
-            BalanceCommand.self, HistoryCommand.self, StatementCommand.self, ExportCommand.self, VerifyCommand.self, CopyCommand.self, BenchCommand.self,
+            ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, RedeemAppleCommand.self, AppleCommand.self, SpendCommand.self, AdjustCommand.self, BonusCommand.self, RefundCommand.self,
+            BalanceCommand.self, LotsCommand.self, HistoryCommand.self, StatementCommand.self, ExportCommand.self, VerifyCommand.self, ExpireCommand.self, CopyCommand.self, BenchCommand.self,
         ]
     )
 

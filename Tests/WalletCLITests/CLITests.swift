@@ -333,3 +333,25 @@ extension CLI {
         return try output.json()
     }
 }
+
+@Suite("Bonuses, lots and expiry from the CLI")
+struct LotsCLITests {
+    @Test("wallet bonus gives an expiring lot and wallet lots lists it first; wallet expire books nothing before its time (the booking itself is tested with a controlled clock in the core suites)")
+    func bonusLotsExpire() async throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1")
+        let soon = Timestamp.format(Date().addingTimeInterval(3_600))
+        let bonus = try cli.json(["bonus", "--player", "p1", "--amount", "3", "--expires-at", soon, "--reason-code", "event", "--key", "b1"])
+        #expect(bonus["balance"] as? Int == 8)
+        let lots = try #require(try cli.json(["lots", "--player", "p1"])["lots"] as? [[String: Any]])
+        #expect(lots.map { $0["category"] as? String } == ["bonus", "paid"])
+        let text = try cli.run("lots", "--player", "p1")
+        #expect(text.stdout.contains("credits bonus") && text.stdout.contains("expires \(soon)"), "\(text.stdout)")
+        #expect(try cli.json(["expire"])["expired"] as? Int == 0)
+        let balance = try cli.json(["balance", "--player", "p1"])
+        #expect(balance["balances"] as? [String: Int] == ["credits": 8] && balance["expiring_within_7_days"] as? [String: Int] == ["credits": 3])
+        #expect(try cli.json(["verify"])["ok"] as? Bool == true)
+        let past = try cli.run("bonus", "--player", "p1", "--amount", "1", "--expires-at", "2020-01-01T00:00:00Z", "--reason-code", "event", "--key", "b2", "--json")
+        #expect(past.status == 1 && past.errorCode() == "invalid_request")
+    }
+}

@@ -32,6 +32,8 @@ struct AccessTests {
         (.post, "/v1/wallets/p1/spend", #"{"amount": 1, "idempotency_key": "access"}"#, [.service, .playerOwn]),
         (.post, "/v1/wallets/p1/adjustments", #"{"amount": 1, "reason_code": "goodwill", "note": "n", "idempotency_key": "access"}"#, [.support, .admin]),
         (.get, "/v1/wallets/p1/statement", "", [.support, .auditor, .playerOwn]),
+        (.post, "/v1/wallets/p1/bonuses", #"{"amount": 1, "reason_code": "event", "idempotency_key": "access"}"#, [.service, .support, .admin]),
+        (.get, "/v1/wallets/p1/lots", "", [.service, .support, .auditor, .playerOwn]),
         (.get, "/v1/ledger/export", "", [.auditor, .admin]),
         (.get, "/v1/ledger/verify", "", [.auditor, .admin]),
         (.get, "/v1/ledger/head", "", [.auditor, .admin]),

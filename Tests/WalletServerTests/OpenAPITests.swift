@@ -67,7 +67,7 @@ struct OpenAPITests {
             "ApplePurchaseBody": PurchaseController.ApplePurchaseBody.fieldNames,
             "AppleReceiptBody": PurchaseController.AppleReceiptBody.fieldNames, "CreditOrderBody": PurchaseController.CreditOrderBody.fieldNames,
             "AppleNotificationBody": PurchaseController.AppleNotificationBody.fieldNames,
-            "ProductBody": ProductController.ProductBody.fieldNames, "KeyBody": KeyController.KeyBody.fieldNames,
+            "ProductBody": ProductController.ProductBody.fieldNames, "KeyBody": KeyController.KeyBody.fieldNames, "BonusBody": WalletController.BonusBody.fieldNames,
             "ExportLinkBody": LedgerController.LinkBody.fieldNames,
         ]
         for (name, fields) in expected {

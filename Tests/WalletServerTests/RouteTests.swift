@@ -686,3 +686,35 @@ struct ExportLinksTests {
     }
 }
 
+@Suite("Bonuses and lots over HTTP")
+struct BonusRouteTests {
+    @Test("a bonus is created once and shows as a lot, with what expires within 7 days on the balance; a past expiry is a 400", arguments: TestBackend.all)
+    func bonus(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1")
+        let soon = Timestamp.format(Date().addingTimeInterval(86_400))
+        try await server.test { client in
+            let headers = server.bearer(.service) + .jsonContent + [.idempotencyKey: "b1"]
+            let body = json(#"{"amount": 3, "expires_at": "\#(soon)", "reason_code": "daily_login", "campaign": "november"}"#)
+            let first = try await client.execute(uri: "/v1/wallets/p1/bonuses", method: .post, headers: headers, body: body)
+            #expect(try first.status == .created && first.object()["balance"] as? Int == 8)
+            let again = try await client.execute(uri: "/v1/wallets/p1/bonuses", method: .post, headers: headers, body: body)
+            #expect(again.headers[.idempotentReplayed] == "true" && again.body == first.body)
+            let balance = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
+            #expect(try (balance.object()["expiring_within_7_days"] as? [String: Int]) == ["credits": 3])
+            let lots = try await client.execute(uri: "/v1/wallets/p1/lots", method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
+            let listed = try #require(try lots.object()["lots"] as? [[String: Any]])
+            #expect(listed.map { "\($0["category"] as? String ?? "") \($0["remaining"] as? Int ?? -1)" } == ["bonus 3", "paid 5"], "burn order: the expiring bonus first")
+            let past = try await client.execute(
+                uri: "/v1/wallets/p1/bonuses", method: .post, headers: server.bearer(.support) + .jsonContent + [.idempotencyKey: "b2"],
+                body: json(#"{"amount": 3, "expires_at": "2020-01-01T00:00:00Z", "reason_code": "event"}"#))
+            #expect(try past.status == .badRequest && past.problemCode() == "invalid_request")
+            let player = try await client.execute(
+                uri: "/v1/wallets/p1/bonuses", method: .post, headers: [.authorization: "Bearer \(playerToken("p1"))", .contentType: "application/json", .idempotencyKey: "b3"],
+                body: json(#"{"amount": 1000, "reason_code": "free_money"}"#))
+            #expect(player.status == .forbidden, "players cannot give themselves bonuses")
+        }
+        #expect(try await server.store.verify().ok)
+    }
+}
+

@@ -12,6 +12,52 @@ struct WalletController {
         routes.add(.get, "/v1/wallets/{player_id}/statement", access: .roles([.support, .auditor], playerOwnWallet: true), handler: statement)
         routes.add(.post, "/v1/wallets/{player_id}/spend", access: .roles([.service], playerOwnWallet: true), handler: spend)
         routes.add(.post, "/v1/wallets/{player_id}/adjustments", access: .roles([.support, .admin]), handler: adjust)
+        routes.add(.post, "/v1/wallets/{player_id}/bonuses", access: .roles([.service, .support, .admin]), handler: bonus)
+        routes.add(.get, "/v1/wallets/{player_id}/lots", access: readers, handler: lots)
+    }
+
+    struct BonusBody: StrictBody {
+        var amount: Int64
+        var currency: String?
+        var expiresAt: String?
+        var reasonCode: String
+        var note: String?
+        var campaign: String?
+        var idempotencyKey: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case amount, currency, note, campaign
+            case expiresAt = "expires_at"
+            case reasonCode = "reason_code"
+            case idempotencyKey = "idempotency_key"
+        }
+    }
+
+    /// Bonus credits: a lot that may expire (`expires_at`, in the future).
+    @Sendable func bonus(request: Request, context: WalletRequestContext) async throws -> Response {
+        let body = try await RequestBodyReader.decode(BonusBody.self, from: request)
+        let result = try await store.bonus(
+            BonusRequest(
+                playerID: try context.requireWalletPlayerID(), amount: body.amount, currency: body.currency ?? defaultCurrency, expiresAt: body.expiresAt,
+                reasonCode: body.reasonCode, note: body.note, campaign: body.campaign,
+                idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: body.idempotencyKey), actor: try context.requireCaller().actor))
+        return try MutationResponse.response(for: result, context: context)
+    }
+
+    struct Lots: Encodable {
+        var playerID: String
+        var lots: [WalletLot]
+
+        enum CodingKeys: String, CodingKey {
+            case lots
+            case playerID = "player_id"
+        }
+    }
+
+    /// The open lots: what remains of each credit, in burn order per currency, with its expiry.
+    @Sendable func lots(request: Request, context: WalletRequestContext) async throws -> Response {
+        let playerID = try context.requireWalletPlayerID()
+        return try JSONBody.response(Lots(playerID: playerID, lots: try await store.lots(playerID: playerID)), for: context)
     }
 
     @Sendable func balance(request: Request, context: WalletRequestContext) async throws -> Response {

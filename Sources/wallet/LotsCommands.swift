@@ -1,0 +1,116 @@
+import ArgumentParser
+import Foundation
+import WalletCore
+
+struct BonusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bonus",
+        abstract: "Give a player bonus credits (daily login, an event, compensation), optionally expiring.",
+        discussion: """
+            A bonus is a lot of its own: debits spend expiring lots first (soonest expiry first), then other free \
+            credits, purchases last. Purchased credits never expire; only bonuses may. An expired bonus is booked as \
+            an expiry transaction to @expired (wallet expire, or wallet serve in the background).
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "The player's id.")
+    var player: String
+
+    @Option(help: "Credits to give.")
+    var amount: Int64
+
+    @Option(help: ArgumentHelp("When what is left of it expires, RFC 3339, in the future (default: never).", valueName: "time"))
+    var expiresAt: String?
+
+    @Option(help: "Why, as a code: daily_login, event, compensation, ...")
+    var reasonCode: String
+
+    @Option(help: "A note for the history.")
+    var note: String?
+
+    @Option(help: "The campaign it belongs to.")
+    var campaign: String?
+
+    @Option(help: "Idempotency key for this bonus.")
+    var key: String
+
+    @Option(help: "Who gives it (your name or staff id).")
+    var actor: String = cliActor
+
+    @Option(help: "Currency to give.")
+    var currency: String = defaultCurrency
+
+    func run() async throws {
+        let result = try await options.withStore { ledger in
+            try await ledger.bonus(
+                BonusRequest(
+                    playerID: player, amount: amount, currency: currency, expiresAt: expiresAt, reasonCode: reasonCode, note: note, campaign: campaign,
+                    idempotencyKey: key, actor: actor))
+        }
+        try Output.result(result, json: options.json) {
+            Output.mutation(result, "Gave \(player) a bonus of \(Output.signed(amount, currency)) (\(reasonCode))\(expiresAt.map { ", expiring at \($0)" } ?? "")")
+        }
+    }
+}
+
+struct LotsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lots",
+        abstract: "List a player's open lots: what remains of each credit, and when it expires.",
+        discussion: "Per currency, in the order debits spend them; expired lots whose expiry is not booked yet come last."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "The player's id.")
+    var player: String
+
+    struct Listing: Encodable {
+        var playerID: String
+        var lots: [WalletLot]
+
+        enum CodingKeys: String, CodingKey {
+            case lots
+            case playerID = "player_id"
+        }
+    }
+
+    func run() async throws {
+        let lots = try await options.withStore { ledger in try await ledger.lots(playerID: player) }
+        try Output.result(Listing(playerID: player, lots: lots), json: options.json) {
+            guard !lots.isEmpty else { return "\(player) has no open lots." }
+            return lots.map { lot in
+                let expiry = lot.expired ? "expired at \(lot.expiresAt ?? "")" : lot.expiresAt.map { "expires \($0)" } ?? "never expires"
+                return "\(lot.currency) \(lot.category.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(lot.remaining) of \(lot.amount), from seq \(lot.sourceSeq), \(expiry)"
+            }.joined(separator: "\n")
+        }
+    }
+}
+
+struct ExpireCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "expire",
+        abstract: "Book every expired lot now, each as an expiry transaction to @expired (for cron and tests).",
+        discussion: "wallet serve does the same in the background every minute. A lot is booked once, however often this runs."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    struct Booked: Encodable {
+        var expired: Int
+    }
+
+    func run() async throws {
+        let booked = try await options.withStore { ledger in
+            var total = 0
+            while true {
+                let count = try await ledger.expireLots(limit: Limits.pageSizeMax)
+                total += count
+                if count < Limits.pageSizeMax { return total }
+            }
+        }
+        try Output.result(Booked(expired: booked), json: options.json) { "Booked \(booked) expired lot\(booked == 1 ? "" : "s")." }
+    }
+}
