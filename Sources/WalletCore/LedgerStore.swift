@@ -20,6 +20,12 @@ public protocol LedgerWriting: Sendable {
     /// Books every lot expired at the store's clock as an `expiry` transaction, at most `limit`
     /// of them; returns how many were booked.
     func expireLots(limit: Int) async throws(WalletError) -> Int
+    /// Reserves credits in `@holds` until captured, released or expired.
+    func createHold(_ request: HoldRequest) async throws(WalletError) -> HoldResult
+    /// Captures or releases an open hold, once.
+    func resolveHold(_ request: HoldResolution) async throws(WalletError) -> HoldResult
+    /// Releases every hold past its expiry (status `expired`), at most `limit`; returns how many.
+    func expireHolds(limit: Int) async throws(WalletError) -> Int
     /// Debits the wallet, never below zero.
     func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult
     /// Credits or debits the wallet as a support correction.
@@ -39,6 +45,8 @@ public protocol LedgerReading: Sendable {
     func balances(playerID: String) async throws(WalletError) -> WalletBalances
     /// The player's open lots, per currency in burn order (expired ones not yet booked last).
     func lots(playerID: String) async throws(WalletError) -> [WalletLot]
+    /// The player's open holds, then the 50 most recent resolved ones.
+    func holds(playerID: String) async throws(WalletError) -> [Hold]
     /// A page of the player's transactions, newest first.
     func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage
     /// The purchase that credited a store transaction, or nil when none did.

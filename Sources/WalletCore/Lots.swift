@@ -95,7 +95,12 @@ package enum LotRules {
     /// purchase unspent as long as possible). Empty and expired lots are left out: a debit never
     /// draws from an expired lot, even before its expiry entry is written.
     package static func burnOrder(_ lots: [Lot], at now: String) -> [Lot] {
-        lots.filter { $0.remaining > 0 && !$0.isExpired(at: now) }.sorted { a, b in
+        burnSorted(lots.filter { $0.remaining > 0 && !$0.isExpired(at: now) })
+    }
+
+    /// Lots in burn order, whatever they hold.
+    package static func burnSorted(_ lots: [Lot]) -> [Lot] {
+        lots.sorted { a, b in
             let (rankA, rankB) = (rank(a), rank(b))
             if rankA != rankB { return rankA < rankB }
             if let expiryA = a.expiresAt, let expiryB = b.expiresAt, expiryA != expiryB { return expiryA < expiryB }

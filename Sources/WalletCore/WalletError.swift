@@ -35,6 +35,10 @@ public enum WalletError: Error, Equatable, Sendable {
     /// A store's server API could not answer (unreachable, failing, rate limiting, or refusing
     /// the wallet's credentials). Nothing was written; the same request may succeed later.
     case storeUnavailable(String)
+    /// The hold was resolved already (`captured`, `released` or `expired`) by another request.
+    case holdResolved(status: String, detail: String)
+    /// A capture asked for more than the hold holds.
+    case captureExceedsHold(String)
 
     /// The stable machine-readable code, identical in API problem documents and CLI errors.
     public var code: String {
@@ -53,6 +57,8 @@ public enum WalletError: Error, Equatable, Sendable {
         case .purchaseInvalid: "purchase_invalid"
         case .notConfigured: "not_configured"
         case .storeUnavailable: "store_unavailable"
+        case .holdResolved(let status, _): "hold_\(status)"
+        case .captureExceedsHold: "capture_exceeds_hold"
         }
     }
 
@@ -62,7 +68,7 @@ public enum WalletError: Error, Equatable, Sendable {
         case .invalidRequest(let detail), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
             .unknownCurrency(let detail), .notFound(let detail), .unsupportedDatabase(let detail),
             .storage(let detail), .corrupt(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .notConfigured(let detail), .alreadyRefunded(let detail),
-            .storeUnavailable(let detail):
+            .storeUnavailable(let detail), .captureExceedsHold(let detail), .holdResolved(_, let detail):
             detail
         case .insufficientFunds(let balance, let currency):
             "insufficient funds: the balance is \(balance) \(currency)"

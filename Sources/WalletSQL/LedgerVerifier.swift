@@ -42,6 +42,22 @@ enum LedgerVerifier {
                 problem: "lot \(try row.integer(0)) keeps \(try row.integer(2)) of its \(try row.integer(1)), but its draws leave \(try row.integer(1) - row.integer(3))")
         }
         if let lot { return lot }
+        // Every credit in `@holds` belongs to an open hold.
+        let holds = try db.first(
+            """
+            SELECT c.code, coalesce((SELECT a.balance FROM accounts a WHERE a.owner = '@holds' AND a.currency = c.code), 0),
+                CAST(coalesce((SELECT sum(h.amount) FROM holds h WHERE h.status = 'open' AND h.currency = c.code), 0) AS BIGINT),
+                CAST(coalesce((SELECT max(h.hold_seq) FROM holds h WHERE h.currency = c.code), 1) AS BIGINT)
+            FROM currencies c
+            WHERE coalesce((SELECT a.balance FROM accounts a WHERE a.owner = '@holds' AND a.currency = c.code), 0)
+                <> coalesce((SELECT sum(h.amount) FROM holds h WHERE h.status = 'open' AND h.currency = c.code), 0)
+            ORDER BY 1 LIMIT 1
+            """
+        ) { row in
+            ChainChecker.Failure(
+                seq: try row.integer(3), problem: "@holds (\(try row.text(0))) holds \(try row.integer(1)) but the open holds add up to \(try row.integer(2))")
+        }
+        if let holds { return holds }
         return try db.first(
             """
             SELECT a.owner, a.currency, a.balance, CAST(coalesce(sum(l.remaining), 0) AS BIGINT),

@@ -65,6 +65,109 @@ enum LedgerWrites {
         return result
     }
 
+    static func createHold(_ db: any SQLSession, _ checked: Checked<HoldRequest>, now: Date, context: inout BatchContext) throws -> HoldResult {
+        let (request, key) = (checked.request, checked.key)
+        if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
+        try requireKnownCurrency(db, request.currency, context: &context)
+        try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
+        let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: request.amount)
+        let held = try Account.fetch(db, context: &context, owner: "@holds", currency: request.currency)
+        let draws = try LotRules.draw(request.amount, from: try LotStorage.open(db, accountID: player.id), at: Timestamp.format(now), currency: request.currency)
+        let id = RandomID.uuid()
+        let expiresAt = Timestamp.format(now.addingTimeInterval(Double(request.expiresInSeconds)))
+        var draft = LedgerTransaction(draftOf: .hold, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
+        draft.idempotencyKey = request.idempotencyKey
+        draft.note = request.reason
+        var details: [String: JSONValue] = ["hold_id": .string(id), "expires_at": .string(expiresAt)]
+        if let metadata = request.metadata { details["metadata"] = try JSONValue.strict(Array(metadata.canonicalText.utf8), what: "metadata") }
+        draft.metadata = try Metadata(.object(details))
+        let result = try append(db, draft, legs: [(player, -request.amount), (held, request.amount)], key: key, now: now, context: &context)
+        try LotStorage.apply(db, seq: result.transaction.seq, draws: draws)
+        try db.execute(
+            "INSERT INTO holds (id, player_id, currency, amount, status, expires_at, hold_seq) VALUES (?, ?, ?, ?, 'open', ?, ?)",
+            [.text(id), .text(request.playerID), .text(request.currency), .integer(request.amount), .text(expiresAt), .integer(result.transaction.seq)])
+        let hold = Hold(
+            id: id, playerID: request.playerID, currency: request.currency, amount: request.amount, status: .open, expiresAt: expiresAt,
+            holdSeq: result.transaction.seq, resolvedSeq: nil, captured: nil)
+        return HoldResult(hold: hold, transaction: result.transaction, balance: result.balance, replayed: false)
+    }
+
+    private static func holdResult(_ db: any SQLSession, _ result: MutationResult) throws -> HoldResult {
+        guard let hold = try HoldStorage.find(db, seq: result.transaction.seq) else {
+            throw WalletError.corrupt("transaction \(result.transaction.seq) has no hold")
+        }
+        return HoldResult(hold: hold, transaction: result.transaction, balance: result.balance, replayed: result.replayed)
+    }
+
+    /// Captures or releases an open hold, once: the key that resolved it replays its answer,
+    /// any other request gets 409 `hold_<status>`. A hold past its expiry cannot be captured.
+    static func resolveHold(_ db: any SQLSession, _ checked: Checked<HoldResolution>, now: Date, context: inout BatchContext) throws -> HoldResult {
+        let (request, key) = (checked.request, checked.key)
+        if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
+        guard let hold = try HoldStorage.find(db, id: request.holdID) else { throw WalletError.notFound("no hold \(request.holdID)") }
+        guard hold.status == .open else {
+            throw WalletError.holdResolved(status: hold.status.rawValue, detail: "the hold was \(hold.status.rawValue) already (seq \(hold.resolvedSeq ?? 0)); nothing changed")
+        }
+        let expired = hold.expiresAt <= Timestamp.format(now)
+        switch request.action {
+        case .capture(let amount):
+            if expired { throw WalletError.holdResolved(status: "expired", detail: "the hold expired at \(hold.expiresAt) and cannot be captured; nothing changed") }
+            let captured = amount ?? hold.amount
+            guard captured <= hold.amount else {
+                throw WalletError.captureExceedsHold("the hold holds \(hold.amount) \(hold.currency); a capture of \(captured) is more")
+            }
+            return try resolve(db, hold, status: .captured, captured: captured, key: key, actor: request.actor, now: now, context: &context)
+        case .release:
+            return try resolve(db, hold, status: expired ? .expired : .released, captured: nil, key: key, actor: request.actor, now: now, context: &context)
+        }
+    }
+
+    /// The `capture` or `release` transaction of a hold: `captured` to `@spend`, the rest back
+    /// to the player's lots it came from (purchase lots before free ones).
+    private static func resolve(
+        _ db: any SQLSession, _ hold: Hold, status: Hold.Status, captured: Int64?, key: IdempotencyKey, actor: String, now: Date, context: inout BatchContext
+    ) throws -> HoldResult {
+        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(hold.playerID), currency: hold.currency)
+        let held = try Account.fetch(db, context: &context, owner: "@holds", currency: hold.currency)
+        let kept = captured ?? 0
+        let returned = hold.amount - kept
+        var legs: [(account: Account, amount: Int64)] = [(player, returned), (held, -hold.amount)]
+        if kept > 0 { legs.append((try Account.fetch(db, context: &context, owner: "@spend", currency: hold.currency), kept)) }
+        var draft = LedgerTransaction(draftOf: captured == nil ? .release : .capture, playerID: hold.playerID, currency: hold.currency, amount: returned, actor: actor)
+        draft.idempotencyKey = key.key
+        draft.note = status == .expired ? "hold \(hold.id) expired at \(hold.expiresAt)" : nil
+        draft.metadata = try Metadata(.object(["hold_id": .string(hold.id), "status": .string(status.rawValue)]))
+        let result = try append(db, draft, legs: legs, key: key, now: now, context: &context)
+        let split = try LotRules.splitCapture(kept, of: try HoldStorage.draws(db, holdSeq: hold.holdSeq))
+        try LotStorage.apply(db, seq: result.transaction.seq, draws: split.returned.map { LotDraw(lotID: $0.lotID, amount: -$0.amount) })
+        try db.execute(
+            "UPDATE holds SET status = ?, resolved_seq = ?, captured = ? WHERE id = ? AND status = 'open'",
+            [.text(status.rawValue), .integer(result.transaction.seq), .integer(captured), .text(hold.id)])
+        var resolved = hold
+        resolved.status = status
+        resolved.resolvedSeq = result.transaction.seq
+        resolved.captured = captured
+        return HoldResult(hold: resolved, transaction: result.transaction, balance: result.balance, replayed: false)
+    }
+
+    /// Releases up to `limit` holds past their expiry (status `expired`), soonest first.
+    static func expireHolds(_ db: any SQLSession, limit: Int, now: Date, context: inout BatchContext) throws -> Int {
+        let due = try db.all(
+            "SELECT \(HoldStorage.columns) FROM holds WHERE status = 'open' AND expires_at <= ? ORDER BY expires_at, id LIMIT ?",
+            [.text(Timestamp.format(now)), .integer(Int64(limit))], HoldStorage.hold(from:))
+        for hold in due { _ = try releaseExpired(db, hold, now: now, context: &context) }
+        return due.count
+    }
+
+    private static func releaseExpired(_ db: any SQLSession, _ hold: Hold, now: Date, context: inout BatchContext) throws -> HoldResult {
+        var canonical = CanonicalBytes()
+        canonical.append("hold_expiry")
+        canonical.append(hold.id)
+        let key = IdempotencyKey(
+            scope: "hold_resolution:\(hold.id)", key: "expiry", requestHash: canonical.sha256Hex(), reusedDetail: "the hold's expiry was booked already")
+        return try resolve(db, hold, status: .expired, captured: nil, key: key, actor: "wallet:expiry", now: now, context: &context)
+    }
+
     /// Books up to `limit` lots expired at `now`, soonest expiry first, across wallets.
     static func expireLots(_ db: any SQLSession, limit: Int, now: Date, context: inout BatchContext) throws -> Int {
         let due = try db.all(
@@ -431,6 +534,16 @@ extension Checked where Request == BonusRequest {
     var hints: WriteHints {
         WriteHints(keys: [(key.scope, key.key)], accounts: [(LedgerRules.playerOwner(request.playerID), request.currency), ("@bonuses", request.currency)])
     }
+}
+
+extension Checked where Request == HoldRequest {
+    var hints: WriteHints {
+        WriteHints(keys: [(key.scope, key.key)], accounts: [(LedgerRules.playerOwner(request.playerID), request.currency), ("@holds", request.currency)])
+    }
+}
+
+extension Checked where Request == HoldResolution {
+    var hints: WriteHints { WriteHints(keys: [(key.scope, key.key)]) }
 }
 
 extension Checked where Request == SpendRequest {

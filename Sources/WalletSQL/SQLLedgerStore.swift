@@ -143,6 +143,26 @@ extension SQLLedgerStore {
         return try await write { db, now, context in try LedgerWrites.expireLots(db, limit: limit, now: now, context: &context) }
     }
 
+    package func createHold(_ request: HoldRequest) async throws(WalletError) -> HoldResult {
+        let checked = try Checked(request)
+        return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.createHold(db, checked, now: now, context: &context) }
+    }
+
+    package func resolveHold(_ request: HoldResolution) async throws(WalletError) -> HoldResult {
+        let checked = try Checked(request)
+        return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.resolveHold(db, checked, now: now, context: &context) }
+    }
+
+    package func expireHolds(limit: Int) async throws(WalletError) -> Int {
+        guard (1...Limits.pageSizeMax).contains(limit) else { throw .invalidRequest("limit must be 1 to \(Limits.pageSizeMax)") }
+        return try await write { db, now, context in try LedgerWrites.expireHolds(db, limit: limit, now: now, context: &context) }
+    }
+
+    package func holds(playerID: String) async throws(WalletError) -> [Hold] {
+        try Validate.playerID(playerID)
+        return try await read { db in try HoldStorage.list(db, playerID: playerID, recent: 50) }
+    }
+
     package func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
         let checked = try Checked(request)
         return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.spend(db, checked, now: now, context: &context) }

@@ -6,8 +6,8 @@ extension WalletError {
     var apiError: APIError {
         let status: HTTPResponse.Status = switch self {
         case .invalidRequest: .badRequest
-        case .insufficientFunds, .idempotencyKeyReused, .alreadyRefunded: .conflict
-        case .unknownProduct, .unknownCurrency, .purchaseInvalid: .unprocessableContent
+        case .insufficientFunds, .idempotencyKeyReused, .alreadyRefunded, .holdResolved: .conflict
+        case .unknownProduct, .unknownCurrency, .purchaseInvalid, .captureExceedsHold: .unprocessableContent
         case .notConfigured: .notImplemented
         case .notFound: .notFound
         // The database file is not ours or too new: the service cannot work until an operator acts.

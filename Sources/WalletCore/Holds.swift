@@ -1,0 +1,161 @@
+import Foundation
+
+/// A reservation of credits: moved to `@holds` at once (the spendable balance drops), then
+/// captured (to `@spend`, the rest given back to the lots it came from), released, or expired,
+/// exactly once.
+public struct Hold: Codable, Sendable, Equatable {
+    public enum Status: String, Codable, Sendable, CaseIterable {
+        case open, captured, released, expired
+    }
+
+    public var id: String
+    public var playerID: String
+    public var currency: String
+    public var amount: Int64
+    public var status: Status
+    public var expiresAt: String
+    public var holdSeq: Int64
+    public var resolvedSeq: Int64?
+    /// What a capture took.
+    public var captured: Int64?
+
+    package init(
+        id: String, playerID: String, currency: String, amount: Int64, status: Status, expiresAt: String, holdSeq: Int64, resolvedSeq: Int64?, captured: Int64?
+    ) {
+        self.id = id
+        self.playerID = playerID
+        self.currency = currency
+        self.amount = amount
+        self.status = status
+        self.expiresAt = expiresAt
+        self.holdSeq = holdSeq
+        self.resolvedSeq = resolvedSeq
+        self.captured = captured
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, currency, amount, status, captured
+        case playerID = "player_id"
+        case expiresAt = "expires_at"
+        case holdSeq = "hold_seq"
+        case resolvedSeq = "resolved_seq"
+    }
+}
+
+/// What a hold operation answers: the hold, the transaction it wrote, the player's balance after.
+public struct HoldResult: Codable, Sendable, Equatable {
+    public var hold: Hold
+    public var transaction: LedgerTransaction
+    public var balance: Int64
+    public var replayed: Bool
+
+    package init(hold: Hold, transaction: LedgerTransaction, balance: Int64, replayed: Bool) {
+        self.hold = hold
+        self.transaction = transaction
+        self.balance = balance
+        self.replayed = replayed
+    }
+}
+
+/// Reserve credits until the outcome is known (a matchmaking fee, a bid, a crafting job).
+public struct HoldRequest: LedgerMutation, Equatable {
+    public var playerID: String
+    public var amount: Int64
+    public var currency: String
+    /// 1 to 604800 (a week).
+    public var expiresInSeconds: Int64
+    public var reason: String?
+    public var metadata: Metadata?
+    public var idempotencyKey: String
+    public var actor: String
+
+    public static let expiresInSecondsRange: ClosedRange<Int64> = 1...604_800
+
+    public init(
+        playerID: String, amount: Int64, currency: String = defaultCurrency, expiresInSeconds: Int64, reason: String? = nil, metadata: Metadata? = nil,
+        idempotencyKey: String, actor: String
+    ) {
+        self.playerID = playerID
+        self.amount = amount
+        self.currency = currency
+        self.expiresInSeconds = expiresInSeconds
+        self.reason = reason
+        self.metadata = metadata
+        self.idempotencyKey = idempotencyKey
+        self.actor = actor
+    }
+
+    package func validate() throws(WalletError) {
+        try Validate.playerID(playerID)
+        try Validate.positiveAmount(amount)
+        try Validate.currency(currency)
+        guard Self.expiresInSecondsRange.contains(expiresInSeconds) else {
+            throw .invalidRequest("expires_in_seconds must be from 1 to \(Self.expiresInSecondsRange.upperBound)")
+        }
+        if let reason { try Validate.text(reason, field: "reason", bytesMax: Limits.reasonBytesMax) }
+        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
+        try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
+    }
+
+    package var idempotency: IdempotencyKey { .wallet(playerID, kind: .hold, key: idempotencyKey, requestHash: requestHash) }
+
+    package var requestHash: String {
+        var canonical = CanonicalBytes()
+        canonical.append("hold")
+        canonical.append(playerID)
+        canonical.append(amount)
+        canonical.append(currency)
+        canonical.append(expiresInSeconds)
+        canonical.append(reason)
+        canonical.append(metadata?.canonicalText)
+        return canonical.sha256Hex()
+    }
+}
+
+/// Capture (all, or `amount` of it) or release a hold, once.
+public struct HoldResolution: LedgerMutation, Equatable {
+    public enum Action: Equatable, Sendable {
+        case capture(amount: Int64?)
+        case release
+    }
+
+    public var holdID: String
+    public var action: Action
+    public var idempotencyKey: String
+    public var actor: String
+
+    public init(holdID: String, action: Action, idempotencyKey: String, actor: String) {
+        self.holdID = holdID
+        self.action = action
+        self.idempotencyKey = idempotencyKey
+        self.actor = actor
+    }
+
+    package func validate() throws(WalletError) {
+        guard holdID.utf8.count == 36, UUID(uuidString: holdID) != nil else { throw .notFound("no hold \(holdID.prefix(64))") }
+        if case .capture(let amount?) = action { try Validate.positiveAmount(amount) }
+        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
+        try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
+    }
+
+    /// One scope per hold: whichever key resolved it, only that key replays.
+    package var idempotency: IdempotencyKey {
+        IdempotencyKey(
+            scope: "hold_resolution:\(holdID)", key: idempotencyKey, requestHash: requestHash,
+            reusedDetail: "idempotency key '\(idempotencyKey)' was already used to resolve this hold differently")
+    }
+
+    package var requestHash: String {
+        var canonical = CanonicalBytes()
+        canonical.append("hold_resolution")
+        canonical.append(holdID)
+        switch action {
+        case .capture(let amount):
+            canonical.append("capture")
+            canonical.append(amount)
+        case .release:
+            canonical.append("release")
+        }
+        return canonical.sha256Hex()
+    }
+}
