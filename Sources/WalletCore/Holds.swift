@@ -47,7 +47,12 @@ public struct HoldResult: Codable, Sendable, Equatable {
     public var hold: Hold
     public var transaction: LedgerTransaction
     public var balance: Int64
-    public var replayed: Bool
+    /// A replay answers the original body; the API says so in `Idempotent-Replayed`.
+    public var replayed = false
+
+    enum CodingKeys: String, CodingKey {
+        case hold, transaction, balance
+    }
 
     package init(hold: Hold, transaction: LedgerTransaction, balance: Int64, replayed: Bool) {
         self.hold = hold

@@ -217,6 +217,9 @@ public struct WalletBalances: Codable, Sendable, Equatable {
     /// Per currency, what bonus lots will take away in the next 7 days if not spent, so a game
     /// can warn the player (currencies with nothing expiring are left out).
     public var expiringWithin7Days: [String: Int64]
+    /// Per currency, what open holds reserve (already out of `balances`; currencies with
+    /// nothing held left out). `balances` is what can be spent, read in the same snapshot.
+    public var held: [String: Int64]
 
     /// How far ahead `expiringWithin7Days` looks.
     public static let expiringWindow: Double = 7 * 86_400
@@ -225,12 +228,14 @@ public struct WalletBalances: Codable, Sendable, Equatable {
         case balances
         case playerID = "player_id"
         case expiringWithin7Days = "expiring_within_7_days"
+        case held
     }
 
-    package init(playerID: String, balances: [String: Int64], expiringWithin7Days: [String: Int64] = [:]) {
+    package init(playerID: String, balances: [String: Int64], expiringWithin7Days: [String: Int64] = [:], held: [String: Int64] = [:]) {
         self.playerID = playerID
         self.balances = balances
         self.expiringWithin7Days = expiringWithin7Days
+        self.held = held
     }
 }
 

@@ -95,7 +95,11 @@ enum LedgerReads {
             WHERE a.owner = ? AND l.remaining > 0 AND l.expires_at > ? AND l.expires_at <= ? GROUP BY a.currency
             """, [.text(LedgerRules.playerOwner(playerID)), .text(Timestamp.format(now)), .text(Timestamp.format(now.addingTimeInterval(WalletBalances.expiringWindow)))]
         ) { row in expiring[try row.text(0)] = try row.integer(1) }
-        return WalletBalances(playerID: playerID, balances: balances, expiringWithin7Days: expiring)
+        var held: [String: Int64] = [:]
+        try db.forEach(
+            "SELECT currency, CAST(sum(amount) AS BIGINT) FROM holds WHERE player_id = ? AND status = 'open' GROUP BY currency", [.text(playerID)]
+        ) { row in held[try row.text(0)] = try row.integer(1) }
+        return WalletBalances(playerID: playerID, balances: balances, expiringWithin7Days: expiring, held: held)
     }
 
     static func lots(_ db: any SQLSession, playerID: String, now: Date) throws -> [WalletLot] {

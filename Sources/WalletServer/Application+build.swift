@@ -53,6 +53,7 @@ public func buildRouter(store: any LedgerStore, configuration: ServerConfigurati
     WalletController(store: store).addRoutes(to: routes)
     LedgerController(store: store).addRoutes(to: routes)
     KeyController(store: store).addRoutes(to: routes)
+    HoldController(store: store).addRoutes(to: routes)
     ConsoleController().addRoutes(to: router)
     return (router, table)
 }

@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 import WalletCore
 
-/// Books expired lots in the background, every `interval`: bounded batches, each one write of
+/// Books expired lots and releases expired holds in the background, every `interval`: bounded batches, each one write of
 /// the group commit, until none is left. Debits do not wait for it (they book a wallet's own
 /// expired lots first), but balances and exports show the breakage sooner.
 public struct LotExpirySweep: Service {
@@ -28,7 +28,15 @@ public struct LotExpirySweep: Service {
                     booked += count
                     if count < Self.batchMax || Task.isShuttingDownGracefully { break }
                 }
-                if booked > 0 { logger.info("expired lots booked", metadata: ["count": .stringConvertible(booked)]) }
+                var released = 0
+                while true {
+                    let count = try await store.expireHolds(limit: Self.batchMax)
+                    released += count
+                    if count < Self.batchMax || Task.isShuttingDownGracefully { break }
+                }
+                if booked > 0 || released > 0 {
+                    logger.info("expiries booked", metadata: ["lots": .stringConvertible(booked), "holds": .stringConvertible(released)])
+                }
             } catch {
                 logger.error("expired lots could not be booked; the next pass tries again", metadata: ["error": .string(error.detail)])
             }

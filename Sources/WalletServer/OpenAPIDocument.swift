@@ -1203,6 +1203,300 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/v1/wallets/{player_id}/holds": {
+      "post": {
+        "operationId": "createHold",
+        "summary": "Reserve credits until the outcome is known: moved to `@holds` at once, drawn from lots in burn order, never below zero. Service keys, or the player's own token.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/PlayerIdPath"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKeyHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/HoldBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The hold (`id`, `status`, `expires_at`), its transaction and the balance after.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/HoldResult"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      },
+      "get": {
+        "operationId": "holds",
+        "summary": "The player's open holds, then the 50 most recent resolved ones. Service keys, or the player's own token.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/PlayerIdPath"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The holds.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "player_id",
+                    "holds"
+                  ],
+                  "properties": {
+                    "player_id": {
+                      "type": "string"
+                    },
+                    "holds": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Hold"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/holds/{hold_id}/capture": {
+      "post": {
+        "operationId": "captureHold",
+        "summary": "Capture a hold, all of it or `amount` (more than held is 422 `capture_exceeds_hold`): that part goes to `@spend`, the rest back to the lots it came from. Once: the same key replays; another gets 409 `hold_captured`, `hold_released` or `hold_expired`. Service keys, or the player's own token.",
+        "parameters": [
+          {
+            "name": "hold_id",
+            "in": "path",
+            "required": true,
+            "description": "The hold's id.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKeyHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CaptureBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The captured hold, its transaction and the balance after.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/HoldResult"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/holds/{hold_id}/release": {
+      "post": {
+        "operationId": "releaseHold",
+        "summary": "Release a hold: everything back to the lots it came from. Once, as a capture. Service keys, or the player's own token.",
+        "parameters": [
+          {
+            "name": "hold_id",
+            "in": "path",
+            "required": true,
+            "description": "The hold's id.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKeyHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ReleaseBody"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The released hold, its transaction and the balance after.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/HoldResult"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "500": {
+            "$ref": "#/components/responses/Problem500"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
     "/v1/notifications/apple": {
       "post": {
         "operationId": "appleNotification",
@@ -2125,7 +2419,7 @@ enum OpenAPIDocument {
           },
           "code": {
             "type": "string",
-            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, store_unavailable, rate_limited, storage_error, overloaded, ledger_corrupt, unsupported_database, internal_error."
+            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, store_unavailable, rate_limited, hold_captured, hold_released, hold_expired, capture_exceeds_hold, storage_error, overloaded, ledger_corrupt, unsupported_database, internal_error."
           }
         }
       },
@@ -2285,7 +2579,8 @@ enum OpenAPIDocument {
         "required": [
           "player_id",
           "balances",
-          "expiring_within_7_days"
+          "expiring_within_7_days",
+          "held"
         ],
         "additionalProperties": false,
         "properties": {
@@ -2294,6 +2589,14 @@ enum OpenAPIDocument {
           },
           "balances": {
             "type": "object",
+            "additionalProperties": {
+              "type": "integer",
+              "format": "int64"
+            }
+          },
+          "held": {
+            "type": "object",
+            "description": "Per currency, what open holds reserve (already out of `balances`, which is what can be spent).",
             "additionalProperties": {
               "type": "integer",
               "format": "int64"
@@ -2917,6 +3220,137 @@ enum OpenAPIDocument {
             "minLength": 1,
             "maxLength": 255
           },
+          "idempotency_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          }
+        }
+      },
+      "Hold": {
+        "type": "object",
+        "required": [
+          "id",
+          "player_id",
+          "currency",
+          "amount",
+          "status",
+          "expires_at",
+          "hold_seq"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "player_id": {
+            "type": "string"
+          },
+          "currency": {
+            "type": "string"
+          },
+          "amount": {
+            "type": "integer"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "open",
+              "captured",
+              "released",
+              "expired"
+            ]
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "hold_seq": {
+            "type": "integer"
+          },
+          "resolved_seq": {
+            "type": "integer"
+          },
+          "captured": {
+            "type": "integer"
+          }
+        }
+      },
+      "HoldResult": {
+        "type": "object",
+        "required": [
+          "hold",
+          "transaction",
+          "balance"
+        ],
+        "properties": {
+          "hold": {
+            "$ref": "#/components/schemas/Hold"
+          },
+          "transaction": {
+            "type": "object"
+          },
+          "balance": {
+            "type": "integer"
+          }
+        }
+      },
+      "HoldBody": {
+        "type": "object",
+        "required": [
+          "amount",
+          "expires_in_seconds"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "amount": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000000000
+          },
+          "currency": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 16
+          },
+          "expires_in_seconds": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 604800
+          },
+          "reason": {
+            "type": "string",
+            "maxLength": 255
+          },
+          "metadata": {
+            "type": "object"
+          },
+          "idempotency_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          }
+        }
+      },
+      "CaptureBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "amount": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000000000
+          },
+          "idempotency_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          }
+        }
+      },
+      "ReleaseBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
           "idempotency_key": {
             "type": "string",
             "minLength": 1,

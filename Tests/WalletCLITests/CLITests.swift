@@ -354,4 +354,21 @@ struct LotsCLITests {
         let past = try cli.run("bonus", "--player", "p1", "--amount", "1", "--expires-at", "2020-01-01T00:00:00Z", "--reason-code", "event", "--key", "b2", "--json")
         #expect(past.status == 1 && past.errorCode() == "invalid_request")
     }
+
+    @Test("wallet hold create, capture and list: once, with the rest given back")
+    func holds() throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1", quantity: 2)
+        let created = try cli.json(["hold", "create", "--player", "p1", "--amount", "6", "--expires-in", "600", "--key", "h1"])
+        let id = try #require((created["hold"] as? [String: Any])?["id"] as? String)
+        #expect(created["balance"] as? Int == 4)
+        let captured = try cli.json(["hold", "capture", id, "--amount", "2", "--key", "c1"])
+        #expect((captured["hold"] as? [String: Any])?["status"] as? String == "captured" && captured["balance"] as? Int == 8)
+        let again = try cli.run("hold", "release", id, "--key", "r1", "--json")
+        #expect(again.status == 1 && again.errorCode() == "hold_captured")
+        let text = try cli.run("hold", "list", "--player", "p1")
+        #expect(text.stdout.contains("\(id) captured 6 credits, 2 captured"), "\(text.stdout)")
+        #expect(try cli.json(["verify"])["ok"] as? Bool == true)
+    }
 }
+

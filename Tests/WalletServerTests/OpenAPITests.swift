@@ -68,6 +68,7 @@ struct OpenAPITests {
             "AppleReceiptBody": PurchaseController.AppleReceiptBody.fieldNames, "CreditOrderBody": PurchaseController.CreditOrderBody.fieldNames,
             "AppleNotificationBody": PurchaseController.AppleNotificationBody.fieldNames,
             "ProductBody": ProductController.ProductBody.fieldNames, "KeyBody": KeyController.KeyBody.fieldNames, "BonusBody": WalletController.BonusBody.fieldNames,
+            "HoldBody": WalletController.HoldBody.fieldNames, "CaptureBody": HoldController.CaptureBody.fieldNames, "ReleaseBody": HoldController.ReleaseBody.fieldNames,
             "ExportLinkBody": LedgerController.LinkBody.fieldNames,
         ]
         for (name, fields) in expected {

@@ -718,3 +718,43 @@ struct BonusRouteTests {
     }
 }
 
+
+@Suite("Holds over HTTP")
+struct HoldRouteTests {
+    @Test("a player holds from their own wallet, the game captures part once, and the balance reports what is held", arguments: TestBackend.all)
+    func holds(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1", quantity: 2)
+        try await server.test { client in
+            let own: HTTPFields = [.authorization: "Bearer \(playerToken("p1"))", .contentType: "application/json", .idempotencyKey: "h1"]
+            let body = json(#"{"amount": 6, "expires_in_seconds": 600, "reason": "match fee"}"#)
+            let created = try await client.execute(uri: "/v1/wallets/p1/holds", method: .post, headers: own, body: body)
+            #expect(created.status == .created)
+            let hold = try #require(try created.object()["hold"] as? [String: Any])
+            let id = try #require(hold["id"] as? String)
+            #expect(try hold["status"] as? String == "open" && hold["expires_at"] is String && created.object()["balance"] as? Int == 4)
+            let replay = try await client.execute(uri: "/v1/wallets/p1/holds", method: .post, headers: own, body: body)
+            #expect(replay.headers[.idempotentReplayed] == "true" && replay.body == created.body)
+            let balance = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: server.bearer(.service))
+            #expect(try balance.object()["held"] as? [String: Int] == ["credits": 6] && balance.object()["balances"] as? [String: Int] == ["credits": 4])
+
+            let other: HTTPFields = [.authorization: "Bearer \(playerToken("p2"))", .contentType: "application/json", .idempotencyKey: "c"]
+            let stolen = try await client.execute(uri: "/v1/holds/\(id)/capture", method: .post, headers: other, body: json("{}"))
+            #expect(try stolen.status == .notFound && stolen.problemCode() == "not_found", "another player's hold is unknown to them")
+            let service = server.bearer(.service) + .jsonContent
+            let exceeding = try await client.execute(uri: "/v1/holds/\(id)/capture", method: .post, headers: service + [.idempotencyKey: "c0"], body: json(#"{"amount": 7}"#))
+            #expect(try exceeding.status == .unprocessableContent && exceeding.problemCode() == "capture_exceeds_hold")
+            let captured = try await client.execute(uri: "/v1/holds/\(id)/capture", method: .post, headers: service + [.idempotencyKey: "c1"], body: json(#"{"amount": 2}"#))
+            #expect(try captured.status == .created && (captured.object()["hold"] as? [String: Any])?["status"] as? String == "captured")
+            #expect(try captured.object()["balance"] as? Int == 8)
+            let released = try await client.execute(uri: "/v1/holds/\(id)/release", method: .post, headers: service + [.idempotencyKey: "r1"], body: json("{}"))
+            #expect(try released.status == .conflict && released.problemCode() == "hold_captured")
+            let listed = try await client.execute(uri: "/v1/wallets/p1/holds", method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
+            #expect(try (listed.object()["holds"] as? [[String: Any]])?.map { $0["status"] as? String } == ["captured"])
+            let badExpiry = try await client.execute(
+                uri: "/v1/wallets/p1/holds", method: .post, headers: service + [.idempotencyKey: "h2"], body: json(#"{"amount": 1, "expires_in_seconds": 604801}"#))
+            #expect(try badExpiry.status == .badRequest && badExpiry.problemCode() == "invalid_request")
+        }
+        #expect(try await server.store.verify().ok)
+    }
+}

@@ -14,6 +14,50 @@ struct WalletController {
         routes.add(.post, "/v1/wallets/{player_id}/adjustments", access: .roles([.support, .admin]), handler: adjust)
         routes.add(.post, "/v1/wallets/{player_id}/bonuses", access: .roles([.service, .support, .admin]), handler: bonus)
         routes.add(.get, "/v1/wallets/{player_id}/lots", access: readers, handler: lots)
+        let holders = Access.roles([.service], playerOwnWallet: true)
+        routes.add(.post, "/v1/wallets/{player_id}/holds", access: holders, handler: createHold)
+        routes.add(.get, "/v1/wallets/{player_id}/holds", access: holders, handler: holds)
+    }
+
+    struct HoldBody: StrictBody {
+        var amount: Int64
+        var currency: String?
+        var expiresInSeconds: Int64
+        var reason: String?
+        var metadata: JSONValue?
+        var idempotencyKey: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case amount, currency, reason, metadata
+            case expiresInSeconds = "expires_in_seconds"
+            case idempotencyKey = "idempotency_key"
+        }
+    }
+
+    /// Reserves credits: 201 with the hold's `id`, `status` and `expires_at`.
+    @Sendable func createHold(request: Request, context: WalletRequestContext) async throws -> Response {
+        let body = try await RequestBodyReader.decode(HoldBody.self, from: request)
+        let result = try await store.createHold(
+            HoldRequest(
+                playerID: try context.requireWalletPlayerID(), amount: body.amount, currency: body.currency ?? defaultCurrency,
+                expiresInSeconds: body.expiresInSeconds, reason: body.reason, metadata: try body.metadata.map { value throws(WalletError) in try Metadata(value) },
+                idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: body.idempotencyKey), actor: try context.requireCaller().actor))
+        return try HoldResponse.response(result, context: context)
+    }
+
+    struct Holds: Encodable {
+        var playerID: String
+        var holds: [Hold]
+
+        enum CodingKeys: String, CodingKey {
+            case holds
+            case playerID = "player_id"
+        }
+    }
+
+    @Sendable func holds(request: Request, context: WalletRequestContext) async throws -> Response {
+        let playerID = try context.requireWalletPlayerID()
+        return try JSONBody.response(Holds(playerID: playerID, holds: try await store.holds(playerID: playerID)), for: context)
     }
 
     struct BonusBody: StrictBody {
