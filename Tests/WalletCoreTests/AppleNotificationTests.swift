@@ -85,6 +85,18 @@ struct AppleNotificationTests {
         #expect(try await ledger.balance("p1") == 6)
     }
 
+    @Test("with lots the share is exact: the oldest purchase is spent first, a newer one stays whole, whatever the balance")
+    func consumptionExact() async throws {
+        let (purchases, ledger, first) = try await Self.setUp()
+        let second = try Self.authority.transaction("T2")
+        _ = try await purchases.redeem(playerID: "p1", signedTransaction: second, actor: "t")
+        try await ledger.spend("p1", 4, key: "k1")
+        // The balance (11) still covers either purchase: only the lots know T1 paid for the spend.
+        let older = try await purchases.handleNotification(signedPayload: Self.authority.notification("CONSUMPTION_REQUEST", signedTransaction: first))
+        let newer = try await purchases.handleNotification(signedPayload: Self.authority.notification("CONSUMPTION_REQUEST", signedTransaction: second))
+        #expect(older.spentShareMillipercent == 40_000 && newer.spentShareMillipercent == 0)
+    }
+
     @Test("TEST and other types are recorded without a ledger change", arguments: ["TEST", "DID_CHANGE_RENEWAL_STATUS", "ONE_TIME_CHARGE"])
     func recordedOnly(_ type: String) async throws {
         let (purchases, ledger, transaction) = try await Self.setUp()
