@@ -369,6 +369,16 @@ struct LotsCLITests {
         let text = try cli.run("hold", "list", "--player", "p1")
         #expect(text.stdout.contains("\(id) captured 6 credits, 2 captured"), "\(text.stdout)")
         #expect(try cli.json(["verify"])["ok"] as? Bool == true)
+        // The new kinds go through exports and their offline check like every other.
+        _ = try cli.json(["bonus", "--player", "p1", "--amount", "3", "--reason-code", "event", "--key", "b1"])
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent()
+        for format in ["csv", "jsonl"] {
+            let file = directory.appendingPathComponent("export.\(format)").path
+            #expect(try cli.run("export", "--format", format, "--output", file).status == 0)
+            let checked = try cli.run("verify", "--export", file, "--json")
+            #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8).contains("capture"))
+        }
     }
 }
 
