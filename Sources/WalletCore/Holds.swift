@@ -33,6 +33,11 @@ public struct Hold: Codable, Sendable, Equatable {
         self.captured = captured
     }
 
+    /// Whether its expiry has passed at `now`: it can no longer be captured, only released as expired.
+    public func isExpired(at now: String) -> Bool {
+        expiresAt <= now
+    }
+
     enum CodingKeys: String, CodingKey {
         case id, currency, amount, status, captured
         case playerID = "player_id"

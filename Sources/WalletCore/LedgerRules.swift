@@ -50,6 +50,14 @@ package enum LedgerRules {
         return (owed, taken)
     }
 
+    /// The share of a purchase of `credited` no longer in the wallet, in thousandths of a percent,
+    /// when `remaining` of it is left (what remains of its lot, or, for a purchase older than
+    /// lots, the balance: at most the purchase either way).
+    package static func spentShare(credited: Int64, remaining: Int64) -> Int64 {
+        guard credited > 0 else { return 0 }
+        return (credited - min(max(remaining, 0), credited)) * Limits.refundShareMax / credited
+    }
+
     /// Seals `draft` as the next transaction after `head`: its seq, id, time and previous hash,
     /// its postings with each account's balance after (ordered by bytes, as stores read them
     /// back), and its hash. The legs must sum to zero and the first must be the player's; the

@@ -122,14 +122,25 @@ package enum LotRules {
     /// The breakdown of a debit of `amount` at `now`, in burn order.
     /// - Throws: `insufficientFunds` with what the lots can give, when they cannot give `amount`.
     package static func draw(_ amount: Int64, from lots: [Lot], at now: String, currency: String) throws(WalletError) -> [LotDraw] {
+        let draws = drawAvailable(amount, from: lots, at: now)
+        guard draws.reduce(0, { $0 + $1.amount }) == amount else { throw .insufficientFunds(balance: spendable(lots, at: now), currency: currency) }
+        return draws
+    }
+
+    /// The breakdown of a debit of `amount` at `now` as far as the lots go: a debit allowed
+    /// below zero (a refund under the `debt` policy, an adjustment with `allowNegative`) takes
+    /// every lot and leaves the rest as debt. A refund names its purchase (`firstFrom`, the
+    /// seq that credited it): what is left of that lot goes first, then the burn order.
+    package static func drawAvailable(_ amount: Int64, from lots: [Lot], at now: String, firstFrom sourceSeq: Int64? = nil) -> [LotDraw] {
+        let ordered = burnOrder(lots, at: now)
+        let first = sourceSeq.flatMap { seq in ordered.first { $0.sourceSeq == seq } }
         var left = amount
         var draws: [LotDraw] = []
-        for lot in burnOrder(lots, at: now) where left > 0 {
+        for lot in (first.map { [$0] } ?? []) + ordered.filter({ $0.id != first?.id }) where left > 0 {
             let taken = min(lot.remaining, left)
             draws.append(LotDraw(lotID: lot.id, amount: taken))
             left -= taken
         }
-        guard left == 0 else { throw .insufficientFunds(balance: spendable(lots, at: now), currency: currency) }
         return draws
     }
 

@@ -32,17 +32,9 @@ enum HoldStorage {
     /// What the hold transaction took from each lot, in burn order (the order it drew them).
     static func draws(_ db: any SQLSession, holdSeq: Int64) throws -> [LotDraw] {
         let rows = try db.all(
-            """
-            SELECT l.id, l.category, l.amount, l.remaining, l.created_at, l.expires_at, l.source_seq, d.amount
-            FROM lot_draws d JOIN lots l ON l.id = d.lot_id WHERE d.seq = ?
-            """, [.integer(holdSeq)]
-        ) { row -> (Lot, Int64) in
-            guard let category = LotCategory(rawValue: try row.text(1)) else { throw WalletError.corrupt("a lot has an unknown category") }
-            let lot = Lot(
-                id: try row.integer(0), category: category, amount: try row.integer(2), remaining: try row.integer(3), createdAt: try row.text(4),
-                expiresAt: try row.textOrNil(5), sourceSeq: try row.integer(6))
-            return (lot, try row.integer(7))
-        }
+            "SELECT \(LotStorage.columns(alias: "l")), d.amount FROM lot_draws d JOIN lots l ON l.id = d.lot_id WHERE d.seq = ?",
+            [.integer(holdSeq)]
+        ) { row -> (Lot, Int64) in (try LotStorage.lot(from: row), try row.integer(7)) }
         let drawn = Dictionary(uniqueKeysWithValues: rows.map { ($0.0.id, $0.1) })
         return LotRules.burnSorted(rows.map(\.0)).map { LotDraw(lotID: $0.id, amount: drawn[$0.id] ?? 0) }
     }

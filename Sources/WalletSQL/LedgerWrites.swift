@@ -69,10 +69,10 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
         try requireKnownCurrency(db, request.currency, context: &context)
-        try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
+        let lots = try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: request.amount)
         let held = try Account.fetch(db, context: &context, owner: "@holds", currency: request.currency)
-        let draws = try LotRules.draw(request.amount, from: try LotStorage.open(db, accountID: player.id), at: Timestamp.format(now), currency: request.currency)
+        let draws = try LotRules.draw(request.amount, from: lots, at: Timestamp.format(now), currency: request.currency)
         let id = RandomID.uuid()
         let expiresAt = Timestamp.format(now.addingTimeInterval(Double(request.expiresInSeconds)))
         var draft = LedgerTransaction(draftOf: .hold, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
@@ -108,7 +108,7 @@ enum LedgerWrites {
         guard hold.status == .open else {
             throw WalletError.holdResolved(status: hold.status.rawValue, detail: "the hold was \(hold.status.rawValue) already (seq \(hold.resolvedSeq ?? 0)); nothing changed")
         }
-        let expired = hold.expiresAt <= Timestamp.format(now)
+        let expired = hold.isExpired(at: Timestamp.format(now))
         switch request.action {
         case .capture(let amount):
             if expired { throw WalletError.holdResolved(status: "expired", detail: "the hold expired at \(hold.expiresAt) and cannot be captured; nothing changed") }
@@ -172,16 +172,11 @@ enum LedgerWrites {
     static func expireLots(_ db: any SQLSession, limit: Int, now: Date, context: inout BatchContext) throws -> Int {
         let due = try db.all(
             """
-            SELECT l.id, l.category, l.amount, l.remaining, l.created_at, l.expires_at, l.source_seq, a.owner, a.currency
-            FROM lots l JOIN accounts a ON a.id = l.account_id
+            SELECT \(LotStorage.columns(alias: "l")), a.owner, a.currency FROM lots l JOIN accounts a ON a.id = l.account_id
             WHERE l.remaining > 0 AND l.expires_at IS NOT NULL AND l.expires_at <= ? ORDER BY l.expires_at, l.id LIMIT ?
             """, [.text(Timestamp.format(now)), .integer(Int64(limit))]
         ) { row -> (Lot, String, String) in
-            guard let category = LotCategory(rawValue: try row.text(1)) else { throw WalletError.corrupt("a lot has an unknown category") }
-            let lot = Lot(
-                id: try row.integer(0), category: category, amount: try row.integer(2), remaining: try row.integer(3), createdAt: try row.text(4),
-                expiresAt: try row.textOrNil(5), sourceSeq: try row.integer(6))
-            return (lot, String(try row.text(7).dropFirst("player:".count)), try row.text(8))
+            (try LotStorage.lot(from: row), String(try row.text(7).dropFirst("player:".count)), try row.text(8))
         }
         for (lot, playerID, currency) in due { try expire(db, lot: lot, playerID: playerID, currency: currency, now: now, context: &context) }
         return due.count
@@ -191,7 +186,7 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
+        let lots = try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: request.amount)
         let sink = try Account.fetch(db, context: &context, owner: "@spend", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
@@ -199,7 +194,7 @@ enum LedgerWrites {
         draft.note = request.reason
         draft.metadata = request.metadata
         let result = try append(db, draft, legs: [(player, -request.amount), (sink, request.amount)], key: key, now: now, context: &context)
-        try drawLots(db, accountID: player.id, amount: request.amount, transaction: result.transaction)
+        try LotStorage.apply(db, seq: result.transaction.seq, draws: LotRules.drawAvailable(request.amount, from: lots, at: result.transaction.createdAt))
         return result
     }
 
@@ -207,7 +202,7 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        if request.amount < 0 { try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context) }
+        let lots = request.amount < 0 ? try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context) : []
         let debit = request.amount < 0 && !request.allowNegative ? -request.amount : nil
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: debit)
         let source = try Account.fetch(db, context: &context, owner: "@adjustments", currency: request.currency)
@@ -220,7 +215,7 @@ enum LedgerWrites {
         if request.amount > 0 {
             try LotStorage.credit(db, accountID: player.id, balanceBefore: player.balance, amount: request.amount, category: .adjustment, transaction: result.transaction)
         } else {
-            try drawLots(db, accountID: player.id, amount: -request.amount, transaction: result.transaction)
+            try LotStorage.apply(db, seq: result.transaction.seq, draws: LotRules.drawAvailable(-request.amount, from: lots, at: result.transaction.createdAt))
         }
         return result
     }
@@ -235,7 +230,7 @@ enum LedgerWrites {
             throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
         }
         let corrections = try Corrections.of(db, purchase: purchase)
-        try bookExpiredLots(db, playerID: purchase.playerID, currency: purchase.currency, now: now, context: &context)
+        let lots = try bookExpiredLots(db, playerID: purchase.playerID, currency: purchase.currency, now: now, context: &context)
         let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)
         let (owed, taken) = try LedgerRules.refund(request, of: purchase, corrections: corrections, playerBalance: player.balance)
         let sink = try Account.fetch(db, context: &context, owner: "@refunds", currency: purchase.currency)
@@ -247,7 +242,8 @@ enum LedgerWrites {
         draft.uncollected = owed - taken
         let result = try append(db, draft, legs: [(player, -taken), (sink, taken)], key: key, now: now, context: &context)
         // The purchase's own lot first: what is left of it is what the player has not spent.
-        try drawLots(db, accountID: player.id, amount: taken, transaction: result.transaction, firstFrom: purchase.seq)
+        try LotStorage.apply(
+            db, seq: result.transaction.seq, draws: LotRules.drawAvailable(taken, from: lots, at: result.transaction.createdAt, firstFrom: purchase.seq))
         return result
     }
 
@@ -302,30 +298,17 @@ enum LedgerWrites {
         return product
     }
 
-    /// Takes a debit of `amount` from the account's lots in burn order (the lot credited by
-    /// `firstFrom`, if given, first), as far as they go, and records the breakdown.
-    private static func drawLots(_ db: any SQLSession, accountID: Int64, amount: Int64, transaction: LedgerTransaction, firstFrom sourceSeq: Int64? = nil) throws {
-        guard amount > 0 else { return }
-        let lots = try LotStorage.open(db, accountID: accountID)
-        var draws: [LotDraw] = []
-        var left = amount
-        if let sourceSeq, let own = lots.first(where: { $0.sourceSeq == sourceSeq && !$0.isExpired(at: transaction.createdAt) }) {
-            let taken = min(own.remaining, left)
-            if taken > 0 { draws.append(LotDraw(lotID: own.id, amount: taken)) }
-            left -= taken
-        }
-        let others = lots.filter { lot in !draws.contains { $0.lotID == lot.id } }
-        draws += LotStorage.draws(others, amount: left, at: transaction.createdAt)
-        try LotStorage.apply(db, seq: transaction.seq, draws: draws)
-    }
-
     /// Books each expired lot of the player's wallet that still holds credits as an `expiry`
     /// transaction to `@expired` (breakage), before a debit reads the balance: expiry is a ledger
     /// entry, never silent, and a debit never draws from an expired lot.
-    static func bookExpiredLots(_ db: any SQLSession, playerID: String, currency: String, now: Date, context: inout BatchContext) throws {
-        guard let player = try Account.find(db, context: context, owner: LedgerRules.playerOwner(playerID), currency: currency) else { return }
-        let expired = LotRules.expired(try LotStorage.open(db, accountID: player.id), at: Timestamp.format(now), limit: Limits.pageSizeMax)
+    /// Returns the wallet's open lots, read once, without the ones it just booked: what the
+    /// debit draws from (none for a wallet without an account yet).
+    static func bookExpiredLots(_ db: any SQLSession, playerID: String, currency: String, now: Date, context: inout BatchContext) throws -> [Lot] {
+        guard let player = try Account.find(db, context: context, owner: LedgerRules.playerOwner(playerID), currency: currency) else { return [] }
+        let lots = try LotStorage.open(db, accountID: player.id)
+        let expired = LotRules.expired(lots, at: Timestamp.format(now), limit: lots.count)
         for lot in expired { try expire(db, lot: lot, playerID: playerID, currency: currency, now: now, context: &context) }
+        return lots.filter { lot in !expired.contains { $0.id == lot.id } }
     }
 
     /// The `expiry` transaction of one lot: its remainder leaves the wallet for `@expired`.

@@ -5,16 +5,24 @@ import WalletCore
 /// draws from the open ones by `LotRules` and records its breakdown, in the same write as the
 /// transaction.
 enum LotStorage {
-    static let columns = "id, category, amount, remaining, created_at, expires_at, source_seq"
+    static let columnNames = ["id", "category", "amount", "remaining", "created_at", "expires_at", "source_seq"]
+
+    /// The columns `lot(from:)` reads, in its order, of the table named `alias` if given.
+    static func columns(alias: String? = nil) -> String {
+        columnNames.map { name in alias.map { "\($0).\(name)" } ?? name }.joined(separator: ", ")
+    }
 
     /// The lots of an account with something left, oldest first.
     static func open(_ db: any SQLSession, accountID: Int64) throws -> [Lot] {
-        try db.all("SELECT \(columns) FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY id", [.integer(accountID)]) { row in
-            guard let category = LotCategory(rawValue: try row.text(1)) else { throw WalletError.corrupt("a lot has an unknown category") }
-            return Lot(
-                id: try row.integer(0), category: category, amount: try row.integer(2), remaining: try row.integer(3), createdAt: try row.text(4),
-                expiresAt: try row.textOrNil(5), sourceSeq: try row.integer(6))
-        }
+        try db.all("SELECT \(columns()) FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY id", [.integer(accountID)]) { row in try lot(from: row) }
+    }
+
+    /// A lot from a row whose first columns are `columns`, in their order.
+    static func lot(from row: any SQLRow) throws -> Lot {
+        guard let category = LotCategory(rawValue: try row.text(1)) else { throw WalletError.corrupt("a lot has an unknown category") }
+        return Lot(
+            id: try row.integer(0), category: category, amount: try row.integer(2), remaining: try row.integer(3), createdAt: try row.text(4),
+            expiresAt: try row.textOrNil(5), sourceSeq: try row.integer(6))
     }
 
     /// Makes the lot of a credit of `amount` to an account whose balance was `balanceBefore`:
@@ -33,23 +41,13 @@ enum LotStorage {
 
     /// Records a transaction's breakdown and takes it from (or, negative, gives it back to) the lots.
     static func apply(_ db: any SQLSession, seq: Int64, draws: [LotDraw]) throws {
+        guard !draws.isEmpty else { return }
         for draw in draws {
             try db.execute("UPDATE lots SET remaining = remaining - ? WHERE id = ?", [.integer(draw.amount), .integer(draw.lotID)])
-            try db.execute("INSERT INTO lot_draws (seq, lot_id, amount) VALUES (?, ?, ?)", [.integer(seq), .integer(draw.lotID), .integer(draw.amount)])
         }
-    }
-
-    /// What a debit of `amount` from an account draws, in burn order at `now`, as far as its
-    /// lots go: a debit allowed below zero (a refund under the `debt` policy, an adjustment
-    /// with `allowNegative`) takes every lot and leaves the rest as debt.
-    static func draws(_ lots: [Lot], amount: Int64, at now: String) -> [LotDraw] {
-        var left = amount
-        var draws: [LotDraw] = []
-        for lot in LotRules.burnOrder(lots, at: now) where left > 0 {
-            let taken = min(lot.remaining, left)
-            draws.append(LotDraw(lotID: lot.id, amount: taken))
-            left -= taken
-        }
-        return draws
+        // The breakdown in one statement: one round trip on PostgreSQL, whatever the number of lots.
+        try db.execute(
+            "INSERT INTO lot_draws (seq, lot_id, amount) VALUES " + Array(repeating: "(?, ?, ?)", count: draws.count).joined(separator: ", "),
+            draws.flatMap { [SQLValue.integer(seq), .integer($0.lotID), .integer($0.amount)] })
     }
 }

@@ -104,15 +104,12 @@ extension SQLLedgerStore {
     /// exact from its lot (what the purchase credited less what remains of its lot), or, for a
     /// purchase older than lots, estimated from the balance (what remains of it, at most the purchase).
     private static func spentShare(_ db: any SQLSession, of purchase: LedgerTransaction, context: BatchContext) throws -> Int64 {
-        guard purchase.amount > 0 else { return 0 }
         if let remaining = try db.first(
             "SELECT remaining FROM lots WHERE source_seq = ? AND category = 'paid'", [.integer(purchase.seq)], { row in try row.integer(0) })
         {
-            return (purchase.amount - min(max(remaining, 0), purchase.amount)) * Limits.refundShareMax / purchase.amount
+            return LedgerRules.spentShare(credited: purchase.amount, remaining: remaining)
         }
         let balance = try Account.find(db, context: context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)?.balance ?? 0
-        guard purchase.amount > 0 else { return 0 }
-        let remaining = min(max(balance, 0), purchase.amount)
-        return (purchase.amount - remaining) * Limits.refundShareMax / purchase.amount
+        return LedgerRules.spentShare(credited: purchase.amount, remaining: balance)
     }
 }

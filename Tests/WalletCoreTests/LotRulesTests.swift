@@ -71,6 +71,15 @@ struct LotRulesTests {
         }
     }
 
+    @Test("as far as the lots go: a debit allowed below zero takes them all; a refund takes its purchase's lot first, then the burn order")
+    func drawAvailable() {
+        #expect(LotRules.drawAvailable(30, from: Self.lots, at: Self.now).reduce(0) { $0 + $1.amount } == 21)
+        #expect(LotRules.drawAvailable(7, from: Self.lots, at: Self.now, firstFrom: 1) == [LotDraw(lotID: 1, amount: 5), LotDraw(lotID: 4, amount: 2)])
+        // A purchase whose lot is spent, or expired, does not come first.
+        #expect(LotRules.drawAvailable(2, from: Self.lots, at: Self.now, firstFrom: 6) == [LotDraw(lotID: 4, amount: 2)])
+        #expect(LotRules.drawAvailable(2, from: Self.lots, at: Self.now, firstFrom: 99) == [LotDraw(lotID: 4, amount: 2)])
+    }
+
     @Test("a credit repays a debt first; only the rest becomes a lot")
     func debtFirst() {
         #expect(LotRules.lotAmount(ofCredit: 5, balance: -3) == 2)
