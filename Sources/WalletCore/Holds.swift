@@ -47,6 +47,22 @@ public struct Hold: Codable, Sendable, Equatable {
     }
 }
 
+/// A player's holds, as the API and the CLI answer them.
+public struct PlayerHolds: Encodable, Sendable {
+    public var playerID: String
+    public var holds: [Hold]
+
+    public init(playerID: String, holds: [Hold]) {
+        self.playerID = playerID
+        self.holds = holds
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case holds
+        case playerID = "player_id"
+    }
+}
+
 /// What a hold operation answers: the hold, the transaction it wrote, the player's balance after.
 public struct HoldResult: Codable, Sendable, Equatable {
     public var hold: Hold

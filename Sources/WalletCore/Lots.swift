@@ -77,6 +77,22 @@ public struct WalletLot: Codable, Sendable, Equatable {
     }
 }
 
+/// A player's open lots, as the API and the CLI answer them.
+public struct PlayerLots: Encodable, Sendable {
+    public var playerID: String
+    public var lots: [WalletLot]
+
+    public init(playerID: String, lots: [WalletLot]) {
+        self.playerID = playerID
+        self.lots = lots
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case lots
+        case playerID = "player_id"
+    }
+}
+
 /// How much a debit took from one lot (negative: what a release or capture gave back).
 public struct LotDraw: Codable, Sendable, Equatable {
     public var lotID: Int64

@@ -105,19 +105,9 @@ struct HoldCommand: AsyncParsableCommand {
         @Option(help: "The player's id.")
         var player: String
 
-        struct Listing: Encodable {
-            var playerID: String
-            var holds: [Hold]
-
-            enum CodingKeys: String, CodingKey {
-                case holds
-                case playerID = "player_id"
-            }
-        }
-
         func run() async throws {
             let holds = try await options.withStore { ledger in try await ledger.holds(playerID: player) }
-            try Output.result(Listing(playerID: player, holds: holds), json: options.json) {
+            try Output.result(PlayerHolds(playerID: player, holds: holds), json: options.json) {
                 guard !holds.isEmpty else { return "\(player) has no holds." }
                 return holds.map { hold in
                     "\(hold.id) \(hold.status.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(hold.amount) \(hold.currency)"

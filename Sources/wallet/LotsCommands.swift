@@ -67,19 +67,9 @@ struct LotsCommand: AsyncParsableCommand {
     @Option(help: "The player's id.")
     var player: String
 
-    struct Listing: Encodable {
-        var playerID: String
-        var lots: [WalletLot]
-
-        enum CodingKeys: String, CodingKey {
-            case lots
-            case playerID = "player_id"
-        }
-    }
-
     func run() async throws {
         let lots = try await options.withStore { ledger in try await ledger.lots(playerID: player) }
-        try Output.result(Listing(playerID: player, lots: lots), json: options.json) {
+        try Output.result(PlayerLots(playerID: player, lots: lots), json: options.json) {
             guard !lots.isEmpty else { return "\(player) has no open lots." }
             return lots.map { lot in
                 let expiry = lot.expired ? "expired at \(lot.expiresAt ?? "")" : lot.expiresAt.map { "expires \($0)" } ?? "never expires"

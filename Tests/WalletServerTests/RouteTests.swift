@@ -709,6 +709,16 @@ struct BonusRouteTests {
                 uri: "/v1/wallets/p1/bonuses", method: .post, headers: server.bearer(.support) + .jsonContent + [.idempotencyKey: "b2"],
                 body: json(#"{"amount": 3, "expires_at": "2020-01-01T00:00:00Z", "reason_code": "event"}"#))
             #expect(try past.status == .badRequest && past.problemCode() == "invalid_request")
+            for (index, bad) in [
+                #"{"amount": 1, "expires_at": "2026-02-30T00:00:00Z", "reason_code": "event"}"#, #"{"amount": 1, "expires_at": "10000-01-01T00:00:00Z", "reason_code": "event"}"#,
+                #"{"amount": 1, "expires_at": "tomorrow", "reason_code": "event"}"#, #"{"amount": 0, "reason_code": "event"}"#,
+                #"{"amount": 1, "reason_code": "Not A Code"}"#, #"{"amount": 1, "reason_code": "event", "reason_code": "other"}"#,
+                #"{"amount": 1, "reason_code": "event", "campaign": "with space"}"#, #"{"amount": 1, "reason_code": "event", "currency": "nope"}"#,
+            ].enumerated() {
+                let refused = try await client.execute(
+                    uri: "/v1/wallets/p1/bonuses", method: .post, headers: server.bearer(.support) + .jsonContent + [.idempotencyKey: "bad\(index)"], body: json(bad))
+                #expect(refused.status == .badRequest || refused.status == .unprocessableContent, "\(bad) → \(refused.status)")
+            }
             let player = try await client.execute(
                 uri: "/v1/wallets/p1/bonuses", method: .post, headers: [.authorization: "Bearer \(playerToken("p1"))", .contentType: "application/json", .idempotencyKey: "b3"],
                 body: json(#"{"amount": 1000, "reason_code": "free_money"}"#))
@@ -751,9 +761,24 @@ struct HoldRouteTests {
             #expect(try released.status == .conflict && released.problemCode() == "hold_captured")
             let listed = try await client.execute(uri: "/v1/wallets/p1/holds", method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
             #expect(try (listed.object()["holds"] as? [[String: Any]])?.map { $0["status"] as? String } == ["captured"])
-            let badExpiry = try await client.execute(
-                uri: "/v1/wallets/p1/holds", method: .post, headers: service + [.idempotencyKey: "h2"], body: json(#"{"amount": 1, "expires_in_seconds": 604801}"#))
-            #expect(try badExpiry.status == .badRequest && badExpiry.problemCode() == "invalid_request")
+            // Out-of-range numbers, a member named twice, fractions: 400s that hold nothing.
+            for (index, bad) in [
+                #"{"amount": 1, "expires_in_seconds": 604801}"#, #"{"amount": 1, "expires_in_seconds": 0}"#, #"{"amount": 1, "expires_in_seconds": -5}"#,
+                #"{"amount": 0, "expires_in_seconds": 60}"#, #"{"amount": 1000000001, "expires_in_seconds": 60}"#, #"{"amount": 1.5, "expires_in_seconds": 60}"#,
+                #"{"amount": 1, "amount": 2, "expires_in_seconds": 60}"#, #"{"amount": 1, "expires_in_seconds": 9223372036854775808}"#,
+            ].enumerated() {
+                let refused = try await client.execute(uri: "/v1/wallets/p1/holds", method: .post, headers: service + [.idempotencyKey: "bad\(index)"], body: json(bad))
+                #expect(try refused.status == .badRequest && refused.problemCode() == "invalid_request", "\(bad)")
+            }
+            for bad in [#"{"amount": 0}"#, #"{"amount": -1}"#, #"{"amount": 1, "amount": 2}"#] {
+                let refused = try await client.execute(uri: "/v1/holds/\(id)/capture", method: .post, headers: service + [.idempotencyKey: "bad-c"], body: json(bad))
+                #expect(try refused.status == .badRequest && refused.problemCode() == "invalid_request", "\(bad)")
+            }
+            // Look-alike hold ids: another case, padding, encoding tricks, the wrong length.
+            for lookAlike in [id.uppercased(), " \(id)", "\(id)%00", String(id.dropLast()), id + "0", "..%2F..%2Fv1%2Fkeys", String(repeating: "a", count: 5_000)] {
+                let response = try await client.execute(uri: "/v1/holds/\(lookAlike)/release", method: .post, headers: service + [.idempotencyKey: "look"], body: json("{}"))
+                #expect(response.status == .notFound || response.status == .badRequest, "\(lookAlike.prefix(60)) → \(response.status)")
+            }
         }
         #expect(try await server.store.verify().ok)
     }

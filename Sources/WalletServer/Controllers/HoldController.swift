@@ -53,21 +53,11 @@ struct HoldController {
         }
         let result = try await store.resolveHold(
             HoldResolution(holdID: holdID, action: action, idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: bodyKey), actor: caller.actor))
-        return try HoldResponse.response(result, context: context)
+        return try MutationResponse.response(result, of: result.transaction, replayed: result.replayed, context: context)
     }
 
     private func playerOwns(_ holdID: String, caller: Caller) async throws -> Bool {
         guard case .player(let id) = caller else { return true }
         return try await store.holds(playerID: id.text).contains { $0.id == holdID }
-    }
-}
-
-/// A hold operation's answer: 201 with the hold, the transaction and the balance, or the
-/// original answer with `Idempotent-Replayed: true`.
-enum HoldResponse {
-    static func response(_ result: HoldResult, context: WalletRequestContext) throws -> Response {
-        var headers: HTTPFields = [:]
-        if result.replayed { headers[.idempotentReplayed] = "true" }
-        return try JSONBody.response(result, for: context, status: .created, headers: headers)
     }
 }

@@ -9,13 +9,18 @@ struct MutationResponse: Encodable {
     var balance: Int64
 
     static func response(for result: MutationResult, context: WalletRequestContext) throws(WalletError) -> Response {
+        try response(MutationResponse(transaction: result.transaction, balance: result.balance), of: result.transaction, replayed: result.replayed, context: context)
+    }
+
+    /// Any mutation's answer: 201 with `body`, counted once in the metrics, or marked replayed.
+    static func response(_ body: some Encodable, of transaction: LedgerTransaction, replayed: Bool, context: WalletRequestContext) throws(WalletError) -> Response {
         var headers: HTTPFields = [:]
-        if result.replayed {
+        if replayed {
             headers[.idempotentReplayed] = "true"
         } else {
-            WalletMetrics.recordTransaction(result.transaction.kind)
+            WalletMetrics.recordTransaction(transaction.kind)
         }
-        return try JSONBody.response(MutationResponse(transaction: result.transaction, balance: result.balance), for: context, status: .created, headers: headers)
+        return try JSONBody.response(body, for: context, status: .created, headers: headers)
     }
 }
 

@@ -88,6 +88,7 @@ struct PurchaseController {
                 headers: [.retryAfter: "\(seconds)"])
         }
         let result = try await requireApple().redeemReceipt(playerID: body.playerID, receipt: body.receipt, actor: caller.actor)
+        for _ in result.credited { WalletMetrics.recordTransaction(.purchase) }
         return try JSONBody.response(result, for: context, status: result.credited.isEmpty ? .ok : .created)
     }
 

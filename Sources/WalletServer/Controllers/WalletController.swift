@@ -42,22 +42,12 @@ struct WalletController {
                 playerID: try context.requireWalletPlayerID(), amount: body.amount, currency: body.currency ?? defaultCurrency,
                 expiresInSeconds: body.expiresInSeconds, reason: body.reason, metadata: try body.metadata.map { value throws(WalletError) in try Metadata(value) },
                 idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: body.idempotencyKey), actor: try context.requireCaller().actor))
-        return try HoldResponse.response(result, context: context)
-    }
-
-    struct Holds: Encodable {
-        var playerID: String
-        var holds: [Hold]
-
-        enum CodingKeys: String, CodingKey {
-            case holds
-            case playerID = "player_id"
-        }
+        return try MutationResponse.response(result, of: result.transaction, replayed: result.replayed, context: context)
     }
 
     @Sendable func holds(request: Request, context: WalletRequestContext) async throws -> Response {
         let playerID = try context.requireWalletPlayerID()
-        return try JSONBody.response(Holds(playerID: playerID, holds: try await store.holds(playerID: playerID)), for: context)
+        return try JSONBody.response(PlayerHolds(playerID: playerID, holds: try await store.holds(playerID: playerID)), for: context)
     }
 
     struct BonusBody: StrictBody {
@@ -88,20 +78,10 @@ struct WalletController {
         return try MutationResponse.response(for: result, context: context)
     }
 
-    struct Lots: Encodable {
-        var playerID: String
-        var lots: [WalletLot]
-
-        enum CodingKeys: String, CodingKey {
-            case lots
-            case playerID = "player_id"
-        }
-    }
-
     /// The open lots: what remains of each credit, in burn order per currency, with its expiry.
     @Sendable func lots(request: Request, context: WalletRequestContext) async throws -> Response {
         let playerID = try context.requireWalletPlayerID()
-        return try JSONBody.response(Lots(playerID: playerID, lots: try await store.lots(playerID: playerID)), for: context)
+        return try JSONBody.response(PlayerLots(playerID: playerID, lots: try await store.lots(playerID: playerID)), for: context)
     }
 
     @Sendable func balance(request: Request, context: WalletRequestContext) async throws -> Response {
