@@ -977,7 +977,12 @@ enum OpenAPIDocument {
                               "spend",
                               "adjustment",
                               "refund",
-                              "refund_reversal"
+                              "refund_reversal",
+                              "bonus",
+                              "expiry",
+                              "hold",
+                              "capture",
+                              "release"
                             ]
                           },
                           "currency": {
@@ -2379,7 +2384,12 @@ enum OpenAPIDocument {
           "spend",
           "adjustment",
           "refund",
-          "refund_reversal"
+          "refund_reversal",
+          "bonus",
+          "expiry",
+          "hold",
+          "capture",
+          "release"
         ]
       },
       "Status": {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WalletApple
+import WalletCore
 @testable import WalletServer
 
 @Suite("The OpenAPI document")
@@ -77,4 +78,12 @@ struct OpenAPITests {
             #expect(schemas[name]?["additionalProperties"] as? Bool == false)
         }
     }
+
+    @Test("the document names every kind of transaction the ledger writes")
+    func kinds() throws {
+        let schemas = try #require((try document()["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
+        let kinds = try #require(schemas["TransactionKind"]?["enum"] as? [String])
+        #expect(Set(kinds) == Set(TransactionKind.allCases.map(\.rawValue)))
+    }
 }
+
