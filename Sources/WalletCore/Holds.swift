@@ -1,5 +1,26 @@
 import Foundation
 
+/// Who placed a hold, and so who may resolve it.
+public enum HoldParty: Sendable, Equatable {
+    /// The game's backend (a service key), or an operator at the CLI.
+    case service
+    /// The player of that id, with their own token.
+    case player(String)
+
+    /// The party a ledger actor stands for: a player token acts as `player:<id>`; API keys and
+    /// the CLI act under their own names.
+    package init(actor: String) {
+        let owner = LedgerRules.playerOwner("")
+        self = actor.utf8.starts(with: owner.utf8) ? .player(String(actor.dropFirst(owner.count))) : .service
+    }
+
+    /// The ledger actor of this party (`player:<id>` for a player).
+    package var actor: String? {
+        if case .player(let id) = self { return LedgerRules.playerOwner(id) }
+        return nil
+    }
+}
+
 /// A reservation of credits: moved to `@holds` at once (the spendable balance drops), then
 /// captured (to `@spend`, the rest given back to the lots it came from), released, or expired,
 /// exactly once.
@@ -18,9 +39,12 @@ public struct Hold: Codable, Sendable, Equatable {
     public var resolvedSeq: Int64?
     /// What a capture took.
     public var captured: Int64?
+    /// Who placed it (the hold transaction's actor), and so who may resolve it.
+    public var placedBy: HoldParty = .service
 
     package init(
-        id: String, playerID: String, currency: String, amount: Int64, status: Status, expiresAt: String, holdSeq: Int64, resolvedSeq: Int64?, captured: Int64?
+        id: String, playerID: String, currency: String, amount: Int64, status: Status, expiresAt: String, holdSeq: Int64, resolvedSeq: Int64?, captured: Int64?,
+        placedBy: HoldParty = .service
     ) {
         self.id = id
         self.playerID = playerID
@@ -31,11 +55,24 @@ public struct Hold: Codable, Sendable, Equatable {
         self.holdSeq = holdSeq
         self.resolvedSeq = resolvedSeq
         self.captured = captured
+        self.placedBy = placedBy
     }
 
     /// Whether its expiry has passed at `now`: it can no longer be captured, only released as expired.
     public func isExpired(at now: String) -> Bool {
         expiresAt <= now
+    }
+
+    /// A hold is resolved by the kind of caller that placed it: one the game placed (a service
+    /// key, or the CLI) only by a service key or the CLI, so a player cannot release the game's
+    /// match fee or capture it for less; one a player placed by that player or a service key.
+    /// Another player's hold is unknown to a player (`not_found`, as if it did not exist).
+    package static func requireResolvable(placedBy placer: HoldParty, wallet playerID: String, by resolver: HoldParty, holdID: String) throws(WalletError) {
+        guard case .player(let resolving) = resolver else { return }
+        guard Identifier.same(resolving, playerID) else { throw .notFound("no hold \(holdID.prefix(64))") }
+        guard case .player = placer else {
+            throw .forbidden("the game placed this hold: only the game's service key can capture or release it")
+        }
     }
 
     enum CodingKeys: String, CodingKey {
@@ -149,6 +186,8 @@ public struct HoldResolution: LedgerMutation, Equatable {
     public var action: Action
     public var idempotencyKey: String
     public var actor: String
+    /// Who resolves it: `HoldParty(actor:)` (a player token's actor is `player:<id>`).
+    public var resolver: HoldParty { HoldParty(actor: actor) }
 
     public init(holdID: String, action: Action, idempotencyKey: String, actor: String) {
         self.holdID = holdID

@@ -111,6 +111,15 @@ public struct Metadata: Codable, Sendable, Equatable {
         self = try Metadata(JSONValue(from: decoder))
     }
 
+    /// The same object without the members named `names`, for an audience that may not see
+    /// them; nil when nothing is left. A stored text that no longer parses is kept as it is.
+    package func removing(_ names: Set<String>) -> Metadata? {
+        guard case .object(var members)? = try? JSONValue.parse(canonicalText), members.keys.contains(where: names.contains) else { return self }
+        for name in names { members[name] = nil }
+        guard !members.isEmpty, let text = try? JSONValue.object(members).canonicalText() else { return nil }
+        return Metadata(canonicalText: text)
+    }
+
     /// Encodes the object itself. A stored text that no longer parses (written by an older
     /// version with other limits) is returned as a JSON string of that text: a reader never
     /// fails, let alone traps, on a stored row.

@@ -28,6 +28,11 @@ public enum Limits {
     /// as one: every reader (request bodies, where metadata is a member, and export lines) then
     /// sees at most `metadataDepthMax + 1` levels, the strict parser's limit.
     public static let metadataDepthMax = 63
+    /// Most open lots (with credits left) one wallet keeps in one currency. A debit reads and
+    /// draws from them in one write, so they are bounded: at this many, a credit that would
+    /// make another lot is refused (`too_many_lots`); a debit from all of them still works on
+    /// both stores, its statements cut to the engines' parameter limits.
+    public static let openLotsPerWalletMax: Int64 = 100_000
     /// Largest history page.
     public static let pageSizeMax = 500
     /// History page size when the caller gives none.

@@ -166,6 +166,56 @@ package enum LotRules {
         max(0, amount - max(0, -balance))
     }
 
+    /// Credits a hold gives back (`returned`: what a release, an expiry or the rest of a capture
+    /// returns, in burn order) to a wallet whose balance is `balance` before: like every credit,
+    /// they repay a debt first (taken from the returned draws in their order) and only the rest
+    /// goes back to the lots it came from, but for what a lot past its expiry would get back
+    /// (`splitReturns`).
+    package static func planReturn(_ returned: [LotDraw], balance: Int64) -> (repaid: Int64, toLots: [LotDraw]) {
+        var debt = max(0, -balance)
+        var repaid: Int64 = 0
+        var toLots: [LotDraw] = []
+        for draw in returned where draw.amount > 0 {
+            let repaying = min(debt, draw.amount)
+            debt -= repaying
+            repaid += repaying
+            if draw.amount > repaying { toLots.append(LotDraw(lotID: draw.lotID, amount: draw.amount - repaying)) }
+        }
+        return (repaid, toLots)
+    }
+
+    /// Splits what goes back to lots (`toLots`, from `planReturn`) at `now`: what goes back to a
+    /// live lot (`live`), and what would go back to a lot among `lots` that has expired meanwhile
+    /// (`expired`, in all): that part never becomes spendable, it is booked to `@expired` by the
+    /// same transaction that gives the rest back.
+    package static func splitReturns(_ toLots: [LotDraw], lots: [Lot], at now: String) -> (live: [LotDraw], expired: Int64) {
+        var live: [LotDraw] = []
+        var expired: Int64 = 0
+        for back in toLots {
+            if lots.first(where: { $0.id == back.lotID })?.isExpired(at: now) == true { expired += back.amount } else { live.append(back) }
+        }
+        return (live, expired)
+    }
+
+    /// The balance a debit of this wallet would find at `now`, before any of it is written: its
+    /// expired holds given back (`holds`: each one's amount and its draws in burn order, with the
+    /// lots they name among `lots`) by `planReturn` and `splitReturns`, then every expired lot's
+    /// remainder booked.
+    /// What balances answer, so that a player is never shown credits a spend cannot use, nor
+    /// refused credits a spend could.
+    package static func settledBalance(_ balance: Int64, lots: [Lot], expiredHolds holds: [(amount: Int64, draws: [LotDraw])], at now: String) -> Int64 {
+        var balance = balance
+        var remaining = Dictionary(lots.map { ($0.id, $0.remaining) }, uniquingKeysWith: { first, _ in first })
+        for hold in holds {
+            let plan = planReturn(hold.draws, balance: balance)
+            let returns = splitReturns(plan.toLots, lots: lots, at: now)
+            balance += hold.amount - returns.expired
+            for back in returns.live { remaining[back.lotID, default: 0] += back.amount }
+        }
+        for lot in lots where lot.isExpired(at: now) { balance -= remaining[lot.id] ?? 0 }
+        return balance
+    }
+
     /// The lots a lot-expiry sweep closes at `now`: expired ones with something left, soonest
     /// expiry first, at most `limit` of them.
     package static func expired(_ lots: [Lot], at now: String, limit: Int) -> [Lot] {
@@ -191,5 +241,28 @@ package enum LotRules {
             left -= taken
         }
         return (kept, returned)
+    }
+}
+
+/// How expiries are swept, by the background service and by `wallet expire` alike: bounded
+/// batches, each one write, until a batch comes back short. Every batch books what it names (a
+/// lot's remainder, a hold's release), so each one makes progress; and a pass stops after
+/// `batchesMax` batches all the same, leaving the rest to the next pass.
+package enum ExpirySweep {
+    /// Lots or holds one write books at most.
+    package static let batchMax = 200
+    /// Batches one pass runs at most (`batchMax` × this many lots or holds).
+    package static let batchesMax = 500
+
+    /// Runs `batch` with `batchMax` until it books fewer, at most `batchesMax` times; returns
+    /// how many it booked in all.
+    package static func all(_ batch: (Int) async throws(WalletError) -> Int) async throws(WalletError) -> Int {
+        var total = 0
+        for _ in 0..<batchesMax {
+            let count = try await batch(batchMax)
+            total += count
+            if count < batchMax || Task.isCancelled { break }
+        }
+        return total
     }
 }

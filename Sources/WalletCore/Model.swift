@@ -85,6 +85,9 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
         case prevHash = "prev_hash"
     }
 
+    /// Members of a bonus's metadata that only staff see.
+    static let staffMetadataMembers: Set<String> = ["campaign"]
+
     /// The whole record for staff; for a player, only what is theirs to see (`Audience`).
     public func encode(to encoder: any Encoder) throws {
         let staff = Audience.of(encoder) == .staff
@@ -102,7 +105,8 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
         try container.encodeIfPresent(quantity, forKey: .quantity)
         try container.encodeIfPresent(refundOfSeq, forKey: .refundOfSeq)
         try container.encode(uncollected, forKey: .uncollected)
-        try container.encodeIfPresent(metadata, forKey: .metadata)
+        // A bonus's campaign is the studio's own word for it, like support's note.
+        try container.encodeIfPresent(staff || kind != .bonus ? metadata : metadata?.removing(Self.staffMetadataMembers), forKey: .metadata)
         // A spend's key and reason (kept as its note) are the game's own; an adjustment's key,
         // note and ticket are support's.
         if staff || kind == .spend {

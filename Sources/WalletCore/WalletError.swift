@@ -39,6 +39,12 @@ public enum WalletError: Error, Equatable, Sendable {
     case holdResolved(status: String, detail: String)
     /// A capture asked for more than the hold holds.
     case captureExceedsHold(String)
+    /// The caller may not do this to what it names, although it may see it (a player resolving
+    /// a hold the game placed on their wallet).
+    case forbidden(String)
+    /// The wallet holds as many open lots as one wallet may (`Limits.openLotsPerWalletMax`): a
+    /// credit that would make another is refused until some are spent or expire.
+    case tooManyLots(String)
 
     /// The stable machine-readable code, identical in API problem documents and CLI errors.
     public var code: String {
@@ -59,6 +65,8 @@ public enum WalletError: Error, Equatable, Sendable {
         case .storeUnavailable: "store_unavailable"
         case .holdResolved(let status, _): "hold_\(status)"
         case .captureExceedsHold: "capture_exceeds_hold"
+        case .forbidden: "forbidden"
+        case .tooManyLots: "too_many_lots"
         }
     }
 
@@ -68,7 +76,7 @@ public enum WalletError: Error, Equatable, Sendable {
         case .invalidRequest(let detail), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
             .unknownCurrency(let detail), .notFound(let detail), .unsupportedDatabase(let detail),
             .storage(let detail), .corrupt(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .notConfigured(let detail), .alreadyRefunded(let detail),
-            .storeUnavailable(let detail), .captureExceedsHold(let detail), .holdResolved(_, let detail):
+            .storeUnavailable(let detail), .captureExceedsHold(let detail), .holdResolved(_, let detail), .forbidden(let detail), .tooManyLots(let detail):
             detail
         case .insufficientFunds(let balance, let currency):
             "insufficient funds: the balance is \(balance) \(currency)"

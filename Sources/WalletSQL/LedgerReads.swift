@@ -83,22 +83,39 @@ enum LedgerReads {
         try LedgerTransaction(reading: StoredTransactionRow(row: row), postings: postings)
     }
 
+    /// The balances a debit would find now (`LotRules.settledBalance`): credits of lots past
+    /// their expiry are not counted, credits of holds past theirs are, before any of it is booked.
     static func balances(_ db: any SQLSession, playerID: String, now: Date) throws -> WalletBalances {
+        let at = Timestamp.format(now)
         var balances = [defaultCurrency: Int64(0)]
-        try db.forEach("SELECT currency, balance FROM accounts WHERE owner = ?", [.text(LedgerRules.playerOwner(playerID))]) { row in
-            balances[try row.text(0)] = try row.integer(1)
+        let accounts = try db.all("SELECT id, currency, balance FROM accounts WHERE owner = ?", [.text(LedgerRules.playerOwner(playerID))]) { row in
+            (id: try row.integer(0), currency: try row.text(1), balance: try row.integer(2))
+        }
+        var held: [String: Int64] = [:]
+        var expiredHolds: [String: [Hold]] = [:]
+        try db.forEach(
+            "SELECT \(HoldStorage.columns) FROM \(HoldStorage.source) WHERE h.player_id = ? AND h.status = 'open'", [.text(playerID)]
+        ) { row in
+            let hold = try HoldStorage.hold(from: row)
+            if hold.isExpired(at: at) { expiredHolds[hold.currency, default: []].append(hold) } else { held[hold.currency, default: 0] += hold.amount }
+        }
+        for account in accounts {
+            let expiredLots = try db.all(
+                "SELECT \(LotStorage.columns()) FROM lots WHERE account_id = ? AND remaining > 0 AND expires_at IS NOT NULL AND expires_at <= ?",
+                [.integer(account.id), .text(at)], LotStorage.lot(from:))
+            let holds = try (expiredHolds[account.currency] ?? []).sorted { ($0.expiresAt, $0.id) < ($1.expiresAt, $1.id) }.map { hold in
+                (hold: hold, drawn: try HoldStorage.draws(db, holdSeq: hold.holdSeq))
+            }
+            balances[account.currency] = LotRules.settledBalance(
+                account.balance, lots: expiredLots + holds.flatMap(\.drawn.lots), expiredHolds: holds.map { ($0.hold.amount, $0.drawn.draws) }, at: at)
         }
         var expiring: [String: Int64] = [:]
         try db.forEach(
             """
             SELECT a.currency, CAST(sum(l.remaining) AS BIGINT) FROM lots l JOIN accounts a ON a.id = l.account_id
             WHERE a.owner = ? AND l.remaining > 0 AND l.expires_at > ? AND l.expires_at <= ? GROUP BY a.currency
-            """, [.text(LedgerRules.playerOwner(playerID)), .text(Timestamp.format(now)), .text(Timestamp.format(now.addingTimeInterval(WalletBalances.expiringWindow)))]
+            """, [.text(LedgerRules.playerOwner(playerID)), .text(at), .text(Timestamp.format(now.addingTimeInterval(WalletBalances.expiringWindow)))]
         ) { row in expiring[try row.text(0)] = try row.integer(1) }
-        var held: [String: Int64] = [:]
-        try db.forEach(
-            "SELECT currency, CAST(sum(amount) AS BIGINT) FROM holds WHERE player_id = ? AND status = 'open' GROUP BY currency", [.text(playerID)]
-        ) { row in held[try row.text(0)] = try row.integer(1) }
         return WalletBalances(playerID: playerID, balances: balances, expiringWithin7Days: expiring, held: held)
     }
 

@@ -26,6 +26,7 @@ enum LedgerWrites {
         let (amount, overflow) = product.credits.multipliedReportingOverflow(by: request.quantity)
         guard !overflow else { throw WalletError.invalidRequest("credits × quantity is too large") }
         let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(request.playerID), currency: product.currency)
+        try LotStorage.requireRoom(db, account: player, balanceBefore: player.balance, amount: amount)
         let store = try Account.fetch(db, context: &context, owner: "@store:\(request.store)", currency: product.currency)
         var draft = LedgerTransaction(draftOf: .purchase, playerID: request.playerID, currency: product.currency, amount: amount, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
@@ -50,6 +51,7 @@ enum LedgerWrites {
         }
         try requireKnownCurrency(db, request.currency, context: &context)
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: nil)
+        try LotStorage.requireRoom(db, account: player, balanceBefore: player.balance, amount: request.amount)
         let source = try Account.fetch(db, context: &context, owner: "@bonuses", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .bonus, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
@@ -69,7 +71,7 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let lots = try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
+        let lots = try settle(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: request.amount)
         let held = try Account.fetch(db, context: &context, owner: "@holds", currency: request.currency)
         let draws = try LotRules.draw(request.amount, from: lots, at: Timestamp.format(now), currency: request.currency)
@@ -78,9 +80,9 @@ enum LedgerWrites {
         var draft = LedgerTransaction(draftOf: .hold, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.note = request.reason
-        var details: [String: JSONValue] = ["hold_id": .string(id), "expires_at": .string(expiresAt)]
-        if let metadata = request.metadata { details["metadata"] = try JSONValue.strict(Array(metadata.canonicalText.utf8), what: "metadata") }
-        draft.metadata = try Metadata(.object(details))
+        // The game's metadata as it sent it, within a spend's limits: the hold's id and expiry
+        // are in `holds` (by `hold_seq`), and its capture or release names both.
+        draft.metadata = request.metadata
         let result = try append(db, draft, legs: [(player, -request.amount), (held, request.amount)], key: key, now: now, context: &context)
         try LotStorage.apply(db, seq: result.transaction.seq, draws: draws)
         try db.execute(
@@ -88,7 +90,7 @@ enum LedgerWrites {
             [.text(id), .text(request.playerID), .text(request.currency), .integer(request.amount), .text(expiresAt), .integer(result.transaction.seq)])
         let hold = Hold(
             id: id, playerID: request.playerID, currency: request.currency, amount: request.amount, status: .open, expiresAt: expiresAt,
-            holdSeq: result.transaction.seq, resolvedSeq: nil, captured: nil)
+            holdSeq: result.transaction.seq, resolvedSeq: nil, captured: nil, placedBy: HoldParty(actor: request.actor))
         return HoldResult(hold: hold, transaction: result.transaction, balance: result.balance, replayed: false)
     }
 
@@ -103,8 +105,11 @@ enum LedgerWrites {
     /// any other request gets 409 `hold_<status>`. A hold past its expiry cannot be captured.
     static func resolveHold(_ db: any SQLSession, _ checked: Checked<HoldResolution>, now: Date, context: inout BatchContext) throws -> HoldResult {
         let (request, key) = (checked.request, checked.key)
-        if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
+        // Who may resolve it is checked before anything, a replay included: another player's
+        // hold stays unknown, whatever key is sent.
         guard let hold = try HoldStorage.find(db, id: request.holdID) else { throw WalletError.notFound("no hold \(request.holdID)") }
+        try Hold.requireResolvable(placedBy: hold.placedBy, wallet: hold.playerID, by: request.resolver, holdID: hold.id)
+        if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
         guard hold.status == .open else {
             throw WalletError.holdResolved(status: hold.status.rawValue, detail: "the hold was \(hold.status.rawValue) already (seq \(hold.resolvedSeq ?? 0)); nothing changed")
         }
@@ -131,15 +136,26 @@ enum LedgerWrites {
         let held = try Account.fetch(db, context: &context, owner: "@holds", currency: hold.currency)
         let kept = captured ?? 0
         let returned = hold.amount - kept
-        var legs: [(account: Account, amount: Int64)] = [(player, returned), (held, -hold.amount)]
+        let drawn = try HoldStorage.draws(db, holdSeq: hold.holdSeq)
+        let split = try LotRules.splitCapture(kept, of: drawn.draws)
+        // What comes back is a credit like any other: a debt (a refund taken while the credits
+        // were held) is repaid first, and only the rest goes back to its lots.
+        let plan = LotRules.planReturn(split.returned, balance: player.balance)
+        // What would go back to a lot past its expiry expires with it, in this same transaction:
+        // it is never spendable, and no lot holds credits again after its expiry was booked.
+        let returns = LotRules.splitReturns(plan.toLots, lots: drawn.lots, at: Timestamp.format(now))
+        var legs: [(account: Account, amount: Int64)] = [(player, returned - returns.expired), (held, -hold.amount)]
         if kept > 0 { legs.append((try Account.fetch(db, context: &context, owner: "@spend", currency: hold.currency), kept)) }
-        var draft = LedgerTransaction(draftOf: captured == nil ? .release : .capture, playerID: hold.playerID, currency: hold.currency, amount: returned, actor: actor)
+        if returns.expired > 0 { legs.append((try Account.fetch(db, context: &context, owner: "@expired", currency: hold.currency), returns.expired)) }
+        var draft = LedgerTransaction(
+            draftOf: captured == nil ? .release : .capture, playerID: hold.playerID, currency: hold.currency, amount: returned - returns.expired, actor: actor)
         draft.idempotencyKey = key.key
         draft.note = status == .expired ? "hold \(hold.id) expired at \(hold.expiresAt)" : nil
-        draft.metadata = try Metadata(.object(["hold_id": .string(hold.id), "status": .string(status.rawValue)]))
+        var details: [String: JSONValue] = ["hold_id": .string(hold.id), "hold_seq": .integer(hold.holdSeq), "status": .string(status.rawValue)]
+        if returns.expired > 0 { details["expired"] = .integer(returns.expired) }
+        draft.metadata = try Metadata(.object(details))
         let result = try append(db, draft, legs: legs, key: key, now: now, context: &context)
-        let split = try LotRules.splitCapture(kept, of: try HoldStorage.draws(db, holdSeq: hold.holdSeq))
-        try LotStorage.apply(db, seq: result.transaction.seq, draws: split.returned.map { LotDraw(lotID: $0.lotID, amount: -$0.amount) })
+        try LotStorage.apply(db, seq: result.transaction.seq, draws: returns.live.map { LotDraw(lotID: $0.lotID, amount: -$0.amount) })
         try db.execute(
             "UPDATE holds SET status = ?, resolved_seq = ?, captured = ? WHERE id = ? AND status = 'open'",
             [.text(status.rawValue), .integer(result.transaction.seq), .integer(captured), .text(hold.id)])
@@ -153,7 +169,7 @@ enum LedgerWrites {
     /// Releases up to `limit` holds past their expiry (status `expired`), soonest first.
     static func expireHolds(_ db: any SQLSession, limit: Int, now: Date, context: inout BatchContext) throws -> Int {
         let due = try db.all(
-            "SELECT \(HoldStorage.columns) FROM holds WHERE status = 'open' AND expires_at <= ? ORDER BY expires_at, id LIMIT ?",
+            "SELECT \(HoldStorage.columns) FROM \(HoldStorage.source) WHERE h.status = 'open' AND h.expires_at <= ? ORDER BY h.expires_at, h.id LIMIT ?",
             [.text(Timestamp.format(now)), .integer(Int64(limit))], HoldStorage.hold(from:))
         for hold in due { _ = try releaseExpired(db, hold, now: now, context: &context) }
         return due.count
@@ -176,17 +192,20 @@ enum LedgerWrites {
             WHERE l.remaining > 0 AND l.expires_at IS NOT NULL AND l.expires_at <= ? ORDER BY l.expires_at, l.id LIMIT ?
             """, [.text(Timestamp.format(now)), .integer(Int64(limit))]
         ) { row -> (Lot, String, String) in
-            (try LotStorage.lot(from: row), String(try row.text(7).dropFirst("player:".count)), try row.text(8))
+            (try LotStorage.lot(from: row), String(try row.text(7).dropFirst(LedgerRules.playerOwner("").count)), try row.text(8))
         }
-        for (lot, playerID, currency) in due { try expire(db, lot: lot, playerID: playerID, currency: currency, now: now, context: &context) }
-        return due.count
+        var booked = 0
+        for (lot, playerID, currency) in due where try expire(db, lot: lot, playerID: playerID, currency: currency, now: now, context: &context) {
+            booked += 1
+        }
+        return booked
     }
 
     static func spend(_ db: any SQLSession, _ checked: Checked<SpendRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let lots = try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
+        let lots = try settle(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: request.amount)
         let sink = try Account.fetch(db, context: &context, owner: "@spend", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
@@ -202,9 +221,10 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let lots = request.amount < 0 ? try bookExpiredLots(db, playerID: request.playerID, currency: request.currency, now: now, context: &context) : []
+        let lots = request.amount < 0 ? try settle(db, playerID: request.playerID, currency: request.currency, now: now, context: &context) : []
         let debit = request.amount < 0 && !request.allowNegative ? -request.amount : nil
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: debit)
+        if request.amount > 0 { try LotStorage.requireRoom(db, account: player, balanceBefore: player.balance, amount: request.amount) }
         let source = try Account.fetch(db, context: &context, owner: "@adjustments", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .adjustment, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
@@ -230,7 +250,7 @@ enum LedgerWrites {
             throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
         }
         let corrections = try Corrections.of(db, purchase: purchase)
-        let lots = try bookExpiredLots(db, playerID: purchase.playerID, currency: purchase.currency, now: now, context: &context)
+        let lots = try settle(db, playerID: purchase.playerID, currency: purchase.currency, now: now, context: &context)
         let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(purchase.playerID), currency: purchase.currency)
         let (owed, taken) = try LedgerRules.refund(request, of: purchase, corrections: corrections, playerBalance: player.balance)
         let sink = try Account.fetch(db, context: &context, owner: "@refunds", currency: purchase.currency)
@@ -298,33 +318,56 @@ enum LedgerWrites {
         return product
     }
 
-    /// Books each expired lot of the player's wallet that still holds credits as an `expiry`
-    /// transaction to `@expired` (breakage), before a debit reads the balance: expiry is a ledger
-    /// entry, never silent, and a debit never draws from an expired lot.
-    /// Returns the wallet's open lots, read once, without the ones it just booked: what the
-    /// debit draws from (none for a wallet without an account yet).
-    static func bookExpiredLots(_ db: any SQLSession, playerID: String, currency: String, now: Date, context: inout BatchContext) throws -> [Lot] {
+    /// Settles the player's wallet before a debit reads its balance: its own holds past their
+    /// expiry are released (status `expired`; their credits come back as every credit does, a
+    /// debt repaid first), then each of its expired lots that still holds credits is booked as an
+    /// `expiry` transaction to `@expired` (breakage). Expiry is a ledger entry, never silent: a
+    /// debit never draws from an expired lot, and never finds credits locked by an expired hold.
+    /// Returns the wallet's open lots after that, read once: what the debit draws from (none for
+    /// a wallet without an account yet).
+    static func settle(_ db: any SQLSession, playerID: String, currency: String, now: Date, context: inout BatchContext) throws -> [Lot] {
         guard let player = try Account.find(db, context: context, owner: LedgerRules.playerOwner(playerID), currency: currency) else { return [] }
+        for hold in try HoldStorage.expired(db, playerID: playerID, currency: currency, now: now) {
+            _ = try releaseExpired(db, hold, now: now, context: &context)
+        }
         let lots = try LotStorage.open(db, accountID: player.id)
         let expired = LotRules.expired(lots, at: Timestamp.format(now), limit: lots.count)
         for lot in expired { try expire(db, lot: lot, playerID: playerID, currency: currency, now: now, context: &context) }
-        return lots.filter { lot in !expired.contains { $0.id == lot.id } }
+        let booked = Set(expired.map(\.id))
+        return booked.isEmpty ? lots : lots.filter { !booked.contains($0.id) }
     }
 
     /// The `expiry` transaction of one lot: its remainder leaves the wallet for `@expired`.
-    static func expire(_ db: any SQLSession, lot: Lot, playerID: String, currency: String, now: Date, context: inout BatchContext) throws {
-        var canonical = CanonicalBytes()
-        canonical.append("expiry")
-        canonical.append(lot.id)
-        let key = IdempotencyKey(scope: "expiry", key: "lot:\(lot.id)", requestHash: canonical.sha256Hex(), reusedDetail: "lot \(lot.id) has expired already")
-        if try key.replay(db, context: context) != nil { return }
+    /// Keyed `lot:<id>`. A lot that holds credits again after its expiry was booked (a hold
+    /// released into it by a version before releases booked such credits themselves) is booked
+    /// again under `lot:<id>:after:<seq>`, `seq` its last draw, so that no sweep is ever stuck on
+    /// it. Returns whether it booked anything.
+    @discardableResult
+    static func expire(_ db: any SQLSession, lot: Lot, playerID: String, currency: String, now: Date, context: inout BatchContext) throws -> Bool {
+        guard lot.remaining > 0 else { return false }
+        var key = expiryKey(lot, after: nil)
+        if try key.replay(db, context: context) != nil {
+            let last = try db.integer("SELECT max(seq) FROM lot_draws WHERE lot_id = ?", [.integer(lot.id)]) ?? lot.sourceSeq
+            key = expiryKey(lot, after: last)
+        }
         let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(playerID), currency: currency)
         let breakage = try Account.fetch(db, context: &context, owner: "@expired", currency: currency)
         var draft = LedgerTransaction(draftOf: .expiry, playerID: playerID, currency: currency, amount: -lot.remaining, actor: "wallet:expiry")
-        draft.idempotencyKey = "lot:\(lot.id)"
+        draft.idempotencyKey = key.key
         draft.note = "lot \(lot.id) (\(lot.category.rawValue), credited at seq \(lot.sourceSeq)) expired at \(lot.expiresAt ?? "")"
         let result = try append(db, draft, legs: [(player, -lot.remaining), (breakage, lot.remaining)], key: key, now: now, context: &context)
         try LotStorage.apply(db, seq: result.transaction.seq, draws: [LotDraw(lotID: lot.id, amount: lot.remaining)])
+        return true
+    }
+
+    private static func expiryKey(_ lot: Lot, after lastDrawSeq: Int64?) -> IdempotencyKey {
+        var canonical = CanonicalBytes()
+        canonical.append("expiry")
+        canonical.append(lot.id)
+        // The first key's hash is what every version wrote for it.
+        if let lastDrawSeq { canonical.append(lastDrawSeq) }
+        let key = lastDrawSeq.map { "lot:\(lot.id):after:\($0)" } ?? "lot:\(lot.id)"
+        return IdempotencyKey(scope: "expiry", key: key, requestHash: canonical.sha256Hex(), reusedDetail: "lot \(lot.id) has expired already")
     }
 
     private static func requireKnownCurrency(_ db: any SQLSession, _ currency: String, context: inout BatchContext) throws {

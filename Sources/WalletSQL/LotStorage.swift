@@ -25,6 +25,23 @@ enum LotStorage {
             expiresAt: try row.textOrNil(5), sourceSeq: try row.integer(6))
     }
 
+    /// Refuses a credit of `amount` to an account whose balance is `balanceBefore` when it would
+    /// make a lot and the wallet already keeps `Limits.openLotsPerWalletMax` open ones: checked
+    /// before anything of the credit is written. Reads at most that many index entries, and
+    /// only for wallets that have them.
+    static func requireRoom(
+        _ db: any SQLSession, account: Account, balanceBefore: Int64, amount: Int64, lotsMax: Int64 = Limits.openLotsPerWalletMax
+    ) throws {
+        guard LotRules.lotAmount(ofCredit: amount, balance: balanceBefore) > 0 else { return }
+        let full = try db.first(
+            "SELECT 1 FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY id LIMIT 1 OFFSET ?",
+            [.integer(account.id), .integer(lotsMax - 1)]) { _ in true } ?? false
+        if full {
+            throw WalletError.tooManyLots(
+                "the wallet of \(account.owner.dropFirst(LedgerRules.playerOwner("").count).prefix(64)) keeps \(lotsMax) open lots of \(account.currency), the most one wallet may; spend or let some expire first; nothing was credited")
+        }
+    }
+
     /// Makes the lot of a credit of `amount` to an account whose balance was `balanceBefore`:
     /// a debt is repaid first, and only the rest becomes a lot (none when nothing is left).
     static func credit(
@@ -39,15 +56,33 @@ enum LotStorage {
              .integer(transaction.seq)])
     }
 
-    /// Records a transaction's breakdown and takes it from (or, negative, gives it back to) the lots.
+    /// Rows of `lot_draws` one statement inserts at most: 3 parameters each, far under SQLite's
+    /// 32,766 and PostgreSQL's 65,535 parameters a statement, so a debit from every one of a
+    /// wallet's lots (`Limits.openLotsPerWalletMax`) is a few statements, never one too large.
+    static let drawRowsPerStatementMax = 1_000
+
+    /// Records a transaction's breakdown and takes it from (or, negative, gives it back to) the
+    /// lots: per thousand lots, one UPDATE and one INSERT (a round trip each on PostgreSQL).
     static func apply(_ db: any SQLSession, seq: Int64, draws: [LotDraw]) throws {
-        guard !draws.isEmpty else { return }
-        for draw in draws {
-            try db.execute("UPDATE lots SET remaining = remaining - ? WHERE id = ?", [.integer(draw.amount), .integer(draw.lotID)])
+        var start = draws.startIndex
+        while start < draws.endIndex {
+            let chunk = draws[start..<min(start + drawRowsPerStatementMax, draws.endIndex)]
+            if chunk.count == 1, let draw = chunk.first {
+                try db.execute(updateOneLot, [.integer(draw.amount), .integer(draw.lotID)])
+                try db.execute(insertOneDraw, [.integer(seq), .integer(draw.lotID), .integer(draw.amount)])
+            } else {
+                try db.execute(
+                    "UPDATE lots SET remaining = remaining - CASE id " + Array(repeating: "WHEN ? THEN CAST(? AS BIGINT) ", count: chunk.count).joined()
+                        + "END WHERE id IN (" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")",
+                    chunk.flatMap { [SQLValue.integer($0.lotID), .integer($0.amount)] } + chunk.map { .integer($0.lotID) })
+                try db.execute(
+                    "INSERT INTO lot_draws (seq, lot_id, amount) VALUES " + Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", "),
+                    chunk.flatMap { [SQLValue.integer(seq), .integer($0.lotID), .integer($0.amount)] })
+            }
+            start = chunk.endIndex
         }
-        // The breakdown in one statement: one round trip on PostgreSQL, whatever the number of lots.
-        try db.execute(
-            "INSERT INTO lot_draws (seq, lot_id, amount) VALUES " + Array(repeating: "(?, ?, ?)", count: draws.count).joined(separator: ", "),
-            draws.flatMap { [SQLValue.integer(seq), .integer($0.lotID), .integer($0.amount)] })
     }
+
+    private static let updateOneLot = "UPDATE lots SET remaining = remaining - ? WHERE id = ?"
+    private static let insertOneDraw = "INSERT INTO lot_draws (seq, lot_id, amount) VALUES (?, ?, ?)"
 }

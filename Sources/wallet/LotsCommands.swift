@@ -82,25 +82,38 @@ struct LotsCommand: AsyncParsableCommand {
 struct ExpireCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "expire",
-        abstract: "Book every expired lot now, each as an expiry transaction to @expired (for cron and tests).",
-        discussion: "wallet serve does the same in the background every minute. A lot is booked once, however often this runs."
+        abstract: "Book every expired lot and release every expired hold now (for cron and tests).",
+        discussion: """
+            Each expired lot that still holds credits is booked as an expiry transaction to @expired; each open hold \
+            past its expiry is released with status expired (its credits back to the wallet, or booked as expired \
+            with their lot). wallet serve does the same in the background every minute, and a debit does it for its \
+            own wallet first. Nothing is booked twice, however often this runs.
+
+            Example: wallet expire --db ./wallet.sqlite --json
+            """
     )
 
     @OptionGroup var options: GlobalOptions
 
     struct Booked: Encodable {
         var expired: Int
+        var holdsReleased: Int
+
+        enum CodingKeys: String, CodingKey {
+            case expired
+            case holdsReleased = "holds_released"
+        }
     }
 
     func run() async throws {
         let booked = try await options.withStore { ledger in
-            var total = 0
-            while true {
-                let count = try await ledger.expireLots(limit: Limits.pageSizeMax)
-                total += count
-                if count < Limits.pageSizeMax { return total }
-            }
+            // Holds first: what they give back to an expired lot is booked with it.
+            let holds = try await ExpirySweep.all { limit throws(WalletError) in try await ledger.expireHolds(limit: limit) }
+            let lots = try await ExpirySweep.all { limit throws(WalletError) in try await ledger.expireLots(limit: limit) }
+            return Booked(expired: lots, holdsReleased: holds)
         }
-        try Output.result(Booked(expired: booked), json: options.json) { "Booked \(booked) expired lot\(booked == 1 ? "" : "s")." }
+        try Output.result(booked, json: options.json) {
+            "Booked \(booked.expired) expired lot\(booked.expired == 1 ? "" : "s"); released \(booked.holdsReleased) expired hold\(booked.holdsReleased == 1 ? "" : "s")."
+        }
     }
 }

@@ -56,7 +56,8 @@ struct HoldTests {
         clock.set("2026-11-22T12:01:00Z")
         let expired = await walletError { _ = try await Self.resolve(ledger, second.hold.id, .capture(amount: nil), key: "c2") }
         #expect(expired?.code == "hold_expired")
-        #expect(try await ledger.balance("p1") == 3, "still held until the sweep")
+        #expect(try await ledger.balance("p1") == 10, "an expired hold's credits are spendable at once, before the sweep books its release")
+        #expect(try await ledger.store.balances(playerID: "p1").held.isEmpty, "an expired hold holds nothing")
         #expect(try await ledger.store.expireHolds(limit: 10) == 1)
         #expect(try await ledger.store.expireHolds(limit: 10) == 0)
         #expect(try await ledger.balance("p1") == 10)

@@ -106,4 +106,53 @@ struct LotRulesTests {
         #expect(throws: WalletError.self) { try LotRules.splitCapture(11, of: draws) }
         #expect(throws: WalletError.self) { try LotRules.splitCapture(-1, of: draws) }
     }
+
+    @Test("credits a hold gives back repay a debt first, taken from the returned draws in burn order; only the rest goes back to lots")
+    func returns() {
+        let returned = [LotDraw(lotID: 4, amount: 2), LotDraw(lotID: 2, amount: 3), LotDraw(lotID: 1, amount: 5)]
+        let free = LotRules.planReturn(returned, balance: 7)
+        #expect(free.repaid == 0 && free.toLots == returned, "no debt: everything goes back")
+        let owing = LotRules.planReturn(returned, balance: -4)
+        #expect(owing.repaid == 4 && owing.toLots == [LotDraw(lotID: 2, amount: 1), LotDraw(lotID: 1, amount: 5)])
+        let deep = LotRules.planReturn(returned, balance: -50)
+        #expect(deep.repaid == 10 && deep.toLots.isEmpty, "a debt larger than the return takes it all")
+        let exact = LotRules.planReturn(returned, balance: -10)
+        #expect(exact.repaid == 10 && exact.toLots.isEmpty, "exactly the debt")
+    }
+
+    @Test("what would go back to a lot past its expiry is split off to expire; returns to live lots are not")
+    func splitReturns() {
+        // Lot 6 expired at 2026-11-20; lot 4 expires on the 25th.
+        let back = [LotDraw(lotID: 6, amount: 2), LotDraw(lotID: 4, amount: 1)]
+        let split = LotRules.splitReturns(back, lots: Self.lots, at: Self.now)
+        #expect(split.live == [LotDraw(lotID: 4, amount: 1)] && split.expired == 2)
+        let before = LotRules.splitReturns(back, lots: Self.lots, at: "2026-11-19T00:00:00.000Z")
+        #expect(before.live == back && before.expired == 0)
+    }
+
+    @Test("the settled balance: expired lots' remainders out, expired holds' credits back (a debt repaid first, returns to expired lots out)")
+    func settledBalance() {
+        // Open lots 4, 2, 7, 3, 5, 1 hold 21; the expired lot 6 holds 7 more: the balance is 28.
+        #expect(LotRules.settledBalance(28, lots: Self.lots, expiredHolds: [], at: Self.now) == 21)
+        // An expired hold of 5 drawn from lot 6 (expired: its credits expire with it) and lot 1.
+        let hold = (amount: Int64(5), draws: [LotDraw(lotID: 6, amount: 2), LotDraw(lotID: 1, amount: 3)])
+        #expect(LotRules.settledBalance(28, lots: Self.lots, expiredHolds: [hold], at: Self.now) == 24, "3 back to lot 1; 2 expire with lot 6")
+        // In debt by 4 (after a refund while the credits were held): the debt takes lot 6's 2 and 2 of lot 1's.
+        let empty = Self.lots.map { lot in Lot(id: lot.id, category: lot.category, amount: lot.amount, remaining: 0, createdAt: lot.createdAt, expiresAt: lot.expiresAt, sourceSeq: lot.sourceSeq) }
+        #expect(LotRules.settledBalance(-4, lots: empty, expiredHolds: [hold], at: Self.now) == 1)
+    }
+
+    @Test("property: a return adds up — what repays the debt and what goes back to lots is what came back, never more than the debt")
+    func returnProperty() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let returned = (0..<Int.random(in: 0...5, using: &generator)).map { LotDraw(lotID: Int64($0), amount: Int64.random(in: 1...50, using: &generator)) }
+            let balance = Int64.random(in: -200...200, using: &generator)
+            let plan = LotRules.planReturn(returned, balance: balance)
+            let total = returned.reduce(0) { $0 + $1.amount }
+            #expect(plan.repaid + plan.toLots.reduce(0) { $0 + $1.amount } == total)
+            #expect(plan.repaid == min(total, max(0, -balance)))
+            #expect(plan.toLots.allSatisfy { back in back.amount > 0 && back.amount <= (returned.first { $0.lotID == back.lotID }?.amount ?? 0) })
+        }
+    }
 }

@@ -2,7 +2,7 @@ import Hummingbird
 import WalletCore
 
 /// Resolving holds: capture (all or part) or release, once, by the hold's id. A player token
-/// may resolve only its own wallet's holds.
+/// may resolve only the holds it placed on its own wallet; a service key any hold.
 struct HoldController {
     let store: any LedgerWriting & LedgerReading
 
@@ -45,19 +45,11 @@ struct HoldController {
         guard let holdID = context.parameters.get("hold_id")?.removingPercentEncoding else {
             throw APIError.invalidRequest("the hold id in the path is not valid percent-encoding")
         }
+        // The store checks who may resolve it (`Hold.requireResolvable`): another player's hold
+        // is unknown to a player, and a hold the game placed is the game's to resolve.
         let caller = try context.requireCaller()
-        if case .player = caller {
-            // Only the wallet's own player: a hold of another wallet is answered as unknown.
-            let own = try await playerOwns(holdID, caller: caller)
-            guard own else { throw WalletError.notFound("no hold \(holdID.prefix(64))") }
-        }
         let result = try await store.resolveHold(
             HoldResolution(holdID: holdID, action: action, idempotencyKey: try IdempotencyKeyReader.key(request, bodyKey: bodyKey), actor: caller.actor))
         return try MutationResponse.response(result, of: result.transaction, replayed: result.replayed, context: context)
-    }
-
-    private func playerOwns(_ holdID: String, caller: Caller) async throws -> Bool {
-        guard case .player(let id) = caller else { return true }
-        return try await store.holds(playerID: id.text).contains { $0.id == holdID }
     }
 }
