@@ -323,10 +323,18 @@ struct SimulationModel {
         return .ok("refund_reversed")
     }
 
-    enum NotificationEffect: Equatable {
+    enum NotificationEffect: Equatable, CustomStringConvertible {
         case refund(share: Int64, policy: RefundPolicy)
         case reversal
         case consumption
+
+        var description: String {
+            switch self {
+            case .refund(let share, let policy): "refund share=\(share) \(policy.rawValue)"
+            case .reversal: "refund_reversal"
+            case .consumption: "consumption_request"
+            }
+        }
     }
 
     /// Rule: notifications, as NotificationStorage applies them: one outcome per UUID (a UUID seen

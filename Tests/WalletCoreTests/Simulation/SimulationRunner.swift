@@ -59,14 +59,19 @@ struct SimulationConfig: Sendable {
     /// Whether `balances(playerID:)` must answer the settled balance (the rule after issue 22).
     var settledReads: Bool
     var shrinkAttempts: Int
+    /// Whether to go on with the next seed after a failure (to list several findings at once).
+    var keepGoing = false
+    /// The stores to run on (`WALLET_SIMULATION_STORES=sqlite`); nil: every store the tests have.
+    var stores: Set<String>?
 
-    static let seedsDefault = 3
+    static let seedsDefault = 4
     static let stepsDefault = 120
 
     /// `WALLET_SIMULATION_SEED` (one seed to replay), `WALLET_SIMULATION_SEEDS` (a count from 1,
     /// or a comma-separated list), `WALLET_SIMULATION_STEPS`, `WALLET_SIMULATION_SKIP` (class
     /// names, comma-separated), `WALLET_SIMULATION_SETTLED_READS` (`0` compares the booked
-    /// balance and every open hold), `WALLET_SIMULATION_SHRINK` (attempts).
+    /// balance and every open hold), `WALLET_SIMULATION_SHRINK` (attempts), `WALLET_SIMULATION_KEEP_GOING=1`
+    /// and `WALLET_SIMULATION_STORES` (comma-separated).
     static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> SimulationConfig {
         var seeds = Array(1...UInt64(seedsDefault))
         if let list = environment["WALLET_SIMULATION_SEEDS"] {
@@ -75,9 +80,12 @@ struct SimulationConfig: Sendable {
         }
         if let one = environment["WALLET_SIMULATION_SEED"].flatMap({ UInt64($0) }) { seeds = [one] }
         let skipped = Set((environment["WALLET_SIMULATION_SKIP"] ?? "").split(separator: ",").compactMap { SimulationClass(rawValue: $0.trimmingCharacters(in: .whitespaces)) })
-        return SimulationConfig(
+        var config = SimulationConfig(
             seeds: seeds, steps: environment["WALLET_SIMULATION_STEPS"].flatMap { Int($0) } ?? stepsDefault, skipped: skipped,
             settledReads: environment["WALLET_SIMULATION_SETTLED_READS"] != "0", shrinkAttempts: environment["WALLET_SIMULATION_SHRINK"].flatMap { Int($0) } ?? 150)
+        config.keepGoing = environment["WALLET_SIMULATION_KEEP_GOING"] == "1"
+        config.stores = environment["WALLET_SIMULATION_STORES"].map { Set($0.split(separator: ",").map(String.init)) }
+        return config
     }
 
     func allows(_ kind: SimulationClass) -> Bool { !skipped.contains(kind) }
@@ -99,6 +107,9 @@ indirect enum SimulationStep: Sendable, CustomStringConvertible {
     case expireHolds(limit: Int)
     case advance(milliseconds: Int64)
     case race(SimulationStep, SimulationStep)
+
+    /// The operation's name alone.
+    var operation: String { String(description.prefix { $0 != " " && $0 != "(" }) }
 
     var description: String {
         switch self {
@@ -290,6 +301,9 @@ struct SimulationGenerator {
 struct SimulationFailure: Error, CustomStringConvertible {
     var step: Int
     var message: String
+    /// The failing step's operation and the kind of difference: shrinking keeps a smaller
+    /// sequence only when it fails the same way, so that it does not drift to another bug.
+    var signature: String
     var description: String { "step \(step + 1): \(message)" }
 }
 
@@ -321,7 +335,7 @@ enum SimulationRunner {
             let step = generator?.next(model) ?? fixed[index]
             steps.append(step)
             if let message = try await execute(step, store: opened.store, clock: clock, model: &model, config: config) {
-                return (steps, SimulationFailure(step: index, message: message))
+                return (steps, SimulationFailure(step: index, message: message, signature: "\(step.operation): \(message.prefix(16))"))
             }
         }
         return (steps, nil)
@@ -474,7 +488,7 @@ enum SimulationRunner {
                 candidate.removeSubrange(start..<min(current.count, start + chunk))
                 attempts += 1
                 let result = try await run(.fixed(candidate), backend: backend, config: config)
-                if let failed = result.failure {
+                if let failed = result.failure, failed.signature == failure.signature {
                     (current, currentFailure, removed) = (Array(candidate.prefix(failed.step + 1)), failed, true)
                 } else {
                     start += chunk
