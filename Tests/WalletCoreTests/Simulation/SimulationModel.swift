@@ -139,8 +139,9 @@ struct SimulationModel {
     }
 
     /// Rule: a hold gives back what it does not keep: the debt is repaid first from the returned
-    /// draws in burn order, the rest goes back to the lots it came from, and a lot that gets
-    /// credits back while expired has its whole remainder booked as expired at once.
+    /// draws in burn order, the rest goes back to the lots it came from, but for what would go
+    /// back to a lot that has expired: that part leaves the wallet (to `@expired`) at once, and
+    /// the lot keeps what it had until its own expiry is booked.
     mutating func resolveHold(_ index: Int, status: Hold.Status, captured: Int64?) {
         let hold = holds[index]
         var keep = captured ?? 0
@@ -153,8 +154,12 @@ struct SimulationModel {
             debt -= repaid
             let back = draw.amount - kept - repaid
             guard back > 0 else { continue }
-            lots[draw.lot].remaining += back
-            if isExpired(lots[draw.lot].expiresAt) { bookExpiry(draw.lot) }
+            if isExpired(lots[draw.lot].expiresAt) {
+                // Expired on the way back: it leaves the wallet with the release itself.
+                balances[hold.wallet] = balance(hold.wallet) - back
+            } else {
+                lots[draw.lot].remaining += back
+            }
         }
         holds[index].status = status
         holds[index].captured = captured
