@@ -212,7 +212,8 @@ package enum LotRules {
             balance += hold.amount - returns.expired
             for back in returns.live { remaining[back.lotID, default: 0] += back.amount }
         }
-        for lot in lots where lot.isExpired(at: now) { balance -= remaining[lot.id] ?? 0 }
+        // Each lot once, however many of the holds drew from it.
+        for lot in lots where lot.isExpired(at: now) { balance -= remaining.removeValue(forKey: lot.id) ?? 0 }
         return balance
     }
 

@@ -1341,7 +1341,7 @@ enum OpenAPIDocument {
     "/v1/holds/{hold_id}/capture": {
       "post": {
         "operationId": "captureHold",
-        "summary": "Capture a hold, all of it or `amount` (more than held is 422 `capture_exceeds_hold`): that part goes to `@spend`, the rest back to the lots it came from. Once: the same key replays; another gets 409 `hold_captured`, `hold_released` or `hold_expired`. Service keys, or the player's own token.",
+        "summary": "Capture a hold, all of it or `amount` (more than held is 422 `capture_exceeds_hold`): that part goes to `@spend`, the rest back to the lots it came from. Once: the same key replays; another gets 409 `hold_captured`, `hold_released` or `hold_expired`. What comes back repays a debt first; what would go back to a lot that has expired meanwhile expires with the transaction (to `@expired`). Who resolves it: a hold placed with a service key only a service key (a player's token gets 403 `forbidden`); a hold the player placed, that player or a service key; another player's hold is 404 to a player.",
         "parameters": [
           {
             "name": "hold_id",
@@ -1423,7 +1423,7 @@ enum OpenAPIDocument {
     "/v1/holds/{hold_id}/release": {
       "post": {
         "operationId": "releaseHold",
-        "summary": "Release a hold: everything back to the lots it came from. Once, as a capture. Service keys, or the player's own token.",
+        "summary": "Release a hold: everything back to the lots it came from. Once, as a capture. What comes back repays a debt first; what would go back to a lot that has expired meanwhile expires with the transaction (to `@expired`). Who resolves it: a hold placed with a service key only a service key (a player's token gets 403 `forbidden`); a hold the player placed, that player or a service key; another player's hold is 404 to a player.",
         "parameters": [
           {
             "name": "hold_id",
@@ -2429,7 +2429,7 @@ enum OpenAPIDocument {
           },
           "code": {
             "type": "string",
-            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, store_unavailable, rate_limited, hold_captured, hold_released, hold_expired, capture_exceeds_hold, storage_error, overloaded, ledger_corrupt, unsupported_database, internal_error."
+            "description": "Stable machine code: insufficient_funds, idempotency_key_reused, already_refunded, unknown_product, unknown_currency, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, unsupported_media_type, purchase_invalid, not_configured, store_unavailable, rate_limited, hold_captured, hold_released, hold_expired, capture_exceeds_hold, too_many_lots, storage_error, overloaded, ledger_corrupt, unsupported_database, internal_error."
           }
         }
       },
@@ -2599,6 +2599,7 @@ enum OpenAPIDocument {
           },
           "balances": {
             "type": "object",
+            "description": "Per currency, what a debit can use now: credits of lots past their expiry are not counted, credits of holds past theirs are, even before the expiry sweep books them. Negative while a refund's debt is unpaid.",
             "additionalProperties": {
               "type": "integer",
               "format": "int64"
@@ -2606,7 +2607,7 @@ enum OpenAPIDocument {
           },
           "held": {
             "type": "object",
-            "description": "Per currency, what open holds reserve (already out of `balances`, which is what can be spent).",
+            "description": "Per currency, what open holds not yet expired reserve (already out of `balances`, which is what can be spent).",
             "additionalProperties": {
               "type": "integer",
               "format": "int64"

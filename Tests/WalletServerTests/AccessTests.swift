@@ -104,6 +104,42 @@ struct AccessTests {
         }
     }
 
+    @Test("a hold is resolved by the kind of caller that placed it: the game's by a service key only; a player's own by that player or a service key", arguments: TestBackend.all)
+    func holdOwnership(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1", quantity: 10)
+        let service = server.bearer(.service) + .jsonContent
+        let own: HTTPFields = [.authorization: "Bearer \(playerToken("p1"))", .contentType: "application/json"]
+        let other: HTTPFields = [.authorization: "Bearer \(playerToken("p2"))", .contentType: "application/json"]
+        try await server.test { client in
+            func hold(_ headers: HTTPFields, key: String) async throws -> String {
+                let created = try await client.execute(
+                    uri: "/v1/wallets/p1/holds", method: .post, headers: headers + [.idempotencyKey: key], body: json(#"{"amount": 5, "expires_in_seconds": 600}"#))
+                #expect(created.status == .created)
+                return try #require((try created.object()["hold"] as? [String: Any])?["id"] as? String)
+            }
+            func resolve(_ id: String, _ action: String, _ headers: HTTPFields, key: String) async throws -> (HTTPResponse.Status, String?) {
+                let response = try await client.execute(uri: "/v1/holds/\(id)/\(action)", method: .post, headers: headers + [.idempotencyKey: key], body: json("{}"))
+                return (response.status, response.status.code >= 400 ? try response.problemCode() : nil)
+            }
+            let games = try await hold(service, key: "g")
+            for action in ["release", "capture"] {
+                let (status, code) = try await resolve(games, action, own, key: "x-\(action)")
+                #expect(status == .forbidden && code == "forbidden", "the player may not \(action) the game's hold")
+                let (otherStatus, otherCode) = try await resolve(games, action, other, key: "y-\(action)")
+                #expect(otherStatus == .notFound && otherCode == "not_found", "another player's hold is unknown to them")
+            }
+            #expect(try await resolve(games, "capture", service, key: "c").0 == .created, "the game captures its own hold in full")
+            let players = try await hold(own, key: "o")
+            #expect(try await resolve(players, "release", own, key: "r").0 == .created)
+            let second = try await hold(own, key: "o2")
+            #expect(try await resolve(second, "capture", service, key: "c2").0 == .created, "a service key resolves a player's hold")
+            let balance = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: server.bearer(.service))
+            #expect(try balance.object()["balances"] as? [String: Int] == ["credits": 40])
+        }
+        #expect(try await server.store.verify().ok)
+    }
+
     @Test("player tokens: algorithm, subject, not-before, and a server without a secret")
     func playerTokens() async throws {
         let server = try await TestServer()

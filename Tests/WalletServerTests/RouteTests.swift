@@ -277,7 +277,7 @@ struct OperationsRouteTests {
 
     @Test("every ledger error maps to its status and code", arguments: [
         (WalletError.invalidRequest("x"), 400), (.insufficientFunds(balance: 1, currency: "credits"), 409), (.idempotencyKeyReused("x"), 409),
-        (.unknownProduct("x"), 422), (.unknownCurrency("x"), 422), (.notFound("x"), 404), (.unsupportedDatabase("x"), 500), (.storage("x"), 503), (.corrupt("x"), 500), (.overloaded("x"), 503), (.purchaseInvalid("x"), 422), (.notConfigured("x"), 501), (.alreadyRefunded("x"), 409), (.storeUnavailable("x"), 503),
+        (.unknownProduct("x"), 422), (.unknownCurrency("x"), 422), (.notFound("x"), 404), (.unsupportedDatabase("x"), 500), (.storage("x"), 503), (.corrupt("x"), 500), (.overloaded("x"), 503), (.purchaseInvalid("x"), 422), (.notConfigured("x"), 501), (.alreadyRefunded("x"), 409), (.storeUnavailable("x"), 503), (.forbidden("x"), 403), (.tooManyLots("x"), 409),
     ])
     func errorMapping(_ error: WalletError, _ status: Int) {
         let apiError = error.apiError
