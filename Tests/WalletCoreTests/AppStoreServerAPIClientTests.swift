@@ -50,7 +50,7 @@ struct AppStoreServerAPIClientTests {
         _ = try await purchases.redeem(playerID: "p1", signedTransaction: history[0], actor: "t")
         _ = try await purchases.redeem(playerID: "p2", signedTransaction: history[3], actor: "t")
 
-        let named = try TestReceipt.with(transactionIDs: (1001...1009).map(String.init))
+        let named = try TestReceipt.with(transactionIDs: (1001...1009).map(String.init), signedBy: Self.authority)
         let result = try await purchases.redeemReceipt(playerID: "p1", receipt: named, actor: "player:p1")
         #expect(result.environment == "Production" && result.complete)
         #expect(result.credited.map(\.storeTransactionID).sorted() == ["1002", "1008"])
@@ -84,7 +84,7 @@ struct AppStoreServerAPIClientTests {
         apple.setPageSize(2)
         let (purchases, ledger) = try await Self.purchases(apple)
         apple.addCustomer(try (1...5).map { try Self.authority.transaction("20\($0)") })
-        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionIDs: (1...5).map { "20\($0)" }), actor: "t")
+        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionIDs: (1...5).map { "20\($0)" }, signedBy: Self.authority), actor: "t")
         #expect(result.credited.count == 5 && result.complete)
         #expect(apple.seen.map { $0.query["revision"] ?? "-" } == ["-", "rev-2", "rev-4"])
         #expect(try await ledger.balance("p1") == 25)
@@ -98,13 +98,13 @@ struct AppStoreServerAPIClientTests {
         apple.addCustomer([sandboxTransaction], environment: .sandbox)
 
         let (both, ledger) = try await Self.purchases(apple, environments: [.production, .sandbox])
-        let result = try await both.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "3001"), actor: "t")
+        let result = try await both.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "3001", signedBy: Self.authority), actor: "t")
         #expect(result.environment == "Sandbox" && result.credited.map(\.storeTransactionID) == ["3001"])
         #expect(apple.seen.map(\.environment) == [.production, .sandbox])
         #expect(try await ledger.balance("p1") == 5)
 
         let (productionOnly, other) = try await Self.purchases(apple)
-        let error = await walletError { _ = try await productionOnly.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "3001"), actor: "t") }
+        let error = await walletError { _ = try await productionOnly.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "3001", signedBy: Self.authority), actor: "t") }
         #expect(error?.code == "not_found" && error?.detail.contains("no such transaction") == true, "\(String(describing: error))")
         #expect(apple.seen.suffix(1).map(\.environment) == [.production], "sandbox is never asked when it is not accepted")
         #expect(try await other.transactionCount() == 0)
@@ -118,7 +118,7 @@ struct AppStoreServerAPIClientTests {
         apple.addCustomer([try Self.authority.transaction("4001")])
         let retryAt = AppleTestAuthority.milliseconds(Date().addingTimeInterval(0.2))
         apple.script(.failure(status: 500), .failure(status: 429, errorCode: 4_290_000, headers: ["Retry-After": "\(retryAt)"]), .failure(status: 404, errorCode: 4_040_006))
-        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "4001"), actor: "t")
+        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "4001", signedBy: Self.authority), actor: "t")
         #expect(result.credited.count == 1 && apple.seen.count == 4)
         // The attempt after the 429 waited for its Retry-After.
         #expect(apple.seen[2].at >= Date(timeIntervalSince1970: Double(retryAt) / 1_000))
@@ -131,7 +131,7 @@ struct AppStoreServerAPIClientTests {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
         apple.addCustomer([try Self.authority.transaction("5001")])
-        let receipt = try TestReceipt.with(transactionID: "5001")
+        let receipt = try TestReceipt.with(transactionID: "5001", signedBy: Self.authority)
 
         let (purchases, ledger) = try await Self.purchases(apple)
         apple.script(.failure(status: 503), .failure(status: 502), .failure(status: 500, errorCode: 5_000_001), .failure(status: 500))
@@ -171,13 +171,13 @@ struct AppStoreServerAPIClientTests {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
         let (purchases, ledger) = try await Self.purchases(apple)
-        for (receipt, named) in [("not base64 at all!", "base64"), (try TestReceipt.receipt([(2, try TestReceipt.utf8("com.example.game"))]), "no in-app purchase"), (#"{"Store":"GooglePlay","Payload":"x"}"#, "App Store")] {
+        for (receipt, named) in [("not base64 at all!", "base64"), (try TestReceipt.signed([(2, try TestReceipt.utf8("com.example.game"))], by: Self.authority), "no in-app purchase"), (#"{"Store":"GooglePlay","Payload":"x"}"#, "App Store")] {
             let error = await walletError { _ = try await purchases.redeemReceipt(playerID: "p1", receipt: receipt, actor: "t") }
             #expect(error?.code == "invalid_request" && error?.detail.contains(named) == true, "\(String(describing: error))")
         }
         #expect(apple.seen.isEmpty)
         let unconfigured = ApplePurchases(configuration: try Self.authority.configuration(), ledger: ledger.store)
-        let error = await walletError { _ = try await unconfigured.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "1"), actor: "t") }
+        let error = await walletError { _ = try await unconfigured.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "1", signedBy: Self.authority), actor: "t") }
         #expect(error?.code == "not_configured")
         let unconfiguredLookup = await walletError { _ = try await unconfigured.lookUpOrder(orderID: "MQH2JBHVNX", creditTo: nil, actor: "t") }
         #expect(unconfiguredLookup?.code == "not_configured")
