@@ -25,49 +25,50 @@ struct SignedReceipt {
     /// The most certificates a receipt may carry (Apple's carry three).
     static let certificatesMax = 8
 
-    init(parsing bytes: [UInt8]) throws(WalletError) {
-        do {
-            self = try Self.parse(bytes)
-        } catch let error as WalletError {
-            throw error
-        } catch {
-            throw .invalidRequest("the receipt is not a PKCS#7 app receipt")
+    private static func parse(_ bytes: [UInt8]) throws -> SignedReceipt {
+        // ContentInfo ::= SEQUENCE { contentType OID, content [0] EXPLICIT SignedData }
+        try BER.sequence(try BER.parse(bytes), identifier: .sequence) { (nodes: inout ASN1NodeCollection.Iterator) throws -> SignedReceipt in
+            let contentType = try ASN1ObjectIdentifier(berEncoded: &nodes)
+            return try BER.explicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { (signedData: ASN1Node) throws -> SignedReceipt in
+                try parseSignedData(signedData, contentType: contentType)
+            }
         }
     }
 
-    private static func parse(_ bytes: [UInt8]) throws -> SignedReceipt {
-        // ContentInfo ::= SEQUENCE { contentType OID, content [0] EXPLICIT SignedData }
-        try BER.sequence(try BER.parse(bytes), identifier: .sequence) { nodes in
-            let contentType = try ASN1ObjectIdentifier(berEncoded: &nodes)
-            return try BER.explicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { signedData in
-                // SignedData ::= SEQUENCE { version, digestAlgorithms, encapContentInfo,
-                //   certificates [0] IMPLICIT OPTIONAL, crls [1] IMPLICIT OPTIONAL, signerInfos SET }
-                try BER.sequence(signedData, identifier: .sequence) { nodes in
-                    guard nodes.next() != nil, nodes.next() != nil, let encapsulated = nodes.next() else {
-                        throw WalletError.invalidRequest("the receipt's signed data is incomplete")
-                    }
-                    var certificates: [ASN1Node] = []
-                    var signerInfos: [ASN1Node] = []
-                    while let node = nodes.next() {
-                        switch (node.identifier, node.content) {
-                        case (ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific), .constructed(let children)): certificates = Array(children)
-                        case (.set, .constructed(let children)): signerInfos = Array(children)
-                        default: continue  // CRLs: the chain is checked against the configured roots only.
-                        }
-                    }
-                    // EncapsulatedContentInfo ::= SEQUENCE { eContentType OID, eContent [0] EXPLICIT OCTET STRING }
-                    let (encapsulatedType, content) = try BER.sequence(encapsulated, identifier: .sequence) { nodes in
-                        let type = try ASN1ObjectIdentifier(berEncoded: &nodes)
-                        let octets = try BER.explicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { content in
-                            try ASN1OctetString(berEncoded: content)
-                        }
-                        return (type, octets.bytes)
-                    }
-                    return SignedReceipt(
-                        contentType: contentType, encapsulatedContentType: encapsulatedType, content: content, certificates: certificates,
-                        signerInfos: signerInfos)
-                }
+    /// SignedData ::= SEQUENCE { version, digestAlgorithms, encapContentInfo, certificates [0]
+    /// IMPLICIT OPTIONAL, crls [1] IMPLICIT OPTIONAL, signerInfos SET }
+    private static func parseSignedData(_ node: ASN1Node, contentType: ASN1ObjectIdentifier) throws -> SignedReceipt {
+        try BER.sequence(node, identifier: .sequence) { (nodes: inout ASN1NodeCollection.Iterator) throws -> SignedReceipt in
+            guard nodes.next() != nil, nodes.next() != nil, let encapsulated = nodes.next() else {
+                throw WalletError.invalidRequest("the receipt's signed data is incomplete")
             }
+            var certificates: [ASN1Node] = []
+            var signerInfos: [ASN1Node] = []
+            let certificatesTag = ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+            while let node = nodes.next() {
+                guard case .constructed(let children) = node.content else { continue }
+                if node.identifier == certificatesTag {
+                    certificates = Array(children)
+                } else if node.identifier == .set {
+                    signerInfos = Array(children)
+                }
+                // CRLs are passed over: the chain is checked against the configured roots only.
+            }
+            let (encapsulatedType, content) = try parseEncapsulated(encapsulated)
+            return SignedReceipt(
+                contentType: contentType, encapsulatedContentType: encapsulatedType, content: content, certificates: certificates,
+                signerInfos: signerInfos)
+        }
+    }
+
+    /// EncapsulatedContentInfo ::= SEQUENCE { eContentType OID, eContent [0] EXPLICIT OCTET STRING }
+    private static func parseEncapsulated(_ node: ASN1Node) throws -> (ASN1ObjectIdentifier, ArraySlice<UInt8>) {
+        try BER.sequence(node, identifier: .sequence) { (nodes: inout ASN1NodeCollection.Iterator) throws -> (ASN1ObjectIdentifier, ArraySlice<UInt8>) in
+            let type = try ASN1ObjectIdentifier(berEncoded: &nodes)
+            let octets = try BER.explicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { (content: ASN1Node) throws -> ASN1OctetString in
+                try ASN1OctetString(berEncoded: content)
+            }
+            return (type, octets.bytes)
         }
     }
 
@@ -139,6 +140,18 @@ struct SignedReceipt {
     }
 }
 
+extension SignedReceipt {
+    init(parsing bytes: [UInt8]) throws(WalletError) {
+        do {
+            self = try Self.parse(bytes)
+        } catch let error as WalletError {
+            throw error
+        } catch {
+            throw .invalidRequest("the receipt is not a PKCS#7 app receipt")
+        }
+    }
+}
+
 /// A PKCS#7 `SignerInfo`: `SEQUENCE { version, sid IssuerAndSerialNumber, digestAlgorithm,
 /// signedAttrs [0] IMPLICIT OPTIONAL, signatureAlgorithm, signature OCTET STRING, unsignedAttrs
 /// [1] IMPLICIT OPTIONAL }`.
@@ -158,44 +171,46 @@ struct ReceiptSignerInfo {
     static let contentTypeAttribute: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 9, 3]
     static let messageDigestAttribute: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 9, 4]
 
-    init(_ node: ASN1Node) throws(WalletError) {
-        do {
-            self = try BER.sequence(node, identifier: .sequence) { nodes in
-                _ = try Int64(berEncoded: &nodes)
-                guard let sid = nodes.next(), sid.identifier == .sequence else {
-                    throw SignedReceipt.invalid("the receipt's signer must be named by issuer and serial number, as Apple's are")
-                }
-                let (issuer, serial) = try BER.sequence(sid, identifier: .sequence) { fields in
-                    guard let name = fields.next() else { throw SignedReceipt.invalid("the receipt's signer names no issuer") }
-                    return (try DistinguishedName(derEncoded: name), try ArraySlice<UInt8>(berEncoded: &fields))
-                }
-                let digest = try Self.algorithm(&nodes)
-                var signedAttributes: ASN1Node?
-                var next = nodes.next()
-                if let node = next, node.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
-                    signedAttributes = node
-                    next = nodes.next()
-                }
-                guard let signatureAlgorithmNode = next else { throw SignedReceipt.invalid("the receipt's signature names no algorithm") }
-                var single = [signatureAlgorithmNode].makeIterator()
-                let signatureAlgorithm = try Self.algorithm(&single)
-                let signature = try ASN1OctetString(berEncoded: &nodes).bytes
-                while nodes.next() != nil {}  // unsigned attributes: not covered by the signature, not read.
-                return ReceiptSignerInfo(
-                    issuer: issuer, serialNumber: Certificate.SerialNumber(bytes: serial), digestAlgorithm: digest, signedAttributes: signedAttributes,
-                    signatureAlgorithmOID: signatureAlgorithm, signature: signature)
-            }
-        } catch let error as WalletError {
-            throw error
-        } catch {
-            throw SignedReceipt.invalid("the receipt's signer info is malformed")
+    private static func parse(_ nodes: inout ASN1NodeCollection.Iterator) throws -> ReceiptSignerInfo {
+        _ = try Int64(berEncoded: &nodes)
+        guard let sid = nodes.next(), sid.identifier == .sequence else {
+            throw SignedReceipt.invalid("the receipt's signer must be named by issuer and serial number, as Apple's are")
+        }
+        let (issuer, serial) = try issuerAndSerialNumber(sid)
+        let digest = try algorithm(&nodes)
+        var signedAttributes: ASN1Node?
+        var next = nodes.next()
+        if let node = next, node.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
+            signedAttributes = node
+            next = nodes.next()
+        }
+        guard let signatureAlgorithmNode = next else { throw SignedReceipt.invalid("the receipt's signature names no algorithm") }
+        let signatureAlgorithm = try algorithm(signatureAlgorithmNode)
+        let signature = try ASN1OctetString(berEncoded: &nodes).bytes
+        while nodes.next() != nil {}  // Unsigned attributes: not covered by the signature, not read.
+        return ReceiptSignerInfo(
+            issuer: issuer, serialNumber: Certificate.SerialNumber(bytes: serial), digestAlgorithm: digest, signedAttributes: signedAttributes,
+            signatureAlgorithmOID: signatureAlgorithm, signature: signature)
+    }
+
+    /// IssuerAndSerialNumber ::= SEQUENCE { issuer Name, serialNumber INTEGER }
+    private static func issuerAndSerialNumber(_ node: ASN1Node) throws -> (DistinguishedName, ArraySlice<UInt8>) {
+        try BER.sequence(node, identifier: .sequence) { (fields: inout ASN1NodeCollection.Iterator) throws -> (DistinguishedName, ArraySlice<UInt8>) in
+            guard let name = fields.next() else { throw SignedReceipt.invalid("the receipt's signer names no issuer") }
+            let issuer = try DistinguishedName(derEncoded: name)
+            let serial = try ArraySlice<UInt8>(berEncoded: &fields)
+            return (issuer, serial)
         }
     }
 
-    /// AlgorithmIdentifier ::= SEQUENCE { algorithm OID, parameters ANY OPTIONAL }: the OID.
-    private static func algorithm<Nodes: IteratorProtocol<ASN1Node>>(_ nodes: inout Nodes) throws -> ASN1ObjectIdentifier {
+    private static func algorithm(_ nodes: inout ASN1NodeCollection.Iterator) throws -> ASN1ObjectIdentifier {
         guard let node = nodes.next() else { throw SignedReceipt.invalid("the receipt's signer info is incomplete") }
-        return try BER.sequence(node, identifier: .sequence) { fields in
+        return try algorithm(node)
+    }
+
+    /// AlgorithmIdentifier ::= SEQUENCE { algorithm OID, parameters ANY OPTIONAL }: the OID.
+    private static func algorithm(_ node: ASN1Node) throws -> ASN1ObjectIdentifier {
+        try BER.sequence(node, identifier: .sequence) { (fields: inout ASN1NodeCollection.Iterator) throws -> ASN1ObjectIdentifier in
             let oid = try ASN1ObjectIdentifier(berEncoded: &fields)
             while fields.next() != nil {}
             return oid
@@ -245,7 +260,8 @@ struct ReceiptSignerInfo {
         guard case .constructed(let children) = node.content else { throw SignedReceipt.invalid("the receipt's signed attributes are malformed") }
         var attributes: [ASN1ObjectIdentifier: [ASN1Node]] = [:]
         for child in children {
-            let (type, values): (ASN1ObjectIdentifier, [ASN1Node]) = try BER.sequence(child, identifier: .sequence) { fields in
+            let (type, values) = try BER.sequence(child, identifier: .sequence) {
+                (fields: inout ASN1NodeCollection.Iterator) throws -> (ASN1ObjectIdentifier, [ASN1Node]) in
                 let type = try ASN1ObjectIdentifier(berEncoded: &fields)
                 guard let set = fields.next(), case .constructed(let values) = set.content, fields.next() == nil else {
                     throw SignedReceipt.invalid("the receipt's signed attributes are malformed")
@@ -256,5 +272,19 @@ struct ReceiptSignerInfo {
             attributes[type] = values
         }
         return attributes
+    }
+}
+
+extension ReceiptSignerInfo {
+    init(_ node: ASN1Node) throws(WalletError) {
+        do {
+            self = try BER.sequence(node, identifier: .sequence) { (nodes: inout ASN1NodeCollection.Iterator) throws -> ReceiptSignerInfo in
+                try Self.parse(&nodes)
+            }
+        } catch let error as WalletError {
+            throw error
+        } catch {
+            throw SignedReceipt.invalid("the receipt's signer info is malformed")
+        }
     }
 }

@@ -14,16 +14,100 @@ struct AppStoreServerAPIClientTests {
     /// A ledger with the Apple catalog, and purchases that ask `standIn`.
     static func purchases(
         _ standIn: AppStoreStandIn, backend: TestBackend = .sqlite, environments: Set<AppleConfiguration.Environment> = [.production],
-        configure: (inout AppStoreServerAPIConfiguration) -> Void = { _ in }
+        binding: AccountTokenBinding = .firstUse, configure: (inout AppStoreServerAPIConfiguration) -> Void = { _ in }
     ) async throws -> (ApplePurchases, TestLedger) {
         let ledger = try await TestLedger(backend)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.gems10", credits: 10, currency: "gems"))
         var configuration = try standIn.apiConfiguration()
         configure(&configuration)
-        let purchases = ApplePurchases(
-            configuration: try authority.configuration(environments: environments), ledger: ledger.store, api: AppStoreServerAPI(configuration: configuration))
+        var appleConfiguration = try authority.configuration(environments: environments)
+        appleConfiguration.accountTokenBinding = binding
+        let purchases = ApplePurchases(configuration: appleConfiguration, ledger: ledger.store, api: AppStoreServerAPI(configuration: configuration))
         return (purchases, ledger)
+    }
+
+    @Test("a forged receipt naming another customer's uncredited transaction is refused before Apple is asked; nothing is credited or bound")
+    func forgedReceipt() async throws {
+        let apple = try await AppStoreStandIn()
+        defer { apple.stop() }
+        let (purchases, ledger) = try await Self.purchases(apple)
+        let victimToken = UUID().uuidString.lowercased()
+        apple.addCustomer([try Self.authority.transaction("7001", changes: ["appAccountToken": victimToken])])
+        let attributes = try TestReceipt.attributes(transactionIDs: ["7001"])
+        let genuine = try #require(Data(base64Encoded: try TestReceipt.with(transactionID: "7002", signedBy: Self.authority)))
+        // A genuine receipt of the attacker's own, its id rewritten to the victim's.
+        var rewritten = Array(genuine)
+        let at = try #require(rewritten.indices.first { rewritten[$0...].starts(with: Array("7002".utf8)) })
+        rewritten[at + 3] = UInt8(ascii: "1")
+        for forged in [
+            try TestReceipt.receipt(attributes), try TestReceipt.signed(attributes, by: try AppleTestAuthority(name: "Forger")),
+            Data(rewritten).base64EncodedString(),
+        ] {
+            let error = await walletError { _ = try await purchases.redeemReceipt(playerID: "mallory", receipt: forged, actor: "player:mallory") }
+            #expect(error?.code == "invalid_request", "\(error?.detail ?? "credited")")
+        }
+        #expect(apple.seen.isEmpty, "Apple is never asked about a receipt that does not verify")
+        #expect(try await ledger.transactionCount() == 0)
+        // The victim's purchase, and its token, are still the victim's.
+        let result = try await purchases.redeemReceipt(playerID: "kate", receipt: try TestReceipt.signed(attributes, by: Self.authority), actor: "player:kate")
+        #expect(result.credited.map(\.storeTransactionID) == ["7001"] && result.credited.first?.playerID == "kate")
+        #expect(try await ledger.balance("kate") == 5)
+        #expect(try await ledger.balance("mallory") == 0)
+    }
+
+    @Test("Apple paging without end: the wallet stops at historyPagesMax pages and answers store_unavailable, crediting nothing")
+    func endlessHistory() async throws {
+        let apple = try await AppStoreStandIn()
+        defer { apple.stop() }
+        apple.setPageSize(1)
+        apple.setEndlessHistory()
+        let (purchases, ledger) = try await Self.purchases(apple)
+        apple.addCustomer([try Self.authority.transaction("7101")])
+        let error = await walletError {
+            _ = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "7101", signedBy: Self.authority), actor: "t")
+        }
+        #expect(error?.code == "store_unavailable" && error?.detail.contains("\(AppStoreServerAPI.historyPagesMax) pages") == true, "\(error?.detail ?? "")")
+        #expect(apple.seen.count == AppStoreServerAPI.historyPagesMax)
+        #expect(try await ledger.transactionCount() == 0)
+    }
+
+    @Test("derived account tokens: StoreKit 2, receipts and order credits credit only purchases carrying the player's UUIDv5; first use binds otherwise", arguments: [false, true])
+    func derivedTokens(derived: Bool) async throws {
+        let apple = try await AppStoreStandIn()
+        defer { apple.stop() }
+        let studio = UUID()
+        let (purchases, ledger) = try await Self.purchases(apple, binding: derived ? .derived(namespace: studio) : .firstUse)
+        let kate = AccountToken.derived(namespace: studio, playerID: "kate").uuidString.lowercased()
+        let history = [
+            try Self.authority.transaction("7201", changes: ["appAccountToken": kate]),
+            try Self.authority.transaction("7202", changes: ["appAccountToken": UUID().uuidString]),  // a token the game never derived
+            try Self.authority.transaction("7203"),  // no token
+            try Self.authority.transaction("7204", changes: ["appAccountToken": kate]),
+        ]
+        apple.addCustomer(history)
+        apple.addOrder("MQH2JBHVNY", signedTransactions: [history[3]])
+        // StoreKit 2: Mallory cannot take Kate's purchase in either mode once it is Kate's; in the
+        // derived mode she cannot take it even first.
+        let stolen = await walletError { _ = try await purchases.redeem(playerID: "mallory", signedTransaction: history[0], actor: "t") }
+        #expect((stolen?.code == "purchase_invalid") == derived, "\(stolen?.detail ?? "credited")")
+        let receipt = try TestReceipt.with(transactionIDs: ["7201", "7202", "7203"], signedBy: Self.authority)
+        let result = try await purchases.redeemReceipt(playerID: "kate", receipt: receipt, actor: "player:kate")
+        if derived {
+            #expect(result.credited.map(\.storeTransactionID) == ["7201"])
+            #expect(Dictionary(uniqueKeysWithValues: result.refused.map { ($0.storeTransactionID ?? "-", $0.code) }) == ["7202": "purchase_invalid", "7203": "purchase_invalid"])
+            let order = try await purchases.lookUpOrder(orderID: "MQH2JBHVNY", creditTo: "mallory", actor: "support")
+            #expect(order.transactions.map(\.status) == ["refused"] && order.transactions.first?.refusal?.code == "purchase_invalid")
+            _ = try await purchases.lookUpOrder(orderID: "MQH2JBHVNY", creditTo: "kate", actor: "support")
+            #expect(try await ledger.balance("kate") == 10)
+            #expect(try await ledger.balance("mallory") == 0)
+        } else {
+            // First use: Mallory redeemed 7201 first and now holds its token; 7202 and 7203 credit Kate.
+            #expect(result.credited.map(\.storeTransactionID).sorted() == ["7202", "7203"])
+            #expect(try await ledger.balance("mallory") == 5)
+            #expect(try await ledger.balance("kate") == 10)
+        }
+        #expect(try await ledger.store.verify().ok)
     }
 
     @Test("a receipt credits each consumable Apple lists once, in one write; what was credited before, another player's, unknown, revoked and foreign ones are listed, not credited", arguments: TestBackend.all)

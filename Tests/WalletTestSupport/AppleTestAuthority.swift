@@ -128,7 +128,7 @@ public struct AppleTestAuthority: Sendable {
                         try encapsulated.appendConstructedNode(identifier: explicitZero) { try $0.serialize(ASN1OctetString(contentBytes: content[...])) }
                     }
                     try signedData.appendConstructedNode(identifier: explicitZero) { list in
-                        for certificate in try certificates ?? [receiptLeaf, intermediate, root] { try list.serialize(certificate) }
+                        for certificate in certificates ?? [receiptLeaf, intermediate, root] { try list.serialize(certificate) }
                     }
                     try signedData.appendConstructedNode(identifier: .set) { signerInfos in
                         try signerInfos.appendConstructedNode(identifier: .sequence) { signer in
