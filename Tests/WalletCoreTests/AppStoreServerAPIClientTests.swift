@@ -89,7 +89,12 @@ struct AppStoreServerAPIClientTests {
         apple.addOrder("MQH2JBHVNY", signedTransactions: [history[3]])
         // StoreKit 2: Mallory cannot take Kate's purchase in either mode once it is Kate's; in the
         // derived mode she cannot take it even first.
-        let stolen = await walletError { _ = try await purchases.redeem(playerID: "mallory", signedTransaction: history[0], actor: "t") }
+        var stolen: WalletError?
+        do {
+            _ = try await purchases.redeem(playerID: "mallory", signedTransaction: history[0], actor: "t")
+        } catch {
+            stolen = error
+        }
         #expect((stolen?.code == "purchase_invalid") == derived, "\(stolen?.detail ?? "credited")")
         let receipt = try TestReceipt.with(transactionIDs: ["7201", "7202", "7203"], signedBy: Self.authority)
         let result = try await purchases.redeemReceipt(playerID: "kate", receipt: receipt, actor: "player:kate")

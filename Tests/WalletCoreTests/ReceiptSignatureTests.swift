@@ -98,8 +98,8 @@ struct ReceiptSignatureTests {
             ("digest and algorithm disagree", try TestReceipt.signed(attributes, by: Self.authority, mismatched), "RSA over SHA-256 or SHA-1 only"),
             ("no certificates", Data(try Self.authority.signReceipt(try TestReceipt.receiptSet(attributes), certificates: [])).base64EncodedString(), "signing certificates"),
             ("another's certificate", Data(try Self.authority.signReceipt(try TestReceipt.receiptSet(attributes), certificates: other.receiptChain)).base64EncodedString(), "does not carry the certificate"),
-            ("Xcode, empty", XcodeReceipts.empty, ""),
-            ("Xcode, with a purchase", XcodeReceipts.withTransaction, ""),
+            ("Xcode, empty", XcodeReceipts.empty, "trusted Apple root"),
+            ("Xcode, with a purchase", XcodeReceipts.withTransaction, "trusted Apple root"),
         ]
         for (name, receipt, detail) in cases {
             let error = await Self.refusal(receipt, authority: name == "no receipt-signing marker" ? unmarked : Self.authority)
