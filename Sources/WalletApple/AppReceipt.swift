@@ -1,11 +1,13 @@
 import Foundation
 import SwiftASN1
 import WalletCore
+import X509
 
 /// What a StoreKit 1 app receipt (base64 PKCS#7, as `Bundle.main.appStoreReceiptURL` holds it)
-/// names, read WITHOUT trusting it: nothing here checks a signature, and nothing read here may be
-/// credited. The transaction id it yields is only a key for asking Apple's App Store Server API,
-/// whose signed answers are verified before anything is credited.
+/// names. `verifiedTransactionIDs` is the only way a receipt reaches a credit: it checks Apple's
+/// signature and certificate chain first (`AppReceipt+Signature.swift`), and reads the ids from
+/// the bytes that signature covers. The ids are then only keys for asking Apple's App Store
+/// Server API, whose signed answers are verified again before anything is credited.
 ///
 /// The path is Apple's (its `ReceiptUtility`): PKCS#7 `ContentInfo` → `SignedData` → the
 /// encapsulated content's OCTET STRING (constructed, in pieces, in Xcode's receipts) → the
@@ -17,20 +19,37 @@ public enum AppReceipt {
     public static let base64BytesMax = 1024 * 1024
 
     static let inAppType: Int64 = 17
+    static let creationDateType: Int64 = 12
     static let transactionIDType: Int64 = 1703
     static let originalTransactionIDType: Int64 = 1705
 
-    /// What a game sends as its receipt: the base64 app receipt itself, or Unity IAP's wrapper
-    /// `{"Store": "AppleAppStore", "TransactionID": ..., "Payload": "<base64 app receipt>"}`,
-    /// whose `TransactionID` is not trusted either: the receipt inside is read.
-    public static func transactionID(receipt text: String) throws(WalletError) -> String? {
-        try transactionIDs(receipt: text).first
+    /// Every in-app purchase's transaction id (or original transaction id) the receipt names, in
+    /// its order, once its signature verifies with a chain to one of `trustedRoots`; from a base64
+    /// receipt or Unity IAP's wrapper `{"Store": "AppleAppStore", "TransactionID": ...,
+    /// "Payload": "<base64 app receipt>"}`, whose `TransactionID` is not trusted: the receipt
+    /// inside is read.
+    /// - Throws: `invalidRequest` for anything that is not an app receipt signed by Apple (or a
+    ///   configured root), naming what failed.
+    public static func verifiedTransactionIDs(receipt text: String, trustedRoots: [Certificate], now: Date = Date()) async throws(WalletError) -> [String] {
+        let signed = try SignedReceipt(parsing: try der(receipt: text))
+        try await signed.verify(trustedRoots: trustedRoots, now: now)
+        return try read(signed.content).transactionIDs
     }
 
-    /// Every in-app purchase's transaction id (or original transaction id) the receipt names,
-    /// in its order, from a base64 receipt or Unity IAP's wrapper.
-    public static func transactionIDs(receipt text: String) throws(WalletError) -> [String] {
-        guard text.utf8.first == UInt8(ascii: "{") else { return try transactionIDs(base64: text) }
+    /// The transaction ids of a receipt or Unity wrapper, its signature NOT checked: for tests of
+    /// the parser only (Xcode's receipts are signed by a local certificate).
+    static func unverifiedTransactionIDs(receipt text: String) throws(WalletError) -> [String] {
+        try read(try SignedReceipt(parsing: try der(receipt: text)).content).transactionIDs
+    }
+
+    /// The first transaction id of a base64 receipt, its signature NOT checked (parser tests).
+    static func unverifiedTransactionID(base64 text: String) throws(WalletError) -> String? {
+        try read(try SignedReceipt(parsing: try der(base64: text)).content).transactionIDs.first
+    }
+
+    /// The receipt's DER (or BER) bytes, from base64 or Unity IAP's wrapper.
+    static func der(receipt text: String) throws(WalletError) -> [UInt8] {
+        guard text.utf8.first == UInt8(ascii: "{") else { return try der(base64: text) }
         guard text.utf8.count <= base64BytesMax + 1_024 else {
             throw .invalidRequest("the receipt is longer than \(base64BytesMax) bytes of base64")
         }
@@ -40,7 +59,7 @@ public enum AppReceipt {
         guard ["AppleAppStore", "MacAppStore"].contains(wrapper.store) else {
             throw .invalidRequest("the Unity IAP receipt is from \(wrapper.store.prefix(40)), not the App Store")
         }
-        return try transactionIDs(base64: wrapper.payload)
+        return try der(base64: wrapper.payload)
     }
 
     private struct UnityReceipt: Decodable {
@@ -55,23 +74,21 @@ public enum AppReceipt {
         }
     }
 
-    /// The first in-app purchase's transaction id (or its original transaction id); nil for a
-    /// receipt without in-app purchases.
-    /// - Throws: `invalidRequest` for text that is not a base64 app receipt.
-    public static func transactionID(base64 text: String) throws(WalletError) -> String? {
-        try transactionIDs(base64: text).first
-    }
-
-    /// Every in-app purchase's transaction id (or original transaction id), in order.
-    public static func transactionIDs(base64 text: String) throws(WalletError) -> [String] {
+    static func der(base64 text: String) throws(WalletError) -> [UInt8] {
         guard text.utf8.count <= base64BytesMax else {
             throw .invalidRequest("the receipt is longer than \(base64BytesMax) bytes of base64")
         }
         guard let bytes = Data(base64Encoded: text, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
             throw .invalidRequest("the receipt is not base64")
         }
+        return Array(bytes)
+    }
+
+    /// What the receipt's content names: its purchases' transaction ids, and when Apple made it
+    /// (type 12, RFC 3339), if it says.
+    static func read(_ content: ArraySlice<UInt8>) throws(WalletError) -> (transactionIDs: [String], creationDate: String?) {
         do {
-            return try transactionIDs(der: Array(bytes))
+            return try readContent(content)
         } catch let error as WalletError {
             throw error
         } catch {
@@ -79,31 +96,15 @@ public enum AppReceipt {
         }
     }
 
-    private static func transactionIDs(der bytes: [UInt8]) throws -> [String] {
-        // ContentInfo ::= SEQUENCE { contentType OID, content [0] EXPLICIT SignedData }
-        let receipt: ASN1OctetString = try BER.sequence(try BER.parse(bytes), identifier: .sequence) { nodes in
-            _ = try ASN1ObjectIdentifier(berEncoded: &nodes)
-            return try BER.explicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { signedData in
-                // SignedData ::= SEQUENCE { version, digestAlgorithms, encapContentInfo, ... }
-                try BER.sequence(signedData, identifier: .sequence) { nodes in
-                    guard nodes.next() != nil, nodes.next() != nil, let encapsulated = nodes.next() else {
-                        throw WalletError.invalidRequest("the receipt's signed data is incomplete")
-                    }
-                    // Certificates, CRLs and signer infos: passed over, since nothing here is trusted.
-                    while nodes.next() != nil {}
-                    // EncapsulatedContentInfo ::= SEQUENCE { eContentType OID, eContent [0] EXPLICIT OCTET STRING }
-                    return try BER.sequence(encapsulated, identifier: .sequence) { nodes in
-                        _ = try ASN1ObjectIdentifier(berEncoded: &nodes)
-                        return try BER.explicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { content in
-                            try ASN1OctetString(berEncoded: content)
-                        }
-                    }
-                }
-            }
-        }
+    private static func readContent(_ content: ArraySlice<UInt8>) throws -> (transactionIDs: [String], creationDate: String?) {
         var found: [String] = []
-        for inApp in try attributes(of: receipt.bytes) where inApp.type == inAppType {
-            let fields = try attributes(of: inApp.value)
+        var creationDate: String?
+        for attribute in try attributes(of: content) {
+            if attribute.type == creationDateType {
+                creationDate = String(try ASN1IA5String(berEncoded: try BER.parse(attribute.value), withIdentifier: .ia5String))
+            }
+            guard attribute.type == inAppType else { continue }
+            let fields = try attributes(of: attribute.value)
             let id = try (fields.first { $0.type == transactionIDType } ?? fields.first { $0.type == originalTransactionIDType })
                 .map { field in String(try ASN1UTF8String(berEncoded: try BER.parse(field.value), withIdentifier: .utf8String)) }
             if let id {
@@ -112,7 +113,7 @@ public enum AppReceipt {
                 found.append(id)
             }
         }
-        return found
+        return (found, creationDate)
     }
 
     /// The attributes of a receipt or of an in-app purchase: `SET OF SEQUENCE { type INTEGER,

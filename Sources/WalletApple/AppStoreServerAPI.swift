@@ -52,8 +52,13 @@ public struct AppStoreServerAPIConfiguration: Sendable {
 public struct AppStoreServerAPI: Sendable {
     public let configuration: AppStoreServerAPIConfiguration
 
-    /// The most history pages read for one customer (20 transactions each), newest first.
+    /// The most history pages one request reads for one customer (Apple sends 20 transactions a
+    /// page), newest first. Past it the request fails rather than read on: Apple paging without
+    /// end (or a stand-in doing so) must not make one receipt cost thousands of verifications.
     public static let historyPagesMax = 50
+    /// The most signed transactions one history read accepts: `historyPagesMax` pages of
+    /// Apple's 20, however many a page holds.
+    public static let historyTransactionsMax = historyPagesMax * 20
     /// The longest answer accepted from Apple.
     static let answerBytesMax = 4 * 1024 * 1024
 
@@ -85,12 +90,15 @@ public struct AppStoreServerAPI: Sendable {
                 let page = try await self.decoded(
                     HistoryPage.self, .GET, environment: environment, path: "/inApps/v2/history/\(transactionID)", query: query)
                 signed += page.signedTransactions ?? []
+                guard signed.count <= Self.historyTransactionsMax else {
+                    throw .tooLong("Apple's history for this customer holds more than \(Self.historyTransactionsMax) transactions in \(Self.historyPagesMax) pages")
+                }
                 guard page.hasMore == true, let next = page.revision, !next.isEmpty else {
-                    return TransactionHistory(environment: environment, signedTransactions: signed, complete: true)
+                    return TransactionHistory(environment: environment, signedTransactions: signed)
                 }
                 revision = next
             }
-            return TransactionHistory(environment: environment, signedTransactions: signed, complete: false)
+            throw .tooLong("Apple's history for this customer runs past \(Self.historyPagesMax) pages; the wallet reads no further for one receipt")
         }
     }
 
@@ -296,9 +304,6 @@ public struct AppStoreServerAPI: Sendable {
 public struct TransactionHistory: Sendable {
     public var environment: AppleConfiguration.Environment
     public var signedTransactions: [String]
-    /// False when more pages remained than `AppStoreServerAPI.historyPagesMax`: older purchases
-    /// were not read.
-    public var complete: Bool
 }
 
 /// One page of Get Notification History, unverified.
@@ -338,6 +343,8 @@ enum APIFailure: Error {
     case malformed(String)
     /// The wallet's own key could not sign a token.
     case credentials(String)
+    /// An answer longer than the wallet reads for one request (pages or transactions).
+    case tooLong(String)
 
     /// Apple's error codes that ask the caller to try again.
     static let retryableCodes: Set<Int64> = [4_040_002, 4_040_004, 4_040_006, 4_290_000, 5_000_001]
@@ -361,7 +368,7 @@ enum APIFailure: Error {
             }
             if status >= 500 || code.map(Self.retryableCodes.contains) == true { return backoffWait }
             return nil
-        case .malformed, .credentials:
+        case .malformed, .credentials, .tooLong:
             return nil
         }
     }
@@ -406,7 +413,7 @@ enum APIFailure: Error {
             default:
                 return .storeUnavailable("Apple's App Store Server API answered HTTP \(status): \(text)")
             }
-        case .unreachable(let detail), .malformed(let detail):
+        case .unreachable(let detail), .malformed(let detail), .tooLong(let detail):
             return .storeUnavailable(detail)
         case .credentials(let detail):
             return .notConfigured(detail)

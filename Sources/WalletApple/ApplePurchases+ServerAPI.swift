@@ -5,20 +5,20 @@ import WalletCore
 /// API answers is verified as a StoreKit 2 transaction is (signature, chain, bundle,
 /// environment, type) before it is credited or shown as Apple's.
 extension ApplePurchases {
-    /// Credits a StoreKit 1 app receipt's purchases: reads the transaction ids it names (the
-    /// receipt is not trusted), asks Apple for that customer's consumable history, verifies each
-    /// signed transaction, and credits to `playerID`, in one write, every one the receipt names
-    /// that was not yet credited.
+    /// Credits a StoreKit 1 app receipt's purchases: verifies the receipt's signature and chain
+    /// to Apple's root (a receipt that does not verify is `invalid_request`, and Apple is not
+    /// asked), reads the transaction ids it names, asks Apple for that customer's consumable
+    /// history, verifies each signed transaction, and credits to `playerID`, in one write, every
+    /// one the receipt names that was not yet credited.
     ///
-    /// Only what the receipt names: its signature is not checked (Apple's own libraries do not),
-    /// so a forged receipt could name a transaction someone else bought; crediting the whole
-    /// history would hand over every uncredited purchase of that customer for one known id.
-    /// StoreKit 1 keeps a consumable in the receipt until the app finishes it, so the purchases
-    /// waiting to be credited are the ones named. An `appAccountToken` binds a purchase to its
-    /// player whatever the receipt says.
+    /// Only what the receipt names: StoreKit 1 keeps a consumable in the receipt until the app
+    /// finishes it, so the purchases waiting to be credited are the ones named. Who may redeem a
+    /// genuine receipt is the caller's to prove (a player token, a service key); an
+    /// `appAccountToken` ties each purchase to its player whatever the receipt says, bound on
+    /// first use or derived from the player id (`AccountTokenBinding`).
     public func redeemReceipt(playerID: String, receipt: String, actor: String) async throws(WalletError) -> ReceiptRedemption {
         try PlayerID.validate(playerID)
-        let named = try AppReceipt.transactionIDs(receipt: receipt)
+        let named = try await AppReceipt.verifiedTransactionIDs(receipt: receipt, trustedRoots: verifier.configuration.receiptRoots)
         guard let transactionID = named.first else {
             throw .invalidRequest("the receipt holds no in-app purchase, so there is nothing to credit")
         }
@@ -38,7 +38,7 @@ extension ApplePurchases {
         let outcome = try await credit(verified, to: playerID, actor: actor)
         return ReceiptRedemption(
             playerID: playerID, environment: history.environment.rawValue, credited: outcome.now, alreadyCredited: outcome.before,
-            refused: refused + outcome.refused, complete: history.complete)
+            refused: refused + outcome.refused, complete: true)
     }
 
     /// The transactions of an order id (from Apple's emailed receipt), each with whether and to
@@ -115,7 +115,7 @@ extension ApplePurchases {
                 requests.append(
                     GrantRequest(
                         playerID: playerID, store: "apple", storeTransactionID: transaction.transactionId, productID: transaction.productId,
-                        quantity: transaction.quantity, actor: actor, accountToken: try Self.accountToken(of: transaction, playerID: playerID)))
+                        quantity: transaction.quantity, actor: actor, accountToken: try accountToken(of: transaction, playerID: playerID)))
             } catch {
                 refused.append(StoreTransactionRefusal(storeTransactionID: transaction.transactionId, error))
             }
@@ -202,8 +202,9 @@ public struct ReceiptRedemption: Codable, Sendable, Equatable {
     /// Credited to this player before (by an earlier receipt, a StoreKit 2 redemption, ...).
     public var alreadyCredited: [StoreTransactionCredit]
     public var refused: [StoreTransactionRefusal]
-    /// False when the customer's history was longer than the wallet reads at once: older
-    /// purchases were not examined (they are the ones most likely credited long ago).
+    /// Always true: a customer's history longer than the wallet reads for one receipt
+    /// (`AppStoreServerAPI.historyPagesMax`) is refused with `store_unavailable` rather than read
+    /// in part. Kept so that answers keep their documented shape.
     public var complete: Bool
 
     enum CodingKeys: String, CodingKey {

@@ -24,18 +24,14 @@ public struct ApplePurchases: Sendable {
         let transaction = try await verifiedTransaction(signedTransaction)
         return try await ledger.grant(
             GrantRequest(playerID: playerID, store: "apple", storeTransactionID: transaction.transactionId, productID: transaction.productId,
-                         quantity: transaction.quantity, actor: actor, accountToken: try Self.accountToken(of: transaction, playerID: playerID)))
+                         quantity: transaction.quantity, actor: actor, accountToken: try accountToken(of: transaction, playerID: playerID)))
     }
 
-    /// The transaction's `appAccountToken` in lowercase, which the ledger binds to the first
-    /// player it credits. A player id that is itself a UUID must equal it (in any case).
-    static func accountToken(of transaction: AppleTransaction, playerID: String) throws(WalletError) -> String? {
-        guard let text = transaction.appAccountToken, !text.isEmpty else { return nil }
-        guard let token = UUID(uuidString: text) else { throw .purchaseInvalid("the transaction's appAccountToken is not a UUID") }
-        if let playerUUID = UUID(uuidString: playerID), playerUUID != token {
-            throw .purchaseInvalid("the transaction's appAccountToken belongs to another player")
-        }
-        return token.uuidString.lowercased()
+    /// The transaction's `appAccountToken` in lowercase, which the ledger binds to the player it
+    /// credits, once it passes the configured binding (`AccountTokenBinding`): every Apple credit
+    /// (StoreKit 2, receipts, order credits) goes through here.
+    func accountToken(of transaction: AppleTransaction, playerID: String) throws(WalletError) -> String? {
+        try verifier.configuration.accountTokenBinding.boundToken(transaction.appAccountToken, playerID: playerID)
     }
 
     /// The transaction, once its signature and every claim check out.

@@ -14,8 +14,15 @@ public struct AppleConfiguration: Sendable {
 
     public var bundleID: String
     public var environments: Set<Environment>
-    /// Apple Root CA - G3, plus any roots added by configuration (tests use their own CA).
+    /// Apple Root CA - G3, plus any roots added by configuration (tests use their own CA): the
+    /// roots of App Store JWS.
     public var trustedRoots: [Certificate]
+    /// Apple Root CA (the RSA root that StoreKit 1 receipts chain to), Apple Root CA - G3 (for
+    /// chains Apple may move receipts to), plus the same added roots: the roots of app receipts.
+    public var receiptRoots: [Certificate]
+    /// How purchases' `appAccountToken`s tie them to players: bound on first use unless the
+    /// operator configures a namespace for tokens derived from player ids.
+    public var accountTokenBinding: AccountTokenBinding = .firstUse
     /// How `REFUND` notifications take back credits the player already spent.
     public var refundPolicy: RefundPolicy
     /// What to answer Apple's `CONSUMPTION_REQUEST`s with; nil when the operator does not answer
@@ -33,14 +40,20 @@ public struct AppleConfiguration: Sendable {
         self.bundleID = bundleID
         self.environments = environments
         self.refundPolicy = refundPolicy
-        var roots = [try Self.certificate(pem: AppleRootCertificate.pem, name: "Apple Root CA - G3")]
-        for (index, pem) in extraRootsPEM.enumerated() { roots.append(try Self.certificate(pem: pem, name: "extra root \(index + 1)")) }
-        trustedRoots = roots
+        let extraRoots = try extraRootsPEM.enumerated().map { index, pem throws(WalletError) in try Self.certificate(pem: pem, name: "extra root \(index + 1)") }
+        let g3 = try Self.certificate(pem: AppleRootCertificate.pem, name: "Apple Root CA - G3")
+        trustedRoots = [g3] + extraRoots
+        receiptRoots = [try Self.certificate(pem: AppleRootCertificate.incRootPEM, name: "Apple Root CA"), g3] + extraRoots
     }
 
     /// Apple Root CA - G3 as bundled.
     public static func appleRootCertificate() throws(WalletError) -> Certificate {
         try certificate(pem: AppleRootCertificate.pem, name: "Apple Root CA - G3")
+    }
+
+    /// Apple Root CA (Apple Inc.'s RSA root) as bundled.
+    public static func appleIncRootCertificate() throws(WalletError) -> Certificate {
+        try certificate(pem: AppleRootCertificate.incRootPEM, name: "Apple Root CA")
     }
 
     static func certificate(pem: String, name: String) throws(WalletError) -> Certificate {

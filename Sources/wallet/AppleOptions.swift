@@ -14,6 +14,12 @@ struct AppleOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Extra trusted root certificates, PEM files, comma-separated (env WALLET_APPLE_ROOT_CERTS). Apple Root CA - G3 is built in.", valueName: "files"))
     var appleRootCerts: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "A UUID under which the game derives each player's purchase account token, UUIDv5(namespace, player id): every store purchase must then carry exactly that token for the player it credits (env WALLET_ACCOUNT_TOKEN_NAMESPACE; default: a token binds to the first player it credits).",
+            valueName: "uuid"))
+    var accountTokenNamespace: String?
+
     @Option(help: ArgumentHelp("How REFUND notifications treat spent credits: debt or floor (env WALLET_APPLE_REFUND_POLICY; default debt).", valueName: "policy"))
     var appleRefundPolicy: RefundPolicy?
 
@@ -115,6 +121,17 @@ struct AppleOptions: ParsableArguments {
         }
     }
 
+    /// How purchases' account tokens tie them to players: derived from the player id under the
+    /// configured namespace, else bound on first use. Named without a store: Google's
+    /// `obfuscatedExternalAccountId` takes the same setting.
+    func accountTokenBinding() throws -> AccountTokenBinding {
+        guard let text = accountTokenNamespace ?? environment["WALLET_ACCOUNT_TOKEN_NAMESPACE"], !text.isEmpty else { return .firstUse }
+        guard let namespace = UUID(uuidString: text) else {
+            throw ValidationError("--account-token-namespace (or WALLET_ACCOUNT_TOKEN_NAMESPACE) must be a UUID such as 6ba7b810-9dad-11d1-80b4-00c04fd430c8, not '\(text.prefix(40))'.")
+        }
+        return .derived(namespace: namespace)
+    }
+
     /// The verifier's configuration, or nil when no bundle id is set.
     func configuration() throws -> AppleConfiguration? {
         guard let bundleID = appleBundleID ?? environment["WALLET_APPLE_BUNDLE_ID"], !bundleID.isEmpty else { return nil }
@@ -137,9 +154,11 @@ struct AppleOptions: ParsableArguments {
             throw ValidationError("WALLET_APPLE_REFUND_POLICY must be debt or floor, not '\(policyText)'.")
         }
         let replies = try consumptionReplies()
+        let binding = try accountTokenBinding()
         do {
             var configuration = try AppleConfiguration(bundleID: bundleID, environments: Set(environments), extraRootsPEM: roots, refundPolicy: policy)
             configuration.consumptionReplies = replies
+            configuration.accountTokenBinding = binding
             return configuration
         } catch {
             throw ValidationError(error.detail)

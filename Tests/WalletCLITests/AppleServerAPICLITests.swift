@@ -24,7 +24,7 @@ struct AppleServerAPICLITests {
         let key = directory.appendingPathComponent("AuthKey.p8").path
         try apple.privateKey.pemRepresentation.write(toFile: key, atomically: true, encoding: .utf8)
         let receipt = directory.appendingPathComponent("receipt.txt").path
-        try (try TestReceipt.with(transactionIDs: ["9101", "9102"]) + "\n").write(toFile: receipt, atomically: true, encoding: .utf8)
+        try (try TestReceipt.with(transactionIDs: ["9101", "9102"], signedBy: authority) + "\n").write(toFile: receipt, atomically: true, encoding: .utf8)
         let flags = [
             "--apple-bundle-id", "com.example.game", "--apple-root-certs", root, "--apple-issuer-id", AppStoreStandIn.issuerID,
             "--apple-key-id", AppStoreStandIn.keyID, "--apple-private-key", key, "--apple-api-url", apple.productionURL,

@@ -13,8 +13,8 @@ struct AppReceiptTests {
 
     @Test("Xcode's receipts, in BER with indefinite lengths: none without purchases, \"0\" with one")
     func xcodeReceipts() throws {
-        #expect(try AppReceipt.transactionID(base64: XcodeReceipts.empty) == nil)
-        #expect(try AppReceipt.transactionID(base64: XcodeReceipts.withTransaction) == "0")
+        #expect(try AppReceipt.unverifiedTransactionID(base64: XcodeReceipts.empty) == nil)
+        #expect(try AppReceipt.unverifiedTransactionID(base64: XcodeReceipts.withTransaction) == "0")
     }
 
     @Test("the first in-app purchase's transaction id, else its original transaction id; other attributes are passed over")
@@ -22,10 +22,10 @@ struct AppReceiptTests {
         let bundle: Attribute = (2, try TestReceipt.utf8("com.example.game"))
         let first = try TestReceipt.inApp([(1702, try TestReceipt.utf8("com.example.game.consume5credits")), (1703, try TestReceipt.utf8("2000000111")), (1705, try TestReceipt.utf8("2000000100"))])
         let second = try TestReceipt.inApp([(1703, try TestReceipt.utf8("2000000222"))])
-        #expect(try AppReceipt.transactionID(base64: TestReceipt.receipt([bundle, first, second])) == "2000000111")
+        #expect(try AppReceipt.unverifiedTransactionID(base64: TestReceipt.receipt([bundle, first, second])) == "2000000111")
         let originalOnly = try TestReceipt.inApp([(1705, try TestReceipt.utf8("2000000100"))])
-        #expect(try AppReceipt.transactionID(base64: TestReceipt.receipt([originalOnly])) == "2000000100")
-        #expect(try AppReceipt.transactionID(base64: TestReceipt.receipt([bundle])) == nil)
+        #expect(try AppReceipt.unverifiedTransactionID(base64: TestReceipt.receipt([originalOnly])) == "2000000100")
+        #expect(try AppReceipt.unverifiedTransactionID(base64: TestReceipt.receipt([bundle])) == nil)
     }
 
     @Test("anything else is a 400 naming the problem, never a crash or a guessed id")
@@ -42,7 +42,7 @@ struct AppReceiptTests {
             (try TestReceipt.receipt([try TestReceipt.inApp([(1703, try TestReceipt.utf8(""))])]), "must not be empty"),
         ]
         for (text, detail) in refused {
-            let error = #expect(throws: WalletError.self, "\(text.prefix(60))") { try AppReceipt.transactionID(base64: text) }
+            let error = #expect(throws: WalletError.self, "\(text.prefix(60))") { try AppReceipt.unverifiedTransactionID(base64: text) }
             #expect(error?.code == "invalid_request" && error?.detail.contains(detail) == true, "\(text.prefix(60)): \(error?.detail ?? "")")
         }
         // Every 7th byte flipped: refused, or read as no purchase or as a visible-ASCII id of the
@@ -51,7 +51,7 @@ struct AppReceiptTests {
         for index in stride(from: 0, to: flipped.count, by: 7) {
             flipped[index] ^= 0xFF
             do {
-                let found = try AppReceipt.transactionID(base64: Data(flipped).base64EncodedString())
+                let found = try AppReceipt.unverifiedTransactionID(base64: Data(flipped).base64EncodedString())
                 #expect(found == nil || found?.utf8.count == 10 && found?.utf8.allSatisfy { (0x21...0x7E).contains($0) } == true, "byte \(index) → \(found ?? "")")
             } catch {
                 #expect(error.code == "invalid_request", "byte \(index)")
@@ -64,14 +64,14 @@ struct AppReceiptTests {
     func unityReceipts() throws {
         let receipt = try TestReceipt.receipt([try TestReceipt.inApp([(1703, try TestReceipt.utf8("2000000111"))])])
         let wrapped = #"{"Store":"AppleAppStore","TransactionID":"9999999999","Payload":"\#(receipt)"}"#
-        #expect(try AppReceipt.transactionID(receipt: wrapped) == "2000000111")
-        #expect(try AppReceipt.transactionID(receipt: receipt) == "2000000111")
+        #expect(try AppReceipt.unverifiedTransactionIDs(receipt: wrapped).first == "2000000111")
+        #expect(try AppReceipt.unverifiedTransactionIDs(receipt: receipt).first == "2000000111")
         for refused in [
             #"{"Store":"GooglePlay","TransactionID":"x","Payload":"\#(receipt)"}"#,
             #"{"Store":"AppleAppStore","Store":"GooglePlay","Payload":"\#(receipt)"}"#,
             #"{"Store":"AppleAppStore"}"#, "{", #"{"Store":"AppleAppStore","Payload":"not base64!"}"#,
         ] {
-            let error = #expect(throws: WalletError.self, "\(refused.prefix(60))") { try AppReceipt.transactionID(receipt: refused) }
+            let error = #expect(throws: WalletError.self, "\(refused.prefix(60))") { try AppReceipt.unverifiedTransactionIDs(receipt: refused) }
             #expect(error?.code == "invalid_request")
         }
     }

@@ -14,16 +14,105 @@ struct AppStoreServerAPIClientTests {
     /// A ledger with the Apple catalog, and purchases that ask `standIn`.
     static func purchases(
         _ standIn: AppStoreStandIn, backend: TestBackend = .sqlite, environments: Set<AppleConfiguration.Environment> = [.production],
-        configure: (inout AppStoreServerAPIConfiguration) -> Void = { _ in }
+        binding: AccountTokenBinding = .firstUse, configure: (inout AppStoreServerAPIConfiguration) -> Void = { _ in }
     ) async throws -> (ApplePurchases, TestLedger) {
         let ledger = try await TestLedger(backend)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.gems10", credits: 10, currency: "gems"))
         var configuration = try standIn.apiConfiguration()
         configure(&configuration)
-        let purchases = ApplePurchases(
-            configuration: try authority.configuration(environments: environments), ledger: ledger.store, api: AppStoreServerAPI(configuration: configuration))
+        var appleConfiguration = try authority.configuration(environments: environments)
+        appleConfiguration.accountTokenBinding = binding
+        let purchases = ApplePurchases(configuration: appleConfiguration, ledger: ledger.store, api: AppStoreServerAPI(configuration: configuration))
         return (purchases, ledger)
+    }
+
+    @Test("a forged receipt naming another customer's uncredited transaction is refused before Apple is asked; nothing is credited or bound")
+    func forgedReceipt() async throws {
+        let apple = try await AppStoreStandIn()
+        defer { apple.stop() }
+        let (purchases, ledger) = try await Self.purchases(apple)
+        let victimToken = UUID().uuidString.lowercased()
+        apple.addCustomer([try Self.authority.transaction("7001", changes: ["appAccountToken": victimToken])])
+        let attributes = try TestReceipt.attributes(transactionIDs: ["7001"])
+        let genuine = try #require(Data(base64Encoded: try TestReceipt.with(transactionID: "7002", signedBy: Self.authority)))
+        // A genuine receipt of the attacker's own, its id rewritten to the victim's.
+        var rewritten = Array(genuine)
+        let at = try #require(rewritten.indices.first { rewritten[$0...].starts(with: Array("7002".utf8)) })
+        rewritten[at + 3] = UInt8(ascii: "1")
+        for forged in [
+            try TestReceipt.receipt(attributes), try TestReceipt.signed(attributes, by: try AppleTestAuthority(name: "Forger")),
+            Data(rewritten).base64EncodedString(),
+        ] {
+            let error = await walletError { _ = try await purchases.redeemReceipt(playerID: "mallory", receipt: forged, actor: "player:mallory") }
+            #expect(error?.code == "invalid_request", "\(error?.detail ?? "credited")")
+        }
+        #expect(apple.seen.isEmpty, "Apple is never asked about a receipt that does not verify")
+        #expect(try await ledger.transactionCount() == 0)
+        // The victim's purchase, and its token, are still the victim's.
+        let result = try await purchases.redeemReceipt(playerID: "kate", receipt: try TestReceipt.signed(attributes, by: Self.authority), actor: "player:kate")
+        #expect(result.credited.map(\.storeTransactionID) == ["7001"] && result.credited.first?.playerID == "kate")
+        #expect(try await ledger.balance("kate") == 5)
+        #expect(try await ledger.balance("mallory") == 0)
+    }
+
+    @Test("Apple paging without end: the wallet stops at historyPagesMax pages and answers store_unavailable, crediting nothing")
+    func endlessHistory() async throws {
+        let apple = try await AppStoreStandIn()
+        defer { apple.stop() }
+        apple.setPageSize(1)
+        apple.setEndlessHistory()
+        let (purchases, ledger) = try await Self.purchases(apple)
+        apple.addCustomer([try Self.authority.transaction("7101")])
+        let error = await walletError {
+            _ = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "7101", signedBy: Self.authority), actor: "t")
+        }
+        #expect(error?.code == "store_unavailable" && error?.detail.contains("\(AppStoreServerAPI.historyPagesMax) pages") == true, "\(error?.detail ?? "")")
+        #expect(apple.seen.count == AppStoreServerAPI.historyPagesMax)
+        #expect(try await ledger.transactionCount() == 0)
+    }
+
+    @Test("derived account tokens: StoreKit 2, receipts and order credits credit only purchases carrying the player's UUIDv5; first use binds otherwise", arguments: [false, true])
+    func derivedTokens(derived: Bool) async throws {
+        let apple = try await AppStoreStandIn()
+        defer { apple.stop() }
+        let studio = UUID()
+        let (purchases, ledger) = try await Self.purchases(apple, binding: derived ? .derived(namespace: studio) : .firstUse)
+        let kate = AccountToken.derived(namespace: studio, playerID: "kate").uuidString.lowercased()
+        let history = [
+            try Self.authority.transaction("7201", changes: ["appAccountToken": kate]),
+            try Self.authority.transaction("7202", changes: ["appAccountToken": UUID().uuidString]),  // a token the game never derived
+            try Self.authority.transaction("7203"),  // no token
+            try Self.authority.transaction("7204", changes: ["appAccountToken": kate]),
+        ]
+        apple.addCustomer(history)
+        apple.addOrder("MQH2JBHVNY", signedTransactions: [history[3]])
+        // StoreKit 2: Mallory cannot take Kate's purchase in either mode once it is Kate's; in the
+        // derived mode she cannot take it even first.
+        var stolen: WalletError?
+        do {
+            _ = try await purchases.redeem(playerID: "mallory", signedTransaction: history[0], actor: "t")
+        } catch {
+            stolen = error
+        }
+        #expect((stolen?.code == "purchase_invalid") == derived, "\(stolen?.detail ?? "credited")")
+        let receipt = try TestReceipt.with(transactionIDs: ["7201", "7202", "7203"], signedBy: Self.authority)
+        let result = try await purchases.redeemReceipt(playerID: "kate", receipt: receipt, actor: "player:kate")
+        if derived {
+            #expect(result.credited.map(\.storeTransactionID) == ["7201"])
+            #expect(Dictionary(uniqueKeysWithValues: result.refused.map { ($0.storeTransactionID ?? "-", $0.code) }) == ["7202": "purchase_invalid", "7203": "purchase_invalid"])
+            let order = try await purchases.lookUpOrder(orderID: "MQH2JBHVNY", creditTo: "mallory", actor: "support")
+            #expect(order.transactions.map(\.status) == ["refused"] && order.transactions.first?.refusal?.code == "purchase_invalid")
+            _ = try await purchases.lookUpOrder(orderID: "MQH2JBHVNY", creditTo: "kate", actor: "support")
+            #expect(try await ledger.balance("kate") == 10)
+            #expect(try await ledger.balance("mallory") == 0)
+        } else {
+            // First use: Mallory redeemed 7201 first and now holds its token; 7202 and 7203 credit Kate.
+            #expect(result.credited.map(\.storeTransactionID).sorted() == ["7202", "7203"])
+            #expect(try await ledger.balance("mallory") == 5)
+            #expect(try await ledger.balance("kate") == 10)
+        }
+        #expect(try await ledger.store.verify().ok)
     }
 
     @Test("a receipt credits each consumable Apple lists once, in one write; what was credited before, another player's, unknown, revoked and foreign ones are listed, not credited", arguments: TestBackend.all)
@@ -50,7 +139,7 @@ struct AppStoreServerAPIClientTests {
         _ = try await purchases.redeem(playerID: "p1", signedTransaction: history[0], actor: "t")
         _ = try await purchases.redeem(playerID: "p2", signedTransaction: history[3], actor: "t")
 
-        let named = try TestReceipt.with(transactionIDs: (1001...1009).map(String.init))
+        let named = try TestReceipt.with(transactionIDs: (1001...1009).map(String.init), signedBy: Self.authority)
         let result = try await purchases.redeemReceipt(playerID: "p1", receipt: named, actor: "player:p1")
         #expect(result.environment == "Production" && result.complete)
         #expect(result.credited.map(\.storeTransactionID).sorted() == ["1002", "1008"])
@@ -84,7 +173,7 @@ struct AppStoreServerAPIClientTests {
         apple.setPageSize(2)
         let (purchases, ledger) = try await Self.purchases(apple)
         apple.addCustomer(try (1...5).map { try Self.authority.transaction("20\($0)") })
-        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionIDs: (1...5).map { "20\($0)" }), actor: "t")
+        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionIDs: (1...5).map { "20\($0)" }, signedBy: Self.authority), actor: "t")
         #expect(result.credited.count == 5 && result.complete)
         #expect(apple.seen.map { $0.query["revision"] ?? "-" } == ["-", "rev-2", "rev-4"])
         #expect(try await ledger.balance("p1") == 25)
@@ -98,13 +187,13 @@ struct AppStoreServerAPIClientTests {
         apple.addCustomer([sandboxTransaction], environment: .sandbox)
 
         let (both, ledger) = try await Self.purchases(apple, environments: [.production, .sandbox])
-        let result = try await both.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "3001"), actor: "t")
+        let result = try await both.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "3001", signedBy: Self.authority), actor: "t")
         #expect(result.environment == "Sandbox" && result.credited.map(\.storeTransactionID) == ["3001"])
         #expect(apple.seen.map(\.environment) == [.production, .sandbox])
         #expect(try await ledger.balance("p1") == 5)
 
         let (productionOnly, other) = try await Self.purchases(apple)
-        let error = await walletError { _ = try await productionOnly.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "3001"), actor: "t") }
+        let error = await walletError { _ = try await productionOnly.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "3001", signedBy: Self.authority), actor: "t") }
         #expect(error?.code == "not_found" && error?.detail.contains("no such transaction") == true, "\(String(describing: error))")
         #expect(apple.seen.suffix(1).map(\.environment) == [.production], "sandbox is never asked when it is not accepted")
         #expect(try await other.transactionCount() == 0)
@@ -118,7 +207,7 @@ struct AppStoreServerAPIClientTests {
         apple.addCustomer([try Self.authority.transaction("4001")])
         let retryAt = AppleTestAuthority.milliseconds(Date().addingTimeInterval(0.2))
         apple.script(.failure(status: 500), .failure(status: 429, errorCode: 4_290_000, headers: ["Retry-After": "\(retryAt)"]), .failure(status: 404, errorCode: 4_040_006))
-        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "4001"), actor: "t")
+        let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "4001", signedBy: Self.authority), actor: "t")
         #expect(result.credited.count == 1 && apple.seen.count == 4)
         // The attempt after the 429 waited for its Retry-After.
         #expect(apple.seen[2].at >= Date(timeIntervalSince1970: Double(retryAt) / 1_000))
@@ -131,7 +220,7 @@ struct AppStoreServerAPIClientTests {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
         apple.addCustomer([try Self.authority.transaction("5001")])
-        let receipt = try TestReceipt.with(transactionID: "5001")
+        let receipt = try TestReceipt.with(transactionID: "5001", signedBy: Self.authority)
 
         let (purchases, ledger) = try await Self.purchases(apple)
         apple.script(.failure(status: 503), .failure(status: 502), .failure(status: 500, errorCode: 5_000_001), .failure(status: 500))
@@ -171,13 +260,13 @@ struct AppStoreServerAPIClientTests {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
         let (purchases, ledger) = try await Self.purchases(apple)
-        for (receipt, named) in [("not base64 at all!", "base64"), (try TestReceipt.receipt([(2, try TestReceipt.utf8("com.example.game"))]), "no in-app purchase"), (#"{"Store":"GooglePlay","Payload":"x"}"#, "App Store")] {
+        for (receipt, named) in [("not base64 at all!", "base64"), (try TestReceipt.signed([(2, try TestReceipt.utf8("com.example.game"))], by: Self.authority), "no in-app purchase"), (#"{"Store":"GooglePlay","Payload":"x"}"#, "App Store")] {
             let error = await walletError { _ = try await purchases.redeemReceipt(playerID: "p1", receipt: receipt, actor: "t") }
             #expect(error?.code == "invalid_request" && error?.detail.contains(named) == true, "\(String(describing: error))")
         }
         #expect(apple.seen.isEmpty)
         let unconfigured = ApplePurchases(configuration: try Self.authority.configuration(), ledger: ledger.store)
-        let error = await walletError { _ = try await unconfigured.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "1"), actor: "t") }
+        let error = await walletError { _ = try await unconfigured.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "1", signedBy: Self.authority), actor: "t") }
         #expect(error?.code == "not_configured")
         let unconfiguredLookup = await walletError { _ = try await unconfigured.lookUpOrder(orderID: "MQH2JBHVNX", creditTo: nil, actor: "t") }
         #expect(unconfiguredLookup?.code == "not_configured")

@@ -444,7 +444,7 @@ struct AppleServerAPIRouteTests {
         defer { apple.stop() }
         apple.addCustomer([try TestServer.apple.transaction("8001"), try TestServer.apple.transaction("8002", quantity: 2)])
         let server = try await TestServer(backend, appleAPI: try apple.apiConfiguration())
-        let receipt = try TestReceipt.with(transactionIDs: ["8001", "8002"])
+        let receipt = try TestReceipt.with(transactionIDs: ["8001", "8002"], signedBy: TestServer.apple)
         let own: HTTPFields = .jsonContent + [.authorization: "Bearer \(playerToken("p1"))"]
         try await server.test { client in
             let body = json(#"{"player_id": "p1", "receipt": "\#(receipt)"}"#)
@@ -471,12 +471,19 @@ struct AppleServerAPIRouteTests {
                 body: json(#"{"player_id": "p3", "receipt": "\#(receipt)"}"#))
             #expect(try down.status == .serviceUnavailable && down.problemCode() == "store_unavailable" && down.headers[.retryAfter] != nil)
             #expect(apple.seen.count == asked + 4)
-            // Each receipt costs the app Apple's allowance: at most 10 a minute per player.
+            // A trusted service key neither spends nor is stopped by a player's allowance.
+            for _ in 1...11 {
+                let response = try await client.execute(
+                    uri: "/v1/purchases/apple/receipt", method: .post, headers: server.bearer(.service) + .jsonContent,
+                    body: json(#"{"player_id": "p4", "receipt": "x"}"#))
+                #expect(try response.status == .badRequest && response.problemCode() == "invalid_request")
+            }
+            // A player's own receipts cost the app Apple's allowance: at most 10 a minute per player.
             var statuses: [TestResponse] = []
             for _ in 1...11 {
                 statuses.append(
                     try await client.execute(
-                        uri: "/v1/purchases/apple/receipt", method: .post, headers: server.bearer(.service) + .jsonContent,
+                        uri: "/v1/purchases/apple/receipt", method: .post, headers: .jsonContent + [.authorization: "Bearer \(playerToken("p4"))"],
                         body: json(#"{"player_id": "p4", "receipt": "x"}"#)))
             }
             #expect(statuses.prefix(10).allSatisfy { $0.status == .badRequest })

@@ -66,6 +66,8 @@ public final class AppStoreStandIn: Sendable {
         var script: [Scripted] = []
         var seen: [Seen] = []
         var pageSize = 20
+        /// History pages claim there is always more, as an Apple paging without end would.
+        var endlessHistory = false
     }
 
     /// Starts both servers; they stop when the stand-in is released (`stop()`).
@@ -135,6 +137,11 @@ public final class AppStoreStandIn: Sendable {
         shared.state.withLock { $0.pageSize = size }
     }
 
+    /// Makes every history page say that more follow (each next page the same as the last).
+    public func setEndlessHistory() {
+        shared.state.withLock { $0.endlessHistory = true }
+    }
+
     /// Answers the next requests with these, in order, before answering normally again.
     public func script(_ answers: Scripted...) {
         shared.state.withLock { $0.script += answers }
@@ -188,14 +195,14 @@ public final class AppStoreStandIn: Sendable {
         router.get("/inApps/v2/history/:id") { request, context in
             try await handle(request, context) { request, context, _ in
                 let id = context.parameters.get("id") ?? ""
-                let (customer, pageSize) = shared.state.withLock { state in
-                    (state.customers[environment, default: []].first { signed in signed.contains { Self.transactionID(of: $0) == id } }, state.pageSize)
+                let (customer, pageSize, endless) = shared.state.withLock { state in
+                    (state.customers[environment, default: []].first { signed in signed.contains { Self.transactionID(of: $0) == id } }, state.pageSize, state.endlessHistory)
                 }
                 guard let customer else { return Self.error(404, 4_040_010) }
                 let ordered = request.uri.queryParameters["sort"] == "DESCENDING" ? customer.reversed() : customer
                 let start = request.uri.queryParameters["revision"].flatMap { Int($0.dropFirst(4)) } ?? 0
-                let page = Array(ordered.dropFirst(start).prefix(pageSize))
-                let more = start + page.count < ordered.count
+                let page = Array(ordered.dropFirst(endless ? 0 : start).prefix(pageSize))
+                let more = endless || start + page.count < ordered.count
                 return Self.json([
                     "revision": "rev-\(start + page.count)", "hasMore": more, "bundleId": Self.bundleID, "environment": environment.rawValue,
                     "signedTransactions": page,

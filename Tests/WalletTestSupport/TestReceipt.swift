@@ -1,8 +1,8 @@
 import Foundation
 import SwiftASN1
 
-/// StoreKit 1 app receipts built in tests: PKCS#7 signedData around the ASN.1 receipt set
-/// (unsigned: the wallet never trusts a receipt, it only reads a transaction id from it).
+/// StoreKit 1 app receipts built in tests: PKCS#7 signedData around the ASN.1 receipt set,
+/// unsigned (`receipt`, for the parser alone) or signed by a test authority (`signed`, `with`).
 public enum TestReceipt {
     public typealias Attribute = (type: Int64, value: [UInt8])
 
@@ -56,13 +56,34 @@ public enum TestReceipt {
         return serializer.serializedBytes
     }
 
-    /// A receipt whose one in-app purchase is `transactionID`, base64.
-    public static func with(transactionID: String) throws -> String {
-        try with(transactionIDs: [transactionID])
+    public static func ia5(_ text: String) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(ASN1IA5String(text))
+        return serializer.serializedBytes
     }
 
-    /// A receipt with one in-app purchase per transaction id, base64.
-    public static func with(transactionIDs: [String]) throws -> String {
-        try receipt([(2, try utf8("com.example.game"))] + transactionIDs.map { id in try inApp([(1703, try utf8(id))]) })
+    /// A receipt holding `attributes`, signed by `authority`'s receipt-signing certificate, base64.
+    public static func signed(
+        _ attributes: [Attribute], by authority: AppleTestAuthority, _ signature: AppleTestAuthority.ReceiptSignature = .init()
+    ) throws -> String {
+        Data(try authority.signReceipt(try receiptSet(attributes), signature)).base64EncodedString()
+    }
+
+    /// The attributes of a receipt made now whose in-app purchases are `transactionIDs`.
+    public static func attributes(transactionIDs: [String], createdAt: Date = Date()) throws -> [Attribute] {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return [(2, try utf8("com.example.game")), (12, try ia5(formatter.string(from: createdAt)))]
+            + (try transactionIDs.map { id in try inApp([(1703, try utf8(id))]) })
+    }
+
+    /// A receipt whose one in-app purchase is `transactionID`, signed by `authority`, base64.
+    public static func with(transactionID: String, signedBy authority: AppleTestAuthority) throws -> String {
+        try with(transactionIDs: [transactionID], signedBy: authority)
+    }
+
+    /// A receipt with one in-app purchase per transaction id, signed by `authority`, base64.
+    public static func with(transactionIDs: [String], signedBy authority: AppleTestAuthority) throws -> String {
+        try signed(try attributes(transactionIDs: transactionIDs), by: authority)
     }
 }

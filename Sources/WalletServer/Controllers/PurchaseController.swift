@@ -6,7 +6,8 @@ import WalletCore
 struct PurchaseController {
     let store: any LedgerWriting
     let applePurchases: ApplePurchases?
-    /// Receipts per player: each one pages Apple's history against the app's shared allowance.
+    /// Receipts per player from players' own tokens: each one pages Apple's history against the
+    /// app's shared allowance.
     let receiptLimiter = RateLimiter(limit: ServerLimits.receiptsPerPlayerPerMinute, window: 60)
 
     func addRoutes(to routes: RouteRegistrar) {
@@ -81,7 +82,10 @@ struct PurchaseController {
         let body = try await RequestBodyReader.decode(AppleReceiptBody.self, from: request, bytesMax: ServerLimits.receiptBodyBytesMax)
         let caller = try context.requireCaller()
         try Access.requireOwnWallet(caller, playerID: body.playerID)
-        if let seconds = receiptLimiter.wait(for: body.playerID) {
+        // A trusted service key (the game's backend) neither spends nor is stopped by the
+        // player's allowance: the limit is there to bound what a player's own device can make
+        // the wallet ask Apple, not to let a player's retries block the backend.
+        if !Self.isService(caller), let seconds = receiptLimiter.wait(for: body.playerID) {
             throw APIError(
                 status: .tooManyRequests, code: "rate_limited",
                 detail: "at most \(ServerLimits.receiptsPerPlayerPerMinute) receipts a minute per player; try again in \(seconds) s",
@@ -90,6 +94,10 @@ struct PurchaseController {
         let result = try await requireApple().redeemReceipt(playerID: body.playerID, receipt: body.receipt, actor: caller.actor)
         for _ in result.credited { WalletMetrics.recordTransaction(.purchase) }
         return try JSONBody.response(result, for: context, status: result.credited.isEmpty ? .ok : .created)
+    }
+
+    private static func isService(_ caller: Caller) -> Bool {
+        if case .key(let key) = caller, key.role == .service { true } else { false }
     }
 
     /// An order's transactions as Apple lists them, each with whether and to whom it was credited.
