@@ -146,6 +146,27 @@ struct ConnectionTests {
         }
     }
 
+    @Test("a request whose body arrives more slowly than the request head timeout is answered and booked")
+    func slowBodyOutlivesHeadTimeout() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        let before = try await server.store.balances(playerID: "p1").balances["credits"] ?? 0
+        let configuration = ServerConfiguration(idleTimeoutSeconds: 30, requestHeadTimeoutSeconds: 1)
+        try await withRunningServer(server, configuration) { port in
+            let socket = try LoopbackSocket(port: port)
+            #expect(
+                socket.send(
+                    "POST /v1/wallets/p1/spend HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.keys[.service] ?? "")\r\n"
+                        + "Content-Type: application/json\r\nIdempotency-Key: slow-body\r\nContent-Length: 12\r\nConnection: close\r\n\r\n{\"amount\""))
+            // Twice the request head timeout: the head is in, so only the idle timeout (30 s) applies.
+            try await Task.sleep(for: .seconds(2))
+            #expect(socket.send(":1}"))
+            let (answer, _) = await socket.readToEnd(timeout: 20)
+            #expect(statusLine(answer) == "HTTP/1.1 201 Created")
+        }
+        #expect(try await server.store.balances(playerID: "p1").balances["credits"] == before - 1)
+    }
+
     @Test("the total cap holds: a client beyond it waits until a connection closes")
     func totalCap() async throws {
         let server = try await TestServer()
