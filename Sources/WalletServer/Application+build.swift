@@ -15,6 +15,7 @@ public struct ServerConfiguration: Sendable {
     public var applePurchases: ApplePurchases?
     /// A connection that sends nothing for this long is closed: an idle keep-alive, or a request
     /// head or body left half-sent; so is one that stops reading its response for this long.
+    /// (Idle connections and heads are cut sooner by `requestHeadTimeoutSeconds` when shorter.)
     public var idleTimeoutSeconds: Int64
     /// Connections open at once; beyond it new ones wait in the listen backlog, so idle
     /// clients cannot use up the process's file descriptors.

@@ -21,8 +21,9 @@ struct ServeCommand: AsyncParsableCommand {
             of them from one client address (more from that address are answered 503 and closed), \
             and each must send a complete request head within --request-head-timeout seconds of \
             opening or of its last response. Behind a reverse proxy every client shares the \
-            proxy's address: raise the per-address cap to the total, for example \
-            wallet serve --max-connections 1024 --max-connections-per-address 1024 --request-head-timeout 5
+            proxy's address, so raise the per-address cap to the total, for example:
+
+              wallet serve --max-connections 1024 --max-connections-per-address 1024
             """
     )
 
@@ -44,7 +45,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("File holding the HS256 secret of player tokens (env WALLET_PLAYER_JWT_SECRET_FILE); one trailing newline is ignored.", valueName: "path"))
     var playerJWTSecretFile: String?
 
-    @Option(help: ArgumentHelp("Close a connection idle, stalled mid-request or not reading its response this many seconds, 1 to 3600 (env WALLET_IDLE_TIMEOUT; default 30).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Close a connection stalled mid-request or not reading its response this many seconds, 1 to 3600 (env WALLET_IDLE_TIMEOUT; default 30); an idle one goes after --request-head-timeout if that is shorter.", valueName: "seconds"))
     var idleTimeout: Int?
 
     @Option(help: ArgumentHelp("Connections open at once, 1 to 100000; more wait in the backlog (env WALLET_MAX_CONNECTIONS; default 512).", valueName: "count"))
