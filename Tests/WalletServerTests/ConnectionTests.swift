@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import NIOCore
 import ServiceLifecycle
 import Testing
 import WalletCore
@@ -64,6 +65,24 @@ struct ConnectionTests {
     }
 
     let healthRequest = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+    @Test("connections are counted by client address: the port does not matter, and an IPv4-mapped IPv6 address is its IPv4 address")
+    func clientAddresses() throws {
+        let v4 = try #require(ClientAddress(try SocketAddress(ipAddress: "127.0.0.2", port: 40_000)))
+        #expect(ClientAddress(try SocketAddress(ipAddress: "127.0.0.2", port: 40_001)) == v4)
+        #expect(ClientAddress(try SocketAddress(ipAddress: "::ffff:127.0.0.2", port: 40_002)) == v4)
+        #expect(ClientAddress(try SocketAddress(ipAddress: "127.0.0.3", port: 40_000)) != v4)
+        #expect(ClientAddress(try SocketAddress(ipAddress: "::1", port: 40_000)) != ClientAddress(try SocketAddress(ipAddress: "127.0.0.1", port: 40_000)))
+        #expect(ClientAddress(try SocketAddress(ipAddress: "2001:db8::1", port: 1)) != ClientAddress(try SocketAddress(ipAddress: "2001:db8::2", port: 1)))
+
+        let counts = ConnectionCounts(connectionsMax: 10, connectionsPerAddressMax: 2)
+        let other = try #require(ClientAddress(try SocketAddress(ipAddress: "127.0.0.3", port: 1)))
+        #expect(counts.admit(v4) && counts.admit(v4))
+        #expect(!counts.admit(v4), "a third connection from the address is refused")
+        #expect(counts.admit(other), "another address has its own cap")
+        counts.release(v4)
+        #expect(counts.admit(v4), "a closed connection makes room for the next")
+    }
 
     @Test("one address holding more idle connections than its cap has the extra ones answered 503 and closed, and another client's authenticated read is answered")
     func addressCap() async throws {
