@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOCore
 import WalletApple
 import WalletCore
 
@@ -14,19 +15,35 @@ public struct ServerConfiguration: Sendable {
     public var applePurchases: ApplePurchases?
     /// A connection that sends nothing for this long is closed: an idle keep-alive, or a request
     /// head or body left half-sent; so is one that stops reading its response for this long.
+    /// (Idle connections and heads are cut sooner by `requestHeadTimeoutSeconds` when shorter.)
     public var idleTimeoutSeconds: Int64
     /// Connections open at once; beyond it new ones wait in the listen backlog, so idle
     /// clients cannot use up the process's file descriptors.
     public var connectionsMax: Int
+    /// Connections open at once from one client address (IPv4-mapped IPv6 counts as IPv4); a
+    /// new one beyond it is answered 503 and closed, so one client cannot fill `connectionsMax`.
+    public var connectionsPerAddressMax: Int
+    /// A connection that has not sent a complete request head this long after it opened, or
+    /// after its last response, is closed: silent and trickling clients hold a slot for seconds.
+    public var requestHeadTimeoutSeconds: Int64
+    /// While more than 90% of `connectionsMax` is open, a keep-alive connection idle this long
+    /// after its response is closed (when shorter than the request head timeout), keeping room
+    /// for new clients.
+    public var idleNearCapTimeoutSeconds: Int64
     /// Tells responses that the server is shutting down; `wallet serve` runs it as a service.
     public var shutdown = ShutdownNotice()
 
     public static let idleTimeoutSecondsDefault: Int64 = 30
     public static let connectionsMaxDefault = 512
+    public static let connectionsPerAddressMaxDefault = 64
+    public static let requestHeadTimeoutSecondsDefault: Int64 = 10
+    public static let idleNearCapTimeoutSecondsDefault: Int64 = 1
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, playerTokens: PlayerTokenVerifier? = nil, applePurchases: ApplePurchases? = nil,
-        idleTimeoutSeconds: Int64 = idleTimeoutSecondsDefault, connectionsMax: Int = connectionsMaxDefault
+        idleTimeoutSeconds: Int64 = idleTimeoutSecondsDefault, connectionsMax: Int = connectionsMaxDefault,
+        connectionsPerAddressMax: Int = connectionsPerAddressMaxDefault, requestHeadTimeoutSeconds: Int64 = requestHeadTimeoutSecondsDefault,
+        idleNearCapTimeoutSeconds: Int64 = idleNearCapTimeoutSecondsDefault
     ) {
         self.host = host
         self.port = port
@@ -34,6 +51,9 @@ public struct ServerConfiguration: Sendable {
         self.applePurchases = applePurchases
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.connectionsMax = connectionsMax
+        self.connectionsPerAddressMax = connectionsPerAddressMax
+        self.requestHeadTimeoutSeconds = requestHeadTimeoutSeconds
+        self.idleNearCapTimeoutSeconds = idleNearCapTimeoutSeconds
     }
 }
 
@@ -61,16 +81,30 @@ public func buildRouter(store: any LedgerStore, configuration: ServerConfigurati
 /// The wallet's HTTP application on `configuration.host:port`. Run it in a service group
 /// followed by `configuration.shutdown`: SIGTERM or SIGINT then stops accepting connections,
 /// lets in-flight requests finish, and their responses say `Connection: close`.
-public func buildApplication(store: any LedgerStore, configuration: ServerConfiguration, logger: Logger) -> some ApplicationProtocol {
+/// Each connection's handlers, in order: the per-address cap (so a refused connection's
+/// request reaches nothing else), the request head deadline, the stalled reader's timeout.
+/// `onServerRunning` hears of the listening channel (its port, when `configuration.port` is 0).
+public func buildApplication(
+    store: any LedgerStore, configuration: ServerConfiguration, logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+) -> some ApplicationProtocol {
     let (router, _) = buildRouter(store: store, configuration: configuration)
+    let counts = ConnectionCounts(
+        connectionsMax: max(configuration.connectionsMax, 1), connectionsPerAddressMax: max(configuration.connectionsPerAddressMax, 1))
     return Application(
         router: router,
         server: .http1(
             configuration: .init(
-                additionalChannelHandlers: [StalledReaderHandler(timeout: .seconds(configuration.idleTimeoutSeconds))],
+                additionalChannelHandlers: [
+                    AddressCapHandler(counts: counts),
+                    RequestHeadDeadlineHandler(
+                        timeout: .seconds(configuration.requestHeadTimeoutSeconds), idleNearCapTimeout: .seconds(configuration.idleNearCapTimeoutSeconds),
+                        counts: counts),
+                    StalledReaderHandler(timeout: .seconds(configuration.idleTimeoutSeconds)),
+                ],
                 idleTimeout: .seconds(configuration.idleTimeoutSeconds))),
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "CreditsWallet",
-            availableConnectionsDelegate: MaximumAvailableConnections(configuration.connectionsMax, logger: logger)),
+            availableConnectionsDelegate: CountedConnectionsDelegate(counts: counts)),
+        onServerRunning: onServerRunning,
         logger: logger)
 }

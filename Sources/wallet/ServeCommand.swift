@@ -16,6 +16,14 @@ struct ServeCommand: AsyncParsableCommand {
             (wallet keys create) or, when a secret or a public key is configured, a player's JWT \
             (HS256 or ES256). SIGTERM or SIGINT stops accepting connections and finishes in-flight \
             requests.
+
+            Connections: at most --max-connections are open, at most --max-connections-per-address \
+            of them from one client address (more from that address are answered 503 and closed), \
+            and each must send a complete request head within --request-head-timeout seconds of \
+            opening or of its last response. Behind a reverse proxy every client shares the \
+            proxy's address, so raise the per-address cap to the total, for example:
+
+              wallet serve --max-connections 1024 --max-connections-per-address 1024
             """
     )
 
@@ -37,11 +45,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("File holding the HS256 secret of player tokens (env WALLET_PLAYER_JWT_SECRET_FILE); one trailing newline is ignored.", valueName: "path"))
     var playerJWTSecretFile: String?
 
-    @Option(help: ArgumentHelp("Close a connection idle, stalled mid-request or not reading its response this many seconds, 1 to 3600 (env WALLET_IDLE_TIMEOUT; default 30).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Close a connection stalled mid-request or not reading its response this many seconds, 1 to 3600 (env WALLET_IDLE_TIMEOUT; default 30); an idle one goes after --request-head-timeout if that is shorter.", valueName: "seconds"))
     var idleTimeout: Int?
 
     @Option(help: ArgumentHelp("Connections open at once, 1 to 100000; more wait in the backlog (env WALLET_MAX_CONNECTIONS; default 512).", valueName: "count"))
     var maxConnections: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Connections open at once from one client address, 1 to 100000; more are answered 503 and closed (env WALLET_MAX_CONNECTIONS_PER_ADDRESS; default 64).",
+            valueName: "count"))
+    var maxConnectionsPerAddress: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Close a connection that has not sent a complete request head this many seconds after opening or after its last response, 1 to 3600 (env WALLET_REQUEST_HEAD_TIMEOUT; default 10).",
+            valueName: "seconds"))
+    var requestHeadTimeout: Int?
 
     @Option(
         help: ArgumentHelp(
@@ -121,11 +141,27 @@ struct ServeCommand: AsyncParsableCommand {
         return text
     }
 
-    /// The idle timeout in seconds and the connection cap, from flags, environment or defaults.
-    func resolvedLimits() throws -> (idleTimeoutSeconds: Int64, connectionsMax: Int) {
+    /// The connection limits: timeouts and caps, from flags, environment or defaults.
+    struct Limits {
+        var idleTimeoutSeconds: Int64
+        var connectionsMax: Int
+        var connectionsPerAddressMax: Int
+        var requestHeadTimeoutSeconds: Int64
+    }
+
+    func resolvedLimits() throws -> Limits {
         let idle = try Self.number(idleTimeout, environment["WALLET_IDLE_TIMEOUT"], name: "--idle-timeout (or WALLET_IDLE_TIMEOUT)", range: 1...3_600)
         let connections = try Self.number(maxConnections, environment["WALLET_MAX_CONNECTIONS"], name: "--max-connections (or WALLET_MAX_CONNECTIONS)", range: 1...100_000)
-        return (Int64(idle ?? Int(ServerConfiguration.idleTimeoutSecondsDefault)), connections ?? ServerConfiguration.connectionsMaxDefault)
+        let perAddress = try Self.number(
+            maxConnectionsPerAddress, environment["WALLET_MAX_CONNECTIONS_PER_ADDRESS"], name: "--max-connections-per-address (or WALLET_MAX_CONNECTIONS_PER_ADDRESS)",
+            range: 1...100_000)
+        let head = try Self.number(
+            requestHeadTimeout, environment["WALLET_REQUEST_HEAD_TIMEOUT"], name: "--request-head-timeout (or WALLET_REQUEST_HEAD_TIMEOUT)", range: 1...3_600)
+        return Limits(
+            idleTimeoutSeconds: Int64(idle ?? Int(ServerConfiguration.idleTimeoutSecondsDefault)),
+            connectionsMax: connections ?? ServerConfiguration.connectionsMaxDefault,
+            connectionsPerAddressMax: perAddress ?? ServerConfiguration.connectionsPerAddressMaxDefault,
+            requestHeadTimeoutSeconds: Int64(head ?? Int(ServerConfiguration.requestHeadTimeoutSecondsDefault)))
     }
 
     /// A whole-number setting from its flag, else its environment variable, within `range`;
@@ -160,7 +196,8 @@ struct ServeCommand: AsyncParsableCommand {
         let limits = try resolvedLimits()
         let configuration = ServerConfiguration(
             host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens, applePurchases: apple, idleTimeoutSeconds: limits.idleTimeoutSeconds,
-            connectionsMax: limits.connectionsMax)
+            connectionsMax: limits.connectionsMax, connectionsPerAddressMax: limits.connectionsPerAddressMax,
+            requestHeadTimeoutSeconds: limits.requestHeadTimeoutSeconds)
         logger.info(
             "starting",
             metadata: [

@@ -3,6 +3,8 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import NIOCore
+import ServiceLifecycle
 import Testing
 import WalletCore
 @testable import WalletSQL
@@ -12,6 +14,224 @@ import WalletTestSupport
 /// Connections an attacker or a broken client holds open.
 @Suite("Connections")
 struct ConnectionTests {
+    /// Servers started by these tests log warnings and worse only.
+    let quietLogger = {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    /// Runs `body` with the port of a server on `server`'s store, on 127.0.0.1 and an ephemeral
+    /// port, with `configuration`'s connection limits. Not `app.test(.live)`: that one leaves
+    /// out the connection cap, and its client holds a connection of its own.
+    func withRunningServer(_ server: TestServer, _ configuration: ServerConfiguration, _ body: (Int) async throws -> Void) async throws {
+        var configuration = configuration
+        configuration.port = 0
+        let (ports, found) = AsyncStream.makeStream(of: Int.self)
+        let app = buildApplication(
+            store: server.store, configuration: configuration, logger: quietLogger,
+            onServerRunning: { channel in
+                found.yield(channel.localAddress?.port ?? 0)
+                found.finish()
+            })
+        let services = ServiceGroup(configuration: .init(services: [app], logger: quietLogger))
+        let running = Task {
+            defer { found.finish() }
+            try await services.run()
+        }
+        var port = 0
+        for await value in ports { port = value }
+        // Stopped as `wallet serve` stops, so that the connection handlers meet a graceful shutdown too.
+        do {
+            try #require(port > 0, "the server did not start")
+            try await body(port)
+        } catch {
+            await services.triggerGracefulShutdown()
+            _ = await running.result
+            throw error
+        }
+        await services.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    /// The first line of a response, or of what was received.
+    func statusLine(_ bytes: [UInt8]?) -> String {
+        String(decoding: (bytes ?? []).prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
+    }
+
+    /// An authenticated balance read from 127.0.0.1 on a connection of its own.
+    func balanceRequest(_ server: TestServer) -> String {
+        "GET /v1/wallets/p1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.keys[.service] ?? "")\r\nConnection: close\r\n\r\n"
+    }
+
+    let healthRequest = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+    @Test("connections are counted by client address: the port does not matter, and an IPv4-mapped IPv6 address is its IPv4 address")
+    func clientAddresses() throws {
+        let v4 = try #require(ClientAddress(try SocketAddress(ipAddress: "127.0.0.2", port: 40_000)))
+        #expect(ClientAddress(try SocketAddress(ipAddress: "127.0.0.2", port: 40_001)) == v4)
+        #expect(ClientAddress(try SocketAddress(ipAddress: "::ffff:127.0.0.2", port: 40_002)) == v4)
+        #expect(ClientAddress(try SocketAddress(ipAddress: "127.0.0.3", port: 40_000)) != v4)
+        #expect(ClientAddress(try SocketAddress(ipAddress: "::1", port: 40_000)) != ClientAddress(try SocketAddress(ipAddress: "127.0.0.1", port: 40_000)))
+        #expect(ClientAddress(try SocketAddress(ipAddress: "2001:db8::1", port: 1)) != ClientAddress(try SocketAddress(ipAddress: "2001:db8::2", port: 1)))
+
+        let counts = ConnectionCounts(connectionsMax: 10, connectionsPerAddressMax: 2)
+        let other = try #require(ClientAddress(try SocketAddress(ipAddress: "127.0.0.3", port: 1)))
+        #expect(counts.admit(v4) && counts.admit(v4))
+        #expect(!counts.admit(v4), "a third connection from the address is refused")
+        #expect(counts.admit(other), "another address has its own cap")
+        counts.release(v4)
+        #expect(counts.admit(v4), "a closed connection makes room for the next")
+    }
+
+    @Test("one address holding more idle connections than its cap has the extra ones answered 503 and closed, and another client's authenticated read is answered")
+    func addressCap() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        // Without the per-address cap the twelve idle connections would fill the total cap of
+        // eight, and the read would wait in the backlog until the 30-second timeouts.
+        let configuration = ServerConfiguration(idleTimeoutSeconds: 30, connectionsMax: 8, connectionsPerAddressMax: 4, requestHeadTimeoutSeconds: 30)
+        try await withRunningServer(server, configuration) { port in
+            let attackers = try (0..<12).map { _ in try LoopbackSocket(port: port, source: "127.0.0.2") }
+            let honest = try LoopbackSocket(port: port)
+            #expect(honest.send(balanceRequest(server)))
+            let (answer, _) = await honest.readToEnd(timeout: 20)
+            #expect(statusLine(answer) == "HTTP/1.1 200 OK")
+            #expect(String(decoding: answer, as: UTF8.self).contains(#""p1""#), "the answer is p1's wallet")
+
+            // The attackers' connections beyond the cap are closed (after a 503); the four within it stay open.
+            var received = [[UInt8]](repeating: [], count: attackers.count)
+            var closed = [Bool](repeating: false, count: attackers.count)
+            for _ in 0..<400 {
+                for (index, attacker) in attackers.enumerated() where !closed[index] {
+                    let (bytes, isClosed) = attacker.readAvailable()
+                    received[index] += bytes
+                    closed[index] = isClosed
+                }
+                if closed.count(where: { $0 }) >= attackers.count - 4 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(closed.count(where: { $0 }) == attackers.count - 4)
+            #expect(closed.count(where: { !$0 }) == 4)
+            for index in attackers.indices where closed[index] {
+                #expect(statusLine(received[index]) == "HTTP/1.1 503 Service Unavailable")
+            }
+            for index in attackers.indices where !closed[index] {
+                #expect(received[index].isEmpty)
+            }
+        }
+    }
+
+    @Test("a connection that sends nothing, or half a request head, is closed after the request head timeout")
+    func requestHeadTimeout() async throws {
+        let server = try await TestServer()
+        let configuration = ServerConfiguration(idleTimeoutSeconds: 30, requestHeadTimeoutSeconds: 1)
+        try await withRunningServer(server, configuration) { port in
+            let silent = try LoopbackSocket(port: port)
+            let half = try LoopbackSocket(port: port)
+            #expect(half.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half: "))
+            // Well within the idle timeout, which alone would keep both open for 30 seconds.
+            async let silentEnd = silent.readToEnd(timeout: 20)
+            async let halfEnd = half.readToEnd(timeout: 20)
+            let (silentBytes, silentClosed) = await silentEnd
+            let (halfBytes, halfClosed) = await halfEnd
+            #expect(silentClosed && silentBytes.isEmpty)
+            #expect(halfClosed && halfBytes.isEmpty)
+        }
+    }
+
+    @Test("a keep-alive connection that keeps sending requests outlives the request head timeout, and is closed once it stops")
+    func keepAliveOutlivesHeadTimeout() async throws {
+        let server = try await TestServer()
+        let configuration = ServerConfiguration(idleTimeoutSeconds: 30, requestHeadTimeoutSeconds: 1)
+        try await withRunningServer(server, configuration) { port in
+            let socket = try LoopbackSocket(port: port)
+            let clock = ContinuousClock()
+            let opened = clock.now
+            var answered = 0
+            // Requests back to back for well over twice the timeout counted from the opening.
+            while clock.now - opened < .milliseconds(2_500) {
+                #expect(socket.send(healthRequest))
+                let response = await socket.readResponse(timeout: 20)
+                guard statusLine(response) == "HTTP/1.1 200 OK" else {
+                    Issue.record("request \(answered + 1) on the keep-alive connection: \(statusLine(response))")
+                    return
+                }
+                answered += 1
+            }
+            #expect(answered >= 2)
+            let (rest, closed) = await socket.readToEnd(timeout: 20)
+            #expect(closed && rest.isEmpty, "idle after its last response, the connection is closed after the request head timeout")
+        }
+    }
+
+    @Test("a request whose body arrives more slowly than the request head timeout is answered and booked")
+    func slowBodyOutlivesHeadTimeout() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        let before = try await server.store.balances(playerID: "p1").balances["credits"] ?? 0
+        let configuration = ServerConfiguration(idleTimeoutSeconds: 30, requestHeadTimeoutSeconds: 1)
+        try await withRunningServer(server, configuration) { port in
+            let socket = try LoopbackSocket(port: port)
+            #expect(
+                socket.send(
+                    "POST /v1/wallets/p1/spend HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(server.keys[.service] ?? "")\r\n"
+                        + "Content-Type: application/json\r\nIdempotency-Key: slow-body\r\nContent-Length: 12\r\nConnection: close\r\n\r\n{\"amount\""))
+            // Twice the request head timeout: the head is in, so only the idle timeout (30 s) applies.
+            try await Task.sleep(for: .seconds(2))
+            #expect(socket.send(":1}"))
+            let (answer, _) = await socket.readToEnd(timeout: 20)
+            #expect(statusLine(answer) == "HTTP/1.1 201 Created")
+        }
+        #expect(try await server.store.balances(playerID: "p1").balances["credits"] == before - 1)
+    }
+
+    @Test("the total cap holds: a client beyond it waits until a connection closes")
+    func totalCap() async throws {
+        let server = try await TestServer()
+        try await server.credit("p1")
+        let configuration = ServerConfiguration(
+            idleTimeoutSeconds: 30, connectionsMax: 4, connectionsPerAddressMax: 64, requestHeadTimeoutSeconds: 30, idleNearCapTimeoutSeconds: 30)
+        try await withRunningServer(server, configuration) { port in
+            // Each holder is answered before the next connects, so all four are accepted.
+            var holders: [LoopbackSocket] = []
+            for _ in 0..<4 {
+                let holder = try LoopbackSocket(port: port, source: "127.0.0.2")
+                #expect(holder.send(healthRequest))
+                #expect(statusLine(await holder.readResponse(timeout: 20)) == "HTTP/1.1 200 OK")
+                holders.append(holder)
+            }
+            let waiting = try LoopbackSocket(port: port)
+            #expect(waiting.send(balanceRequest(server)))
+            let (early, earlyClosed) = await waiting.readToEnd(timeout: 2)
+            #expect(early.isEmpty && !earlyClosed, "a connection beyond the cap was answered while four were open: \(statusLine(early))")
+            holders[0].disconnect()
+            let (answer, _) = await waiting.readToEnd(timeout: 20)
+            #expect(statusLine(answer) == "HTTP/1.1 200 OK")
+        }
+    }
+
+    @Test("near the total cap, an idle keep-alive connection is closed soon after its response")
+    func idleNearCap() async throws {
+        let server = try await TestServer()
+        let configuration = ServerConfiguration(
+            idleTimeoutSeconds: 30, connectionsMax: 4, connectionsPerAddressMax: 64, requestHeadTimeoutSeconds: 30, idleNearCapTimeoutSeconds: 1)
+        try await withRunningServer(server, configuration) { port in
+            // Three holders answered below 90% of the cap, then a fourth at the cap.
+            var holders: [LoopbackSocket] = []
+            for _ in 0..<4 {
+                let holder = try LoopbackSocket(port: port, source: "127.0.0.2")
+                #expect(holder.send(healthRequest))
+                #expect(statusLine(await holder.readResponse(timeout: 20)) == "HTTP/1.1 200 OK")
+                holders.append(holder)
+            }
+            // Only the request head timeout (30 s) would close it otherwise.
+            let (rest, closed) = await holders[3].readToEnd(timeout: 20)
+            #expect(closed && rest.isEmpty)
+            #expect(!holders[0].readAvailable().closed, "a connection answered below the mark keeps the usual timeout")
+        }
+    }
+
     @Test("a client that stops reading an export is disconnected after the idle timeout, others are answered meanwhile, and the export's snapshot is released", arguments: TestBackend.all)
     func stalledReader(backend: TestBackend) async throws {
         let server = try await TestServer(backend)
@@ -34,7 +254,7 @@ struct ConnectionTests {
         let exportBytes = counted
         #expect(exportBytes > 10_000_000, "the export must outgrow the socket buffers: \(exportBytes) bytes")
         let configuration = ServerConfiguration(port: 0, idleTimeoutSeconds: 1)
-        let app = buildApplication(store: server.store, configuration: configuration, logger: Logger(label: "test"))
+        let app = buildApplication(store: server.store, configuration: configuration, logger: quietLogger)
         try await app.test(.live) { client in
             let port = try #require(client.port)
             let socket = try LoopbackSocket(port: port, receiveBuffer: 4_096)

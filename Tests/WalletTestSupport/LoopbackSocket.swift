@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// A raw TCP connection to 127.0.0.1, for what an HTTP client library would not do: stop
-/// reading, or send half a request.
+/// reading, send half a request, or come from another loopback address (all of 127/8 is local
+/// on Linux).
 /// Used by one task at a time; `@unchecked` so a read can run on a thread of its own.
 public final class LoopbackSocket: @unchecked Sendable {
     public struct Failure: Error, CustomStringConvertible {
@@ -31,12 +32,29 @@ public final class LoopbackSocket: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Bytes read by `readResponse` beyond the response it returned.
+    private var pending: [UInt8] = []
+
     /// `receiveBuffer` shrinks the socket's receive buffer (and so the window the server sees).
-    public init(port: Int, receiveBuffer: Int32? = nil) throws {
+    /// `source` is the local address to connect from (say 127.0.0.2, another client to the server).
+    public init(port: Int, receiveBuffer: Int32? = nil, source: String? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
         if var size = receiveBuffer {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            local.sin_port = 0
+            let bound = withUnsafePointer(to: &local) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(descriptor)
+                throw Failure(description: "bind to \(source) failed: errno \(errno)")
+            }
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -80,6 +98,58 @@ public final class LoopbackSocket: @unchecked Sendable {
             if unread >= atLeast, clock.now - since >= quiet { return }
             try await Task.sleep(for: .milliseconds(50))
         }
+    }
+
+    /// Reads what has arrived without waiting: the bytes, and whether the server has closed the
+    /// connection (an orderly close or a reset).
+    public func readAvailable() -> (bytes: [UInt8], closed: Bool) {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count > 0 {
+                received.append(contentsOf: buffer[0..<count])
+            } else {
+                return (received, count == 0 || errno == ECONNRESET)
+            }
+        }
+    }
+
+    /// Reads one response framed by `Content-Length` (what the server sends for small JSON
+    /// bodies), leaving the connection open; nil when the connection closes, or `seconds`
+    /// pass without a byte, before the response is complete.
+    public func readResponse(timeout seconds: Int = 10) async -> [UInt8]? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.readResponseBlocking(timeout: seconds)) }
+        }
+    }
+
+    private func readResponseBlocking(timeout seconds: Int) -> [UInt8]? {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let separator = Array("\r\n\r\n".utf8)
+        while true {
+            if let headEnd = pending.firstRange(of: separator)?.upperBound {
+                let head = String(decoding: pending[..<headEnd], as: UTF8.self).lowercased()
+                let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+                guard let length else { return nil }
+                if pending.count >= headEnd + length {
+                    let response = Array(pending[..<(headEnd + length)])
+                    pending.removeFirst(headEnd + length)
+                    return response
+                }
+            }
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { return nil }
+            pending.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    /// Closes the connection from this side (the descriptor stays until the socket is released).
+    public func disconnect() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
     }
 
     public func readToEnd(timeout seconds: Int = 10) async -> (bytes: [UInt8], closed: Bool) {
