@@ -33,12 +33,27 @@ package struct PostgresEngine: SQLEngine {
     static let attemptsMax = 5
     /// How long a session waits for a connection of the pool before the request gets 503.
     static let connectionWaitSeconds = 10
+    /// How long one statement may run: the server cancels it after this (`statement_timeout`
+    /// on every connection of the pool), and the session gives up on an answer that has not come
+    /// `answerWaitMargin` later (a server that froze, a network that drops packets without a
+    /// reset), closing the connection. Tests pass a shorter one to `open`.
+    package static let statementTimeoutDefault = Duration.seconds(60)
+    /// How much longer than the statement timeout a session waits for an answer before it
+    /// closes the connection.
+    static let answerWaitMargin = Duration.seconds(15)
+    /// The longest statement this engine lets run: the writer counts a batch that runs this
+    /// long, plus its own margin, as stuck.
+    package let statementTimeout: Duration
+
     /// Server-side limits on every session: no statement, lock wait or idle transaction of a
-    /// stalled or partitioned instance holds the ledger for longer.
-    static let sessionSettings = [
-        ("statement_timeout", "60s"), ("lock_timeout", "30s"), ("idle_in_transaction_session_timeout", "60s"),
-        ("application_name", "wallet"),
-    ]
+    /// stalled or partitioned instance holds the ledger for longer than these.
+    static func sessionSettings(statementTimeout: Duration) -> [(String, String)] {
+        let milliseconds = statementTimeout.components.seconds * 1_000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+        return [
+            ("statement_timeout", "\(milliseconds)ms"), ("lock_timeout", "\(min(milliseconds, 30_000))ms"),
+            ("idle_in_transaction_session_timeout", "\(max(milliseconds, 60_000))ms"), ("application_name", "wallet"),
+        ]
+    }
 
     /// Whether `database` is a URL rather than a SQLite path: anything with `://`, whatever
     /// its case or leading spaces (a mistyped URL must never become a file name that error
@@ -49,7 +64,7 @@ package struct PostgresEngine: SQLEngine {
 
     package static func open(
         url: String, poolSize: Int, writeMode: WriteMode, clock: @escaping @Sendable () -> Date,
-        makeTransactionID: @escaping @Sendable () -> String = RandomID.uuid
+        makeTransactionID: @escaping @Sendable () -> String = RandomID.uuid, statementTimeout: Duration = statementTimeoutDefault
     ) async throws(WalletError) -> SQLLedgerStore {
         let target = try PostgresURL(url)
         guard poolSizeRange.contains(poolSize) else {
@@ -59,11 +74,11 @@ package struct PostgresEngine: SQLEngine {
             host: target.host, port: target.port, username: target.user, password: target.password, database: target.database, tls: try target.tls())
         configuration.options.maximumConnections = poolSize
         configuration.options.connectTimeout = .seconds(Int64(connectionWaitSeconds))
-        configuration.options.additionalStartupParameters = sessionSettings
+        configuration.options.additionalStartupParameters = sessionSettings(statementTimeout: statementTimeout)
         var logger = Logger(label: "wallet.postgres")
         logger.logLevel = .critical
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let engine = PostgresEngine(client: client, location: target.redacted, poolTask: Task { await client.run() })
+        let engine = PostgresEngine(client: client, location: target.redacted, poolTask: Task { await client.run() }, statementTimeout: statementTimeout)
         do {
             try await engine.transaction(lock: false) { db in try PostgresSchema.apply(db) }
         } catch {
@@ -112,12 +127,13 @@ package struct PostgresEngine: SQLEngine {
     /// Leases a connection and runs `work` on a thread that may wait for the server.
     private func session<Result: Sendable>(_ work: @escaping @Sendable (PostgresSession) throws -> Result) async throws -> Result {
         let client = self.client
+        let answerWait = statementTimeout + Self.answerWaitMargin
         let leased = Flag()
         return try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {
                 try await client.withConnection { connection in
                     leased.set()
-                    return try await Blocking.run { try work(PostgresSession(connection: connection)) }
+                    return try await Blocking.run { try work(PostgresSession(connection: connection, answerWait: answerWait)) }
                 }
             }
             group.addTask {
@@ -173,6 +189,10 @@ package struct PostgresEngine: SQLEngine {
         if let error = error as? WalletError { return error }
         if error is CancellationError { return .storage("the request was cancelled before PostgreSQL answered; try again") }
         if let retry = error as? SQLRetry { return .storage("PostgreSQL aborted the write (\(retry)); nothing was written, try again") }
+        if let lost = error as? ConnectionLost {
+            return .storage(
+                "PostgreSQL at \(location) \(lost.reason); a write under way may or may not have committed: retry it with the same idempotency key")
+        }
         guard let error = error as? PSQLError else { return .storage("PostgreSQL: \(String(describing: error).prefix(300))") }
         let state = error.serverInfo?[.sqlState] ?? ""
         let message = (error.serverInfo?[.message]).map { String($0.prefix(300)) }
@@ -208,14 +228,26 @@ package struct PostgresEngine: SQLEngine {
 /// that returns rows, or at `sync()`: this thread waits for an operation's reads and once for
 /// all its writes (postgres-nio still runs the queued statements one after another), and the
 /// first failed write is reported at the next wait, before anything that came after it.
+///
+/// No wait is unbounded. postgres-nio drops a statement written to a connection that has already
+/// closed without ever answering it (the write reaches no handler), so a session whose connection
+/// died under it (a server restarted, a message it could not decode) would wait forever; this one
+/// sees the connection closed and fails the statement, and gives up on a server that does not
+/// answer within `answerWait`, closing the connection.
 final class PostgresSession: SQLSession {
     let connection: PostgresConnection
     private static let logger = Logger(label: "wallet.postgres.session")
     /// Statements sent whose answers were not read yet, in order.
     private var pending: [EventLoopFuture<[PostgresRow]>] = []
+    /// How long one answer may take: the statement timeout and a margin.
+    private let answerWait: Duration
 
-    init(connection: PostgresConnection) {
+    /// The most parameters a statement can bind: the wire protocol counts them in 16 bits.
+    static let bindsMax = 65_535
+
+    init(connection: PostgresConnection, answerWait: Duration) {
         self.connection = connection
+        self.answerWait = answerWait
     }
 
     /// Every statement but a query that starts with SELECT counts: cautious, never short.
@@ -271,6 +303,12 @@ final class PostgresSession: SQLSession {
     /// Sends `sql`: a query or a change through this connection's prepared statement for it
     /// (parsed and planned once per connection, not once per run), anything else as it is.
     private func send(_ sql: String, _ values: [SQLValue]) throws -> EventLoopFuture<[PostgresRow]> {
+        // More would wrap the 16-bit count of the messages that describe and bind the statement:
+        // PostgreSQL's answer is then one the client cannot read, and the connection closes.
+        guard values.count <= Self.bindsMax else {
+            throw WalletError.storage("a statement with \(values.count) parameters was refused before it was sent: PostgreSQL takes at most \(Self.bindsMax); nothing was written")
+        }
+        guard !connection.isClosed else { throw ConnectionLost.closed }
         guard PostgresDialect.preparable(sql) else {
             var bindings = PostgresBindings(capacity: values.count)
             for value in values {
@@ -300,17 +338,28 @@ final class PostgresSession: SQLSession {
         })
     }
 
-    /// How long a statement's answer may take before its connection is closed: beyond the
-    /// server's own `statement_timeout`, for a server that froze or a network that dropped
-    /// packets without a reset. Closing fails every statement waiting on the connection.
-    static let answerWaitSeconds: Int64 = 90
-
+    /// Waits for `answer`, at most `answerWait`, and no longer than the connection lives.
     private func wait<Answer: Sendable>(_ answer: EventLoopFuture<Answer>) throws -> Answer {
-        let connection = self.connection
-        let watchdog = connection.eventLoop.scheduleTask(in: .seconds(Self.answerWaitSeconds)) { let closing: EventLoopFuture<Void> = connection.close(); _ = closing }
-        defer { watchdog.cancel() }
+        let answered = Answered<Answer>()
+        answer.whenComplete { answered.settle($0) }
+        let deadline = ContinuousClock.now + answerWait
+        var outcome: Result<Answer, any Error>?
+        while outcome == nil {
+            outcome = answered.wait(upTo: .milliseconds(200))
+            guard outcome == nil else { break }
+            if connection.isClosed {
+                // The connection fails what it had been sent when it closes, before its close
+                // future completes; whatever is still unanswered then was dropped.
+                _ = try? connection.closeFuture.wait()
+                outcome = answered.result ?? .failure(ConnectionLost.closed)
+            } else if ContinuousClock.now >= deadline {
+                let closing: EventLoopFuture<Void> = connection.close()
+                _ = try? closing.wait()
+                outcome = answered.result ?? .failure(ConnectionLost.unanswered(answerWait))
+            }
+        }
         do {
-            return try answer.wait()
+            return try (outcome ?? .failure(ConnectionLost.closed)).get()
         } catch let error as PSQLError {
             // Serialization failure or deadlock: the whole transaction may succeed if run again.
             if let state = error.serverInfo?[.sqlState], state == "40001" || state == "40P01" {
@@ -318,6 +367,41 @@ final class PostgresSession: SQLSession {
             }
             throw error
         }
+    }
+}
+
+/// The connection closed, or its server stopped answering, before a statement was answered: the
+/// statement may or may not have run (a COMMIT among them).
+struct ConnectionLost: Error, CustomStringConvertible {
+    let reason: String
+
+    static let closed = ConnectionLost(reason: "closed the connection before it answered")
+
+    static func unanswered(_ wait: Duration) -> ConnectionLost {
+        ConnectionLost(reason: "did not answer within \(wait.components.seconds) s (the statement timeout and a margin), so the connection was closed")
+    }
+
+    var description: String { reason }
+}
+
+/// An answer handed from the event loop to the session's thread, which waits for it in steps.
+private final class Answered<Answer: Sendable>: Sendable {
+    private let state = Mutex<Result<Answer, any Error>?>(nil)
+    private let signal = DispatchSemaphore(value: 0)
+
+    /// The answer, if it came.
+    var result: Result<Answer, any Error>? { state.withLock { $0 } }
+
+    func settle(_ result: Result<Answer, any Error>) {
+        state.withLock { $0 = result }
+        signal.signal()
+    }
+
+    /// The answer, waiting for it at most `step`.
+    func wait(upTo step: Duration) -> Result<Answer, any Error>? {
+        let nanoseconds = step.components.seconds * 1_000_000_000 + step.components.attoseconds / 1_000_000_000
+        _ = signal.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
+        return result
     }
 }
 
