@@ -119,8 +119,16 @@ package struct PostgresEngine: SQLEngine {
     }
 
     package func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
-        try await session { db in
-            try db.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(db) }
+        var attempt = 1
+        while true {
+            do {
+                return try await session { db in
+                    try db.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(db) }
+                }
+            } catch is SQLRetry where attempt < Self.attemptsMax {
+                // A leased connection that had closed (a read is never aborted otherwise).
+                attempt += 1
+            }
         }
     }
 
@@ -241,6 +249,8 @@ final class PostgresSession: SQLSession {
     private var pending: [EventLoopFuture<[PostgresRow]>] = []
     /// How long one answer may take: the statement timeout and a margin.
     private let answerWait: Duration
+    /// Whether a statement was sent on this session.
+    private var sentAny = false
 
     /// The most parameters a statement can bind: the wire protocol counts them in 16 bits.
     static let bindsMax = 65_535
@@ -308,7 +318,13 @@ final class PostgresSession: SQLSession {
         guard values.count <= Self.bindsMax else {
             throw WalletError.storage("a statement with \(values.count) parameters was refused before it was sent: PostgreSQL takes at most \(Self.bindsMax); nothing was written")
         }
-        guard !connection.isClosed else { throw ConnectionLost.closed }
+        guard !connection.isClosed else {
+            // The pool can lease a connection that closed a moment ago (a server restarted): when
+            // nothing was sent on it yet, the transaction runs again on another.
+            guard sentAny else { throw SQLRetry("the leased connection had closed") }
+            throw ConnectionLost.closed
+        }
+        sentAny = true
         guard PostgresDialect.preparable(sql) else {
             var bindings = PostgresBindings(capacity: values.count)
             for value in values {
