@@ -17,7 +17,9 @@ import Synchronization
 /// chain's head, the accounts and the keys a batch reads stay true until it commits. The group
 /// commit takes that lock once per batch, not once per operation. A serialization failure or a
 /// deadlock runs the transaction again, a few times; after that, or when the server cannot be
-/// reached, the caller gets `storage_error` (503 with Retry-After).
+/// reached, the caller gets `storage_error` (503 with Retry-After). No statement waits longer
+/// than the statement timeout and a margin, or longer than its connection lives (see
+/// `PostgresSession`), so a server that restarts or hangs never wedges the writer.
 ///
 /// The ledger's code is synchronous (`SQLSession`); it runs on a thread of its own per
 /// session, waiting for each statement's answer, never on Swift's cooperative threads.
@@ -201,25 +203,14 @@ package struct PostgresEngine: SQLEngine {
             return .storage(
                 "PostgreSQL at \(location) \(lost.reason); a write under way may or may not have committed: retry it with the same idempotency key")
         }
+        // Prepared statements report the server's errors as the older `PostgresError`.
+        if case .server(let server)? = error as? PostgresError {
+            return serverError(state: server.fields[.sqlState] ?? "", message: server.fields[.message])
+        }
         guard let error = error as? PSQLError else { return .storage("PostgreSQL: \(String(describing: error).prefix(300))") }
-        let state = error.serverInfo?[.sqlState] ?? ""
-        let message = (error.serverInfo?[.message]).map { String($0.prefix(300)) }
         switch error.code {
         case .server:
-            switch state {
-            case "42P01", "42703", "42883":
-                return .unsupportedDatabase("the PostgreSQL database does not hold the tables this wallet expects (\(message ?? state))")
-            case "28P01", "28000":
-                return .storage("PostgreSQL at \(location) refused the user name or password")
-            case "3D000":
-                return .storage("PostgreSQL at \(location) has no such database")
-            case "57014":
-                return .storage("PostgreSQL cancelled a statement that ran too long; nothing was written, try again")
-            case "55P03":
-                return .storage("another writer held the ledger lock for over 30 s; nothing was written, try again")
-            default:
-                return .storage("PostgreSQL error \(state): \(message ?? "no message")")
-            }
+            return serverError(state: error.serverInfo?[.sqlState] ?? "", message: error.serverInfo?[.message])
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
             return .storage(
                 "PostgreSQL at \(location) cannot be reached or closed the connection; a write under way may or may not have committed: retry it with the same idempotency key")
@@ -227,6 +218,30 @@ package struct PostgresEngine: SQLEngine {
             return .storage("PostgreSQL at \(location) does not offer TLS, which sslmode requires")
         default:
             return .storage("PostgreSQL at \(location): \(error.code)")
+        }
+    }
+
+    /// An error the server answered, by its SQLSTATE.
+    private func serverError(state: String, message: String?) -> WalletError {
+        let message = message.map { String($0.prefix(300)) }
+        switch state {
+        case "42P01", "42703", "42883":
+            return .unsupportedDatabase("the PostgreSQL database does not hold the tables this wallet expects (\(message ?? state))")
+        case "28P01", "28000":
+            return .storage("PostgreSQL at \(location) refused the user name or password")
+        case "3D000":
+            return .storage("PostgreSQL at \(location) has no such database")
+        case "57014":
+            return .storage("PostgreSQL cancelled a statement that ran too long; nothing was written, try again")
+        case "55P03":
+            return .storage("another writer held the ledger lock for over 30 s; nothing was written, try again")
+        case "57P01", "57P02", "57P03", "08000", "08003", "08006":
+            // The server is shutting down or restarting, and may have said so in answer to a
+            // COMMIT it had already made durable.
+            return .storage(
+                "PostgreSQL at \(location) is restarting or shutting down (\(state)); a write under way may or may not have committed: retry it with the same idempotency key")
+        default:
+            return .storage("PostgreSQL error \(state): \(message ?? "no message")")
         }
     }
 }
@@ -376,11 +391,16 @@ final class PostgresSession: SQLSession {
         }
         do {
             return try (outcome ?? .failure(ConnectionLost.closed)).get()
-        } catch let error as PSQLError {
+        } catch {
             // Serialization failure or deadlock: the whole transaction may succeed if run again.
-            if let state = error.serverInfo?[.sqlState], state == "40001" || state == "40P01" {
-                throw SQLRetry("SQLSTATE \(state)")
+            // (Prepared statements report the server's errors as the older `PostgresError`.)
+            let state: String? = switch error {
+            case let error as PSQLError: error.serverInfo?[.sqlState]
+            case PostgresError.server(let server): server.fields[.sqlState]
+            default: nil
             }
+            if let state, state == "40001" || state == "40P01" { throw SQLRetry("SQLSTATE \(state)") }
+            if case PostgresError.connectionClosed = error { throw ConnectionLost.closed }
             throw error
         }
     }

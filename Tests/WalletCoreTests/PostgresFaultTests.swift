@@ -141,6 +141,19 @@ struct PostgresFaultTests {
         #expect(try await store.verify().ok)
     }
 
+    @Test("a statement that runs past the statement timeout fails with a storage error, alone in its batch, and the next write works")
+    func statementTimeout() async throws {
+        let store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() }, statementTimeout: .seconds(1))
+        try await Self.seed(store, players: 1)
+        let slow = try await Self.withinDeadline {
+            await walletError { _ = try await store.write { db, _, _ in try db.execute("SELECT pg_sleep(30)") } }
+        }
+        #expect(slow?.code == "storage_error" && slow?.detail.contains("ran too long") == true, "\(String(describing: slow))")
+        let spend = try await Self.withinDeadline { try await store.spend(SpendRequest(playerID: "p0", amount: 3, idempotencyKey: "next", actor: "t")) }
+        #expect(spend.balance == 997)
+        try await store.checkReadiness()
+    }
+
     enum SpendOutcome: Sendable {
         case acknowledged(String)
         case failed(String, String, String)
