@@ -17,7 +17,9 @@ import Synchronization
 /// chain's head, the accounts and the keys a batch reads stay true until it commits. The group
 /// commit takes that lock once per batch, not once per operation. A serialization failure or a
 /// deadlock runs the transaction again, a few times; after that, or when the server cannot be
-/// reached, the caller gets `storage_error` (503 with Retry-After).
+/// reached, the caller gets `storage_error` (503 with Retry-After). No statement waits longer
+/// than the statement timeout and a margin, or longer than its connection lives (see
+/// `PostgresSession`), so a server that restarts or hangs never wedges the writer.
 ///
 /// The ledger's code is synchronous (`SQLSession`); it runs on a thread of its own per
 /// session, waiting for each statement's answer, never on Swift's cooperative threads.
@@ -33,12 +35,27 @@ package struct PostgresEngine: SQLEngine {
     static let attemptsMax = 5
     /// How long a session waits for a connection of the pool before the request gets 503.
     static let connectionWaitSeconds = 10
+    /// How long one statement may run: the server cancels it after this (`statement_timeout`
+    /// on every connection of the pool), and the session gives up on an answer that has not come
+    /// `answerWaitMargin` later (a server that froze, a network that drops packets without a
+    /// reset), closing the connection. Tests pass a shorter one to `open`.
+    package static let statementTimeoutDefault = Duration.seconds(60)
+    /// How much longer than the statement timeout a session waits for an answer before it
+    /// closes the connection.
+    static let answerWaitMargin = Duration.seconds(15)
+    /// The longest statement this engine lets run: the writer counts a batch that runs this
+    /// long, plus its own margin, as stuck.
+    package let statementTimeout: Duration
+
     /// Server-side limits on every session: no statement, lock wait or idle transaction of a
-    /// stalled or partitioned instance holds the ledger for longer.
-    static let sessionSettings = [
-        ("statement_timeout", "60s"), ("lock_timeout", "30s"), ("idle_in_transaction_session_timeout", "60s"),
-        ("application_name", "wallet"),
-    ]
+    /// stalled or partitioned instance holds the ledger for longer than these.
+    static func sessionSettings(statementTimeout: Duration) -> [(String, String)] {
+        let milliseconds = statementTimeout.components.seconds * 1_000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+        return [
+            ("statement_timeout", "\(milliseconds)ms"), ("lock_timeout", "\(min(milliseconds, 30_000))ms"),
+            ("idle_in_transaction_session_timeout", "\(max(milliseconds, 60_000))ms"), ("application_name", "wallet"),
+        ]
+    }
 
     /// Whether `database` is a URL rather than a SQLite path: anything with `://`, whatever
     /// its case or leading spaces (a mistyped URL must never become a file name that error
@@ -49,7 +66,7 @@ package struct PostgresEngine: SQLEngine {
 
     package static func open(
         url: String, poolSize: Int, writeMode: WriteMode, clock: @escaping @Sendable () -> Date,
-        makeTransactionID: @escaping @Sendable () -> String = RandomID.uuid
+        makeTransactionID: @escaping @Sendable () -> String = RandomID.uuid, statementTimeout: Duration = statementTimeoutDefault
     ) async throws(WalletError) -> SQLLedgerStore {
         let target = try PostgresURL(url)
         guard poolSizeRange.contains(poolSize) else {
@@ -59,11 +76,11 @@ package struct PostgresEngine: SQLEngine {
             host: target.host, port: target.port, username: target.user, password: target.password, database: target.database, tls: try target.tls())
         configuration.options.maximumConnections = poolSize
         configuration.options.connectTimeout = .seconds(Int64(connectionWaitSeconds))
-        configuration.options.additionalStartupParameters = sessionSettings
+        configuration.options.additionalStartupParameters = sessionSettings(statementTimeout: statementTimeout)
         var logger = Logger(label: "wallet.postgres")
         logger.logLevel = .critical
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let engine = PostgresEngine(client: client, location: target.redacted, poolTask: Task { await client.run() })
+        let engine = PostgresEngine(client: client, location: target.redacted, poolTask: Task { await client.run() }, statementTimeout: statementTimeout)
         do {
             try await engine.transaction(lock: false) { db in try PostgresSchema.apply(db) }
         } catch {
@@ -104,20 +121,29 @@ package struct PostgresEngine: SQLEngine {
     }
 
     package func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
-        try await session { db in
-            try db.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(db) }
+        var attempt = 1
+        while true {
+            do {
+                return try await session { db in
+                    try db.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(db) }
+                }
+            } catch is SQLRetry where attempt < Self.attemptsMax {
+                // A leased connection that had closed (a read is never aborted otherwise).
+                attempt += 1
+            }
         }
     }
 
     /// Leases a connection and runs `work` on a thread that may wait for the server.
     private func session<Result: Sendable>(_ work: @escaping @Sendable (PostgresSession) throws -> Result) async throws -> Result {
         let client = self.client
+        let answerWait = statementTimeout + Self.answerWaitMargin
         let leased = Flag()
         return try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {
                 try await client.withConnection { connection in
                     leased.set()
-                    return try await Blocking.run { try work(PostgresSession(connection: connection)) }
+                    return try await Blocking.run { try work(PostgresSession(connection: connection, answerWait: answerWait)) }
                 }
             }
             group.addTask {
@@ -173,25 +199,18 @@ package struct PostgresEngine: SQLEngine {
         if let error = error as? WalletError { return error }
         if error is CancellationError { return .storage("the request was cancelled before PostgreSQL answered; try again") }
         if let retry = error as? SQLRetry { return .storage("PostgreSQL aborted the write (\(retry)); nothing was written, try again") }
+        if let lost = error as? ConnectionLost {
+            return .storage(
+                "PostgreSQL at \(location) \(lost.reason); a write under way may or may not have committed: retry it with the same idempotency key")
+        }
+        // Prepared statements report the server's errors as the older `PostgresError`.
+        if case .server(let server)? = error as? PostgresError {
+            return serverError(state: server.fields[.sqlState] ?? "", message: server.fields[.message])
+        }
         guard let error = error as? PSQLError else { return .storage("PostgreSQL: \(String(describing: error).prefix(300))") }
-        let state = error.serverInfo?[.sqlState] ?? ""
-        let message = (error.serverInfo?[.message]).map { String($0.prefix(300)) }
         switch error.code {
         case .server:
-            switch state {
-            case "42P01", "42703", "42883":
-                return .unsupportedDatabase("the PostgreSQL database does not hold the tables this wallet expects (\(message ?? state))")
-            case "28P01", "28000":
-                return .storage("PostgreSQL at \(location) refused the user name or password")
-            case "3D000":
-                return .storage("PostgreSQL at \(location) has no such database")
-            case "57014":
-                return .storage("PostgreSQL cancelled a statement that ran too long; nothing was written, try again")
-            case "55P03":
-                return .storage("another writer held the ledger lock for over 30 s; nothing was written, try again")
-            default:
-                return .storage("PostgreSQL error \(state): \(message ?? "no message")")
-            }
+            return serverError(state: error.serverInfo?[.sqlState] ?? "", message: error.serverInfo?[.message])
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
             return .storage(
                 "PostgreSQL at \(location) cannot be reached or closed the connection; a write under way may or may not have committed: retry it with the same idempotency key")
@@ -201,6 +220,30 @@ package struct PostgresEngine: SQLEngine {
             return .storage("PostgreSQL at \(location): \(error.code)")
         }
     }
+
+    /// An error the server answered, by its SQLSTATE.
+    private func serverError(state: String, message: String?) -> WalletError {
+        let message = message.map { String($0.prefix(300)) }
+        switch state {
+        case "42P01", "42703", "42883":
+            return .unsupportedDatabase("the PostgreSQL database does not hold the tables this wallet expects (\(message ?? state))")
+        case "28P01", "28000":
+            return .storage("PostgreSQL at \(location) refused the user name or password")
+        case "3D000":
+            return .storage("PostgreSQL at \(location) has no such database")
+        case "57014":
+            return .storage("PostgreSQL cancelled a statement that ran too long; nothing was written, try again")
+        case "55P03":
+            return .storage("another writer held the ledger lock for over 30 s; nothing was written, try again")
+        case "57P01", "57P02", "57P03", "08000", "08003", "08006":
+            // The server is shutting down or restarting, and may have said so in answer to a
+            // COMMIT it had already made durable.
+            return .storage(
+                "PostgreSQL at \(location) is restarting or shutting down (\(state)); a write under way may or may not have committed: retry it with the same idempotency key")
+        default:
+            return .storage("PostgreSQL error \(state): \(message ?? "no message")")
+        }
+    }
 }
 
 /// `SQLSession` on one leased PostgreSQL connection. Statements that return no row are queued
@@ -208,14 +251,28 @@ package struct PostgresEngine: SQLEngine {
 /// that returns rows, or at `sync()`: this thread waits for an operation's reads and once for
 /// all its writes (postgres-nio still runs the queued statements one after another), and the
 /// first failed write is reported at the next wait, before anything that came after it.
+///
+/// No wait is unbounded. postgres-nio drops a statement written to a connection that has already
+/// closed without ever answering it (the write reaches no handler), so a session whose connection
+/// died under it (a server restarted, a message it could not decode) would wait forever; this one
+/// sees the connection closed and fails the statement, and gives up on a server that does not
+/// answer within `answerWait`, closing the connection.
 final class PostgresSession: SQLSession {
     let connection: PostgresConnection
     private static let logger = Logger(label: "wallet.postgres.session")
     /// Statements sent whose answers were not read yet, in order.
     private var pending: [EventLoopFuture<[PostgresRow]>] = []
+    /// How long one answer may take: the statement timeout and a margin.
+    private let answerWait: Duration
+    /// Whether a statement was sent on this session.
+    private var sentAny = false
 
-    init(connection: PostgresConnection) {
+    /// The most parameters a statement can bind: the wire protocol counts them in 16 bits.
+    static let bindsMax = 65_535
+
+    init(connection: PostgresConnection, answerWait: Duration) {
         self.connection = connection
+        self.answerWait = answerWait
     }
 
     /// Every statement but a query that starts with SELECT counts: cautious, never short.
@@ -271,6 +328,18 @@ final class PostgresSession: SQLSession {
     /// Sends `sql`: a query or a change through this connection's prepared statement for it
     /// (parsed and planned once per connection, not once per run), anything else as it is.
     private func send(_ sql: String, _ values: [SQLValue]) throws -> EventLoopFuture<[PostgresRow]> {
+        // More would wrap the 16-bit count of the messages that describe and bind the statement:
+        // PostgreSQL's answer is then one the client cannot read, and the connection closes.
+        guard values.count <= Self.bindsMax else {
+            throw WalletError.storage("a statement with \(values.count) parameters was refused before it was sent: PostgreSQL takes at most \(Self.bindsMax); nothing was written")
+        }
+        guard !connection.isClosed else {
+            // The pool can lease a connection that closed a moment ago (a server restarted): when
+            // nothing was sent on it yet, the transaction runs again on another.
+            guard sentAny else { throw SQLRetry("the leased connection had closed") }
+            throw ConnectionLost.closed
+        }
+        sentAny = true
         guard PostgresDialect.preparable(sql) else {
             var bindings = PostgresBindings(capacity: values.count)
             for value in values {
@@ -300,24 +369,75 @@ final class PostgresSession: SQLSession {
         })
     }
 
-    /// How long a statement's answer may take before its connection is closed: beyond the
-    /// server's own `statement_timeout`, for a server that froze or a network that dropped
-    /// packets without a reset. Closing fails every statement waiting on the connection.
-    static let answerWaitSeconds: Int64 = 90
-
+    /// Waits for `answer`, at most `answerWait`, and no longer than the connection lives.
     private func wait<Answer: Sendable>(_ answer: EventLoopFuture<Answer>) throws -> Answer {
-        let connection = self.connection
-        let watchdog = connection.eventLoop.scheduleTask(in: .seconds(Self.answerWaitSeconds)) { let closing: EventLoopFuture<Void> = connection.close(); _ = closing }
-        defer { watchdog.cancel() }
-        do {
-            return try answer.wait()
-        } catch let error as PSQLError {
-            // Serialization failure or deadlock: the whole transaction may succeed if run again.
-            if let state = error.serverInfo?[.sqlState], state == "40001" || state == "40P01" {
-                throw SQLRetry("SQLSTATE \(state)")
+        let answered = Answered<Answer>()
+        answer.whenComplete { answered.settle($0) }
+        let deadline = ContinuousClock.now + answerWait
+        var outcome: Result<Answer, any Error>?
+        while outcome == nil {
+            outcome = answered.wait(upTo: .milliseconds(200))
+            guard outcome == nil else { break }
+            if connection.isClosed {
+                // The connection fails what it had been sent when it closes, before its close
+                // future completes; whatever is still unanswered then was dropped.
+                _ = try? connection.closeFuture.wait()
+                outcome = answered.result ?? .failure(ConnectionLost.closed)
+            } else if ContinuousClock.now >= deadline {
+                let closing: EventLoopFuture<Void> = connection.close()
+                _ = try? closing.wait()
+                outcome = answered.result ?? .failure(ConnectionLost.unanswered(answerWait))
             }
+        }
+        do {
+            return try (outcome ?? .failure(ConnectionLost.closed)).get()
+        } catch {
+            // Serialization failure or deadlock: the whole transaction may succeed if run again.
+            // (Prepared statements report the server's errors as the older `PostgresError`.)
+            let state: String? = switch error {
+            case let error as PSQLError: error.serverInfo?[.sqlState]
+            case PostgresError.server(let server): server.fields[.sqlState]
+            default: nil
+            }
+            if let state, state == "40001" || state == "40P01" { throw SQLRetry("SQLSTATE \(state)") }
+            if case PostgresError.connectionClosed = error { throw ConnectionLost.closed }
             throw error
         }
+    }
+}
+
+/// The connection closed, or its server stopped answering, before a statement was answered: the
+/// statement may or may not have run (a COMMIT among them).
+struct ConnectionLost: Error, CustomStringConvertible {
+    let reason: String
+
+    static let closed = ConnectionLost(reason: "closed the connection before it answered")
+
+    static func unanswered(_ wait: Duration) -> ConnectionLost {
+        ConnectionLost(reason: "did not answer within \(wait.components.seconds) s (the statement timeout and a margin), so the connection was closed")
+    }
+
+    var description: String { reason }
+}
+
+/// An answer handed from the event loop to the session's thread, which waits for it in steps.
+private final class Answered<Answer: Sendable>: Sendable {
+    private let state = Mutex<Result<Answer, any Error>?>(nil)
+    private let signal = DispatchSemaphore(value: 0)
+
+    /// The answer, if it came.
+    var result: Result<Answer, any Error>? { state.withLock { $0 } }
+
+    func settle(_ result: Result<Answer, any Error>) {
+        state.withLock { $0 = result }
+        signal.signal()
+    }
+
+    /// The answer, waiting for it at most `step`.
+    func wait(upTo step: Duration) -> Result<Answer, any Error>? {
+        let nanoseconds = step.components.seconds * 1_000_000_000 + step.components.attoseconds / 1_000_000_000
+        _ = signal.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
+        return result
     }
 }
 

@@ -27,6 +27,25 @@ final class GroupCommitWriter: Sendable {
         var statistics = GroupCommitStatistics()
         /// When the latest commit failed, and why; nil once one succeeds.
         var commitFailure: (at: ContinuousClock.Instant, error: String)?
+        /// When the batch being committed started; nil between batches.
+        var batchStarted: ContinuousClock.Instant?
+    }
+
+    /// How much longer than the engine's statement timeout a batch may run before the writer
+    /// counts as stuck: a healthy batch takes milliseconds, one waiting for the ledger lock or a
+    /// slow statement up to the timeout, after which the engine fails it.
+    static let stuckMargin = Duration.seconds(5)
+
+    /// How long the batch under way has run, once that is longer than the statement timeout and
+    /// `stuckMargin`: the database stopped answering and the writer can make no progress. Nil
+    /// otherwise.
+    var stuckFor: Duration? {
+        let limit = engine.statementTimeout + Self.stuckMargin
+        return state.withLock { state in
+            guard let started = state.batchStarted else { return nil }
+            let elapsed = ContinuousClock.now - started
+            return elapsed > limit ? elapsed : nil
+        }
     }
 
     /// How long after a failed commit the writer reports itself unable to write (unless a
@@ -110,9 +129,11 @@ final class GroupCommitWriter: Sendable {
 
     private func commit(_ batch: [any PendingWrite]) async {
         let started = ContinuousClock.now
+        state.withLock { $0.batchStarted = started }
         defer {
             let elapsed = ContinuousClock.now - started
             state.withLock { state in
+                state.batchStarted = nil
                 state.statistics.batches += 1
                 state.statistics.operations += batch.count
                 state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
@@ -195,6 +216,11 @@ package struct WriteHints: Sendable {
 
 /// A pipelined batch met a failure it cannot pin on one operation.
 struct PipelineBroken: Error {}
+
+extension SQLEngine {
+    /// SQLite's statements are local, and wait at most its busy timeout (30 s) for the file lock.
+    package var statementTimeout: Duration { .seconds(60) }
+}
 
 /// What the operations of one batch share inside its SQL transaction, where no other writer
 /// can interleave: the chain's head as the previous operation left it, and the accounts it

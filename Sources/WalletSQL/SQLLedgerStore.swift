@@ -25,6 +25,9 @@ package protocol SQLEngine: Sendable {
     /// Brings what the database generates (PostgreSQL's identity sequence) past the rows a copy
     /// wrote with their own ids, in the copy's transaction.
     func afterCopy(_ db: any SQLSession) throws
+    /// The longest one statement may run before the engine fails it: the group commit counts a
+    /// batch that runs longer (and a margin) as stuck, and the store as unready.
+    var statementTimeout: Duration { get }
 }
 
 /// The ledger's operations on a SQL database: the one implementation of `LedgerStore`, whatever
@@ -91,10 +94,17 @@ package struct SQLLedgerStore: LedgerDatabase {
     /// What the group commit did so far; nil in `.single` mode.
     package var groupCommitStatistics: GroupCommitStatistics? { groupCommit?.statistics }
 
-    /// Ready when the database answers a read and the latest write committed (or failed more
+    /// Ready when the writer is not stuck (no batch has run longer than the statement timeout and
+    /// a margin), the database answers a read, and the latest write committed (or failed more
     /// than a few seconds ago): a full disk, a lock held past the busy timeout or a database
-    /// server that went away makes the instance unready, so a balancer stops sending it writes.
+    /// server that went away or hangs makes the instance unready, so a balancer stops sending it
+    /// writes.
     package func checkReadiness() async throws(WalletError) {
+        // First, and without asking the database: a writer stuck on a server that stopped
+        // answering would leave a read waiting as long.
+        if let stuck = groupCommit?.stuckFor {
+            throw .storage("the writer has been waiting \(stuck.components.seconds) s for its batch to commit (the statement timeout is \(engine.statementTimeout.components.seconds) s)")
+        }
         _ = try await read { db in try db.first("SELECT 1") { row in try row.integer(0) } }
         if let failure = groupCommit?.recentCommitFailure { throw .storage("writes cannot commit: \(failure.prefix(200))") }
     }

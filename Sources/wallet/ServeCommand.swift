@@ -15,7 +15,8 @@ struct ServeCommand: AsyncParsableCommand {
             Listens on 127.0.0.1:8080 unless told otherwise. Requests authenticate with an API key \
             (wallet keys create) or, when a secret or a public key is configured, a player's JWT \
             (HS256 or ES256). SIGTERM or SIGINT stops accepting connections and finishes in-flight \
-            requests.
+            requests within 20 s; past that (a database that does not answer), it exits with \
+            status 1.
 
             Connections: at most --max-connections are open, at most --max-connections-per-address \
             of them from one client address (more from that address are answered 503 and closed), \
@@ -219,12 +220,42 @@ struct ServeCommand: AsyncParsableCommand {
                 background.append(AppleCatchUpService(purchases: apple, interval: .seconds(minutes * 60), logger: logger))
             }
         }
-        // Shut down in reverse order: the notice hears of it first, then the application
-        // drains its requests (and with them the writer), then the background work stops, and
-        // the store closes its pool last.
+        // Shut down in reverse order: the deadline is set first, the notice hears of it, then the
+        // application drains its requests (and with them the writer), then the background work
+        // stops, and the store closes its pool last.
         let services = ServiceGroup(
-            configuration: .init(services: [store] + background + [app, configuration.shutdown], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(
+                services: [store] + background + [app, configuration.shutdown, DrainDeadline(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
         try await services.run()
         logger.info("stopped")
+    }
+}
+
+/// Bounds the drain that SIGTERM or SIGINT starts: requests waiting on a database that hangs
+/// would otherwise keep the process alive until the database answers, or forever. Past
+/// `drainSecondsMax`, the process exits with status 1 and says so: the writes still waiting
+/// were not answered, may or may not have committed, and their clients retry them with the
+/// same idempotency key.
+struct DrainDeadline: Service {
+    /// How long the drain may take: in-flight requests finish in milliseconds when the database
+    /// answers, or fail within the pool's connection wait (10 s) when it is gone.
+    static let drainSecondsMax = 20
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        let logger = self.logger
+        logger.info("draining", metadata: ["drain_seconds_max": "\(Self.drainSecondsMax)"])
+        // A thread of its own: the deadline must fire even if the cooperative pool is busy.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Self.drainSecondsMax)) {
+            logger.error(
+                "drain not finished; exiting with status 1",
+                metadata: [
+                    "drain_seconds_max": "\(Self.drainSecondsMax)",
+                    "unanswered": "requests still waiting (for a database that does not answer) may or may not have committed; clients retry them with the same idempotency key",
+                ])
+            exit(1)
+        }
     }
 }

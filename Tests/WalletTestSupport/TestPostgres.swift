@@ -104,7 +104,9 @@ public enum TestPostgres {
 
     /// A private throwaway cluster: `initdb` into a temporary directory, then `pg_ctl start` on
     /// a free port of 127.0.0.1 and a socket in that directory. `initdb` refuses root: as root,
-    /// the cluster belongs to the `postgres` system user. Tests may stop and start it again.
+    /// the cluster belongs to the `postgres` system user. A test that stops, restarts or freezes a
+    /// server makes a cluster of its own (never the shared one: other tests of the process run
+    /// on it at the same time) and removes it at its end.
     public final class Cluster: Sendable {
         let directory: String
         let port: Int
@@ -136,6 +138,55 @@ public enum TestPostgres {
         /// Stops the server at once, as a crash or a failover would.
         public func stop() throws {
             try TestPostgres.cluster(directory: directory, "pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "-w", "stop"])
+        }
+
+        /// Stops the server as a crash (`.immediate`) or an orderly restart (`.fast`, which
+        /// ends every session) would, then starts it again on the same port and data.
+        public func restart(_ mode: StopMode = .immediate) throws {
+            try TestPostgres.cluster(directory: directory, "pg_ctl", ["-D", "\(directory)/data", "-m", mode.rawValue, "-w", "stop"])
+            try start()
+        }
+
+        /// How `restart` stops the server.
+        public enum StopMode: String, Sendable {
+            case fast, immediate
+        }
+
+        /// Freezes every process of the server (SIGSTOP): connections stay open and statements
+        /// are never answered, as when a server hangs or the network drops packets without a
+        /// reset. `thaw` lets it go on.
+        public func freeze() throws {
+            try signalServer(SIGSTOP)
+        }
+
+        /// Resumes a frozen server (SIGCONT).
+        public func thaw() throws {
+            try signalServer(SIGCONT)
+        }
+
+        /// Sends `signal` to the postmaster (its pid is the first line of postmaster.pid) and to
+        /// every process it started.
+        private func signalServer(_ signal: Int32) throws {
+            guard let text = try? String(contentsOfFile: "\(directory)/data/postmaster.pid", encoding: .utf8),
+                let first = text.split(separator: "\n").first, let postmaster = pid_t(first)
+            else { throw Failure(description: "the cluster at \(directory) is not running") }
+            let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            for name in processes {
+                guard let pid = pid_t(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8) else { continue }
+                // The fields after the command name (in parentheses, which may hold spaces): state, ppid.
+                let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+                if fields.count > 1, pid_t(fields[1]) == postmaster { kill(pid, signal) }
+            }
+            guard kill(postmaster, signal) == 0 else { throw Failure(description: "cannot signal the postmaster \(postmaster): errno \(errno)") }
+        }
+
+        /// Stops the server (thawed first, if frozen) and removes its directory: the end of a
+        /// cluster a test owns.
+        public func remove() {
+            try? thaw()
+            try? stop()
+            try? FileManager.default.removeItem(atPath: directory)
+            TestPostgres.started.withLock { $0.removeAll { $0 == directory } }
         }
 
         /// A new, empty database on this cluster, as a `postgres://` URL.
