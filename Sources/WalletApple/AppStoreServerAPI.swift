@@ -77,12 +77,16 @@ public struct AppStoreServerAPI: Sendable {
     /// A customer's consumable purchases (Get Transaction History v2, `productType=CONSUMABLE`),
     /// newest first, from the environment that knows `transactionID`: production, then sandbox
     /// when `environments` allows it and production answers TransactionIdNotFound (4040010).
+    /// Paging stops once every id of `wanted` has been seen (read from the payloads unverified:
+    /// only to stop; every transaction is verified before use), so a long history costs only
+    /// the pages back to the oldest purchase a receipt names.
     public func consumableHistory(
-        transactionID: String, environments: Set<AppleConfiguration.Environment>
+        transactionID: String, environments: Set<AppleConfiguration.Environment>, wanted: Set<String> = []
     ) async throws(WalletError) -> TransactionHistory {
         try Self.validatePathSegment(transactionID, field: "the transaction id")
         return try await firstEnvironment(environments) { environment throws(APIFailure) in
             var signed: [String] = []
+            var unseen = wanted
             var revision: String?
             for _ in 0..<Self.historyPagesMax {
                 var query = [("productType", "CONSUMABLE"), ("sort", "DESCENDING")]
@@ -93,13 +97,22 @@ public struct AppStoreServerAPI: Sendable {
                 guard signed.count <= Self.historyTransactionsMax else {
                     throw .tooLong("Apple's history for this customer holds more than \(Self.historyTransactionsMax) transactions in \(Self.historyPagesMax) pages")
                 }
-                guard page.hasMore == true, let next = page.revision, !next.isEmpty else {
+                for transaction in page.signedTransactions ?? [] { Self.unverifiedTransactionID(transaction).map { _ = unseen.remove($0) } }
+                guard page.hasMore == true, let next = page.revision, !next.isEmpty, wanted.isEmpty || !unseen.isEmpty else {
                     return TransactionHistory(environment: environment, signedTransactions: signed)
                 }
                 revision = next
             }
             throw .tooLong("Apple's history for this customer runs past \(Self.historyPagesMax) pages; the wallet reads no further for one receipt")
         }
+    }
+
+    /// The `transactionId` a signed transaction's payload claims, unverified: only for knowing
+    /// when to stop paging.
+    static func unverifiedTransactionID(_ signed: String) -> String? {
+        struct Header: Decodable {}
+        struct Payload: Decodable { var transactionId: String }
+        return (try? CompactJWS<Header>(signed, bytesMax: 64 * 1024))?.payload(as: Payload.self)?.transactionId
     }
 
     /// The signed transactions of an order id from Apple's emailed receipt (Look Up Order ID).

@@ -23,8 +23,8 @@ extension ApplePurchases {
             throw .invalidRequest("the receipt holds no in-app purchase, so there is nothing to credit")
         }
         let api = try requireAPI("StoreKit 1 receipts")
-        let history = try await api.consumableHistory(transactionID: transactionID, environments: verifier.configuration.environments)
         let wanted = Set(named)
+        let history = try await api.consumableHistory(transactionID: transactionID, environments: verifier.configuration.environments, wanted: wanted)
         var verified: [AppleTransaction] = []
         var refused: [StoreTransactionRefusal] = []
         for signed in history.signedTransactions {

@@ -166,11 +166,10 @@ package enum LotRules {
         max(0, amount - max(0, -balance))
     }
 
-    /// Credits a hold gives back (`returned`: what a release, an expiry or the rest of a capture
-    /// returns, in burn order) to a wallet whose balance is `balance` before: like every credit,
-    /// they repay a debt first (taken from the returned draws in their order) and only the rest
-    /// goes back to the lots it came from, but for what a lot past its expiry would get back
-    /// (`splitReturns`).
+    /// Credits a hold gives back to live lots (`returned`: the `live` part of `splitReturns`, in
+    /// burn order) to a wallet whose balance is `balance` before: like every credit, they repay a
+    /// debt first (taken from the returned draws in their order) and only the rest goes back to
+    /// the lots it came from. What belonged to expired lots never repays anything: it expired.
     package static func planReturn(_ returned: [LotDraw], balance: Int64) -> (repaid: Int64, toLots: [LotDraw]) {
         var debt = max(0, -balance)
         var repaid: Int64 = 0
@@ -184,22 +183,23 @@ package enum LotRules {
         return (repaid, toLots)
     }
 
-    /// Splits what goes back to lots (`toLots`, from `planReturn`) at `now`: what goes back to a
-    /// live lot (`live`), and what would go back to a lot among `lots` that has expired meanwhile
-    /// (`expired`, in all): that part never becomes spendable, it is booked to `@expired` by the
-    /// same transaction that gives the rest back.
-    package static func splitReturns(_ toLots: [LotDraw], lots: [Lot], at now: String) -> (live: [LotDraw], expired: Int64) {
+    /// Splits what a hold gives back (`returned`, in burn order) at `now`: what goes back to a
+    /// live lot (`live`, then through `planReturn`), and what would go back to a lot among `lots`
+    /// that has expired meanwhile (`expired`, in all): that part never becomes spendable nor
+    /// repays a debt; it is booked to `@expired` by the same transaction that gives the rest back.
+    package static func splitReturns(_ returned: [LotDraw], lots: [Lot], at now: String) -> (live: [LotDraw], expired: Int64) {
+        let expiredIDs = Set(lots.lazy.filter { $0.isExpired(at: now) }.map(\.id))
         var live: [LotDraw] = []
         var expired: Int64 = 0
-        for back in toLots {
-            if lots.first(where: { $0.id == back.lotID })?.isExpired(at: now) == true { expired += back.amount } else { live.append(back) }
+        for back in returned {
+            if expiredIDs.contains(back.lotID) { expired += back.amount } else { live.append(back) }
         }
         return (live, expired)
     }
 
     /// The balance a debit of this wallet would find at `now`, before any of it is written: its
     /// expired holds given back (`holds`: each one's amount and its draws in burn order, with the
-    /// lots they name among `lots`) by `planReturn` and `splitReturns`, then every expired lot's
+    /// lots they name among `lots`) by `splitReturns` and `planReturn`, then every expired lot's
     /// remainder booked.
     /// What balances answer, so that a player is never shown credits a spend cannot use, nor
     /// refused credits a spend could.
@@ -207,10 +207,10 @@ package enum LotRules {
         var balance = balance
         var remaining = Dictionary(lots.map { ($0.id, $0.remaining) }, uniquingKeysWith: { first, _ in first })
         for hold in holds {
-            let plan = planReturn(hold.draws, balance: balance)
-            let returns = splitReturns(plan.toLots, lots: lots, at: now)
+            let returns = splitReturns(hold.draws, lots: lots, at: now)
+            let plan = planReturn(returns.live, balance: balance)
             balance += hold.amount - returns.expired
-            for back in returns.live { remaining[back.lotID, default: 0] += back.amount }
+            for back in plan.toLots { remaining[back.lotID, default: 0] += back.amount }
         }
         // Each lot once, however many of the holds drew from it.
         for lot in lots where lot.isExpired(at: now) { balance -= remaining.removeValue(forKey: lot.id) ?? 0 }
@@ -255,14 +255,14 @@ package enum ExpirySweep {
     /// Batches one pass runs at most (`batchMax` × this many lots or holds).
     package static let batchesMax = 500
 
-    /// Runs `batch` with `batchMax` until it books fewer, at most `batchesMax` times; returns
-    /// how many it booked in all.
-    package static func all(_ batch: (Int) async throws(WalletError) -> Int) async throws(WalletError) -> Int {
+    /// Runs `batch` with `batchMax` until it books fewer, at most `batchesMax` times, or until
+    /// `stop` says so between two batches (a graceful shutdown); returns how many it booked.
+    package static func all(stop: () -> Bool = { false }, _ batch: (Int) async throws(WalletError) -> Int) async throws(WalletError) -> Int {
         var total = 0
         for _ in 0..<batchesMax {
             let count = try await batch(batchMax)
             total += count
-            if count < batchMax || Task.isCancelled { break }
+            if count < batchMax || Task.isCancelled || stop() { break }
         }
         return total
     }

@@ -26,7 +26,6 @@ enum LedgerWrites {
         let (amount, overflow) = product.credits.multipliedReportingOverflow(by: request.quantity)
         guard !overflow else { throw WalletError.invalidRequest("credits × quantity is too large") }
         let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(request.playerID), currency: product.currency)
-        try LotStorage.requireRoom(db, account: player, balanceBefore: player.balance, amount: amount)
         let store = try Account.fetch(db, context: &context, owner: "@store:\(request.store)", currency: product.currency)
         var draft = LedgerTransaction(draftOf: .purchase, playerID: request.playerID, currency: product.currency, amount: amount, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
@@ -71,7 +70,7 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let lots = try settle(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
+        let lots = try settle(db, playerID: request.playerID, currency: request.currency, now: now, context: &context, debiting: request.amount)
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: request.amount)
         let held = try Account.fetch(db, context: &context, owner: "@holds", currency: request.currency)
         let draws = try LotRules.draw(request.amount, from: lots, at: Timestamp.format(now), currency: request.currency)
@@ -138,12 +137,12 @@ enum LedgerWrites {
         let returned = hold.amount - kept
         let drawn = try HoldStorage.draws(db, holdSeq: hold.holdSeq)
         let split = try LotRules.splitCapture(kept, of: drawn.draws)
-        // What comes back is a credit like any other: a debt (a refund taken while the credits
-        // were held) is repaid first, and only the rest goes back to its lots.
-        let plan = LotRules.planReturn(split.returned, balance: player.balance)
         // What would go back to a lot past its expiry expires with it, in this same transaction:
-        // it is never spendable, and no lot holds credits again after its expiry was booked.
-        let returns = LotRules.splitReturns(plan.toLots, lots: drawn.lots, at: Timestamp.format(now))
+        // it is never spendable, repays nothing, and no lot holds credits again after its expiry.
+        let returns = LotRules.splitReturns(split.returned, lots: drawn.lots, at: Timestamp.format(now))
+        // The rest is a credit like any other: a debt (a refund taken while the credits were
+        // held) is repaid first, and only the rest goes back to its lots.
+        let plan = LotRules.planReturn(returns.live, balance: player.balance)
         var legs: [(account: Account, amount: Int64)] = [(player, returned - returns.expired), (held, -hold.amount)]
         if kept > 0 { legs.append((try Account.fetch(db, context: &context, owner: "@spend", currency: hold.currency), kept)) }
         if returns.expired > 0 { legs.append((try Account.fetch(db, context: &context, owner: "@expired", currency: hold.currency), returns.expired)) }
@@ -155,7 +154,7 @@ enum LedgerWrites {
         if returns.expired > 0 { details["expired"] = .integer(returns.expired) }
         draft.metadata = try Metadata(.object(details))
         let result = try append(db, draft, legs: legs, key: key, now: now, context: &context)
-        try LotStorage.apply(db, seq: result.transaction.seq, draws: returns.live.map { LotDraw(lotID: $0.lotID, amount: -$0.amount) })
+        try LotStorage.apply(db, seq: result.transaction.seq, draws: plan.toLots.map { LotDraw(lotID: $0.lotID, amount: -$0.amount) })
         try db.execute(
             "UPDATE holds SET status = ?, resolved_seq = ?, captured = ? WHERE id = ? AND status = 'open'",
             [.text(status.rawValue), .integer(result.transaction.seq), .integer(captured), .text(hold.id)])
@@ -205,7 +204,7 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let lots = try settle(db, playerID: request.playerID, currency: request.currency, now: now, context: &context)
+        let lots = try settle(db, playerID: request.playerID, currency: request.currency, now: now, context: &context, debiting: request.amount)
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: request.amount)
         let sink = try Account.fetch(db, context: &context, owner: "@spend", currency: request.currency)
         var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
@@ -221,8 +220,8 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let lots = request.amount < 0 ? try settle(db, playerID: request.playerID, currency: request.currency, now: now, context: &context) : []
         let debit = request.amount < 0 && !request.allowNegative ? -request.amount : nil
+        let lots = request.amount < 0 ? try settle(db, playerID: request.playerID, currency: request.currency, now: now, context: &context, debiting: debit) : []
         let player = try Account.player(db, context: &context, request.playerID, currency: request.currency, debiting: debit)
         if request.amount > 0 { try LotStorage.requireRoom(db, account: player, balanceBefore: player.balance, amount: request.amount) }
         let source = try Account.fetch(db, context: &context, owner: "@adjustments", currency: request.currency)
@@ -320,21 +319,59 @@ enum LedgerWrites {
 
     /// Settles the player's wallet before a debit reads its balance: its own holds past their
     /// expiry are released (status `expired`; their credits come back as every credit does, a
-    /// debt repaid first), then each of its expired lots that still holds credits is booked as an
-    /// `expiry` transaction to `@expired` (breakage). Expiry is a ledger entry, never silent: a
-    /// debit never draws from an expired lot, and never finds credits locked by an expired hold.
-    /// Returns the wallet's open lots after that, read once: what the debit draws from (none for
-    /// a wallet without an account yet).
-    static func settle(_ db: any SQLSession, playerID: String, currency: String, now: Date, context: inout BatchContext) throws -> [Lot] {
+    /// debt repaid first), then its expired lots that still hold credits are booked as expiry to
+    /// `@expired` (breakage). Expiry is a ledger entry, never silent: a debit never draws from an
+    /// expired lot, and never finds credits locked by an expired hold. A debit of `debit` that
+    /// the settled balance cannot cover is refused before anything is written
+    /// (`LotRules.settledBalance`), so a refused debit leaves the wallet as it was.
+    /// Returns the wallet's open lots after that: what the debit draws from (none for a wallet
+    /// without an account yet).
+    static func settle(
+        _ db: any SQLSession, playerID: String, currency: String, now: Date, context: inout BatchContext, debiting debit: Int64? = nil
+    ) throws -> [Lot] {
         guard let player = try Account.find(db, context: context, owner: LedgerRules.playerOwner(playerID), currency: currency) else { return [] }
-        for hold in try HoldStorage.expired(db, playerID: playerID, currency: currency, now: now) {
-            _ = try releaseExpired(db, hold, now: now, context: &context)
+        let at = Timestamp.format(now)
+        let holds = try HoldStorage.expired(db, playerID: playerID, currency: currency, now: now)
+        var lots = try LotStorage.open(db, accountID: player.id)
+        guard !holds.isEmpty || lots.contains(where: { $0.isExpired(at: at) }) else { return lots }
+        if let debit {
+            let drawn = try holds.map { hold in try HoldStorage.draws(db, holdSeq: hold.holdSeq) }
+            let settled = LotRules.settledBalance(
+                player.balance, lots: lots + drawn.flatMap(\.lots), expiredHolds: zip(holds, drawn).map { ($0.amount, $1.draws) }, at: at)
+            try LedgerRules.requireFunds(balance: settled, debit: debit, currency: currency)
         }
-        let lots = try LotStorage.open(db, accountID: player.id)
-        let expired = LotRules.expired(lots, at: Timestamp.format(now), limit: lots.count)
-        for lot in expired { try expire(db, lot: lot, playerID: playerID, currency: currency, now: now, context: &context) }
+        for hold in holds { _ = try releaseExpired(db, hold, now: now, context: &context) }
+        if !holds.isEmpty { lots = try LotStorage.open(db, accountID: player.id) }
+        let expired = LotRules.expired(lots, at: at, limit: lots.count)
+        if expired.count == 1, let lot = expired.first {
+            try expire(db, lot: lot, playerID: playerID, currency: currency, now: now, context: &context)
+        } else if expired.count > 1 {
+            try expireTogether(db, expired, playerID: playerID, currency: currency, now: now, context: &context)
+        }
         let booked = Set(expired.map(\.id))
         return booked.isEmpty ? lots : lots.filter { !booked.contains($0.id) }
+    }
+
+    /// One `expiry` transaction for several expired lots of one wallet (a debit's settling): their
+    /// remainders leave the wallet for `@expired` together, each lot's share in its breakdown, so
+    /// a wallet with thousands of expired lots costs one transaction, not thousands. Keyed by the
+    /// seq it takes (`lots:<count>:at:<seq>`): it is booked because the lots hold credits past
+    /// their expiry, read in this same write, so no key could replay it anyway.
+    private static func expireTogether(_ db: any SQLSession, _ lots: [Lot], playerID: String, currency: String, now: Date, context: inout BatchContext) throws {
+        let total = lots.reduce(Int64(0)) { $0 + $1.remaining }
+        let seq = (try context.head ?? LedgerReads.head(db)).seq + 1
+        var canonical = CanonicalBytes()
+        canonical.append("expiry")
+        for lot in lots { canonical.append(lot.id) }
+        let key = IdempotencyKey(
+            scope: "expiry", key: "lots:\(lots.count):at:\(seq)", requestHash: canonical.sha256Hex(), reusedDetail: "these lots have expired already")
+        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(playerID), currency: currency)
+        let breakage = try Account.fetch(db, context: &context, owner: "@expired", currency: currency)
+        var draft = LedgerTransaction(draftOf: .expiry, playerID: playerID, currency: currency, amount: -total, actor: "wallet:expiry")
+        draft.idempotencyKey = key.key
+        draft.note = "\(lots.count) lots expired, from \(lots.first?.expiresAt ?? "") to \(lots.last?.expiresAt ?? "")"
+        let result = try append(db, draft, legs: [(player, -total), (breakage, total)], key: key, now: now, context: &context)
+        try LotStorage.apply(db, seq: result.transaction.seq, draws: lots.map { LotDraw(lotID: $0.id, amount: $0.remaining) })
     }
 
     /// The `expiry` transaction of one lot: its remainder leaves the wallet for `@expired`.

@@ -25,14 +25,16 @@ enum LotStorage {
             expiresAt: try row.textOrNil(5), sourceSeq: try row.integer(6))
     }
 
-    /// Refuses a credit of `amount` to an account whose balance is `balanceBefore` when it would
-    /// make a lot and the wallet already keeps `Limits.openLotsPerWalletMax` open ones: checked
-    /// before anything of the credit is written. Reads at most that many index entries, and
-    /// only for wallets that have them.
+    /// Refuses a free credit (a bonus, a support credit) of `amount` to an account whose balance
+    /// is `balanceBefore` when it would make a lot and the wallet already keeps
+    /// `Limits.openLotsPerWalletMax` open ones: checked before anything of the credit is written.
+    /// Store purchases and refund reversals are never refused for it: the store was paid, and
+    /// only real purchases make such lots. Every open lot holds at least one credit, so a
+    /// balance under the limit proves there is room without reading anything.
     static func requireRoom(
         _ db: any SQLSession, account: Account, balanceBefore: Int64, amount: Int64, lotsMax: Int64 = Limits.openLotsPerWalletMax
     ) throws {
-        guard LotRules.lotAmount(ofCredit: amount, balance: balanceBefore) > 0 else { return }
+        guard balanceBefore >= lotsMax, LotRules.lotAmount(ofCredit: amount, balance: balanceBefore) > 0 else { return }
         let full = try db.first(
             "SELECT 1 FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY id LIMIT 1 OFFSET ?",
             [.integer(account.id), .integer(lotsMax - 1)]) { _ in true } ?? false
@@ -56,17 +58,20 @@ enum LotStorage {
              .integer(transaction.seq)])
     }
 
-    /// Rows of `lot_draws` one statement inserts at most: 3 parameters each, far under SQLite's
-    /// 32,766 and PostgreSQL's 65,535 parameters a statement, so a debit from every one of a
-    /// wallet's lots (`Limits.openLotsPerWalletMax`) is a few statements, never one too large.
-    static let drawRowsPerStatementMax = 1_000
+    /// Lots one statement takes from at most: 3 parameters each, far under SQLite's 32,766 and
+    /// PostgreSQL's 65,535 parameters a statement, so a debit from every one of a wallet's lots
+    /// (`Limits.openLotsPerWalletMax`) is a few hundred statements, never one too large. Chunks
+    /// are powers of two, so an engine prepares at most ten texts of each statement.
+    static let drawRowsPerStatementMax = 512
 
     /// Records a transaction's breakdown and takes it from (or, negative, gives it back to) the
-    /// lots: per thousand lots, one UPDATE and one INSERT (a round trip each on PostgreSQL).
+    /// lots: per chunk of lots, one UPDATE and one INSERT (a round trip each on PostgreSQL).
     static func apply(_ db: any SQLSession, seq: Int64, draws: [LotDraw]) throws {
         var start = draws.startIndex
         while start < draws.endIndex {
-            let chunk = draws[start..<min(start + drawRowsPerStatementMax, draws.endIndex)]
+            var size = drawRowsPerStatementMax
+            while size > draws.endIndex - start { size /= 2 }
+            let chunk = draws[start..<start + size]
             if chunk.count == 1, let draw = chunk.first {
                 try db.execute(updateOneLot, [.integer(draw.amount), .integer(draw.lotID)])
                 try db.execute(insertOneDraw, [.integer(seq), .integer(draw.lotID), .integer(draw.amount)])

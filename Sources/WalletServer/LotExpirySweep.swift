@@ -20,8 +20,8 @@ public struct LotExpirySweep: Service {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 // Holds first: what they give back to a lot that has expired is booked with it.
-                let released = try await ExpirySweep.all { limit throws(WalletError) in try await store.expireHolds(limit: limit) }
-                let booked = try await ExpirySweep.all { limit throws(WalletError) in try await store.expireLots(limit: limit) }
+                let released = try await ExpirySweep.all(stop: { Task.isShuttingDownGracefully }) { limit throws(WalletError) in try await store.expireHolds(limit: limit) }
+                let booked = try await ExpirySweep.all(stop: { Task.isShuttingDownGracefully }) { limit throws(WalletError) in try await store.expireLots(limit: limit) }
                 if booked > 0 || released > 0 {
                     logger.info("expiries booked", metadata: ["lots": .stringConvertible(booked), "holds": .stringConvertible(released)])
                 }

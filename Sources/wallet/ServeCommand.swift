@@ -91,6 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
         if resolvedHost.isEmpty { throw ValidationError("--host (or WALLET_HOST) must not be empty.") }
         _ = try resolvedLogLevel()
         _ = try playerTokens()
+        _ = try apple.accountTokenBinding()
         if try resolvedCatchUpMinutes() != nil, try apple.serverAPI() == nil {
             throw ValidationError("--apple-catch-up-every needs the App Store Server API key: --apple-issuer-id, --apple-key-id and --apple-private-key.")
         }

@@ -64,12 +64,28 @@ struct AppStoreServerAPIClientTests {
         apple.setEndlessHistory()
         let (purchases, ledger) = try await Self.purchases(apple)
         apple.addCustomer([try Self.authority.transaction("7101")])
+        // The receipt also names 7100, which the history never shows: paging would go on forever.
         let error = await walletError {
-            _ = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "7101", signedBy: Self.authority), actor: "t")
+            _ = try await purchases.redeemReceipt(
+                playerID: "p1", receipt: try TestReceipt.with(transactionIDs: ["7101", "7100"], signedBy: Self.authority), actor: "t")
         }
         #expect(error?.code == "store_unavailable" && error?.detail.contains("\(AppStoreServerAPI.historyPagesMax) pages") == true, "\(error?.detail ?? "")")
         #expect(apple.seen.count == AppStoreServerAPI.historyPagesMax)
         #expect(try await ledger.transactionCount() == 0)
+    }
+
+    @Test("a long history is read only back to the oldest purchase the receipt names: a customer with more than 1,000 purchases still redeems")
+    func historyStopsOnceSeen() async throws {
+        let apple = try await AppStoreStandIn()
+        defer { apple.stop() }
+        apple.setPageSize(1)
+        apple.setEndlessHistory()
+        let (purchases, ledger) = try await Self.purchases(apple)
+        apple.addCustomer([try Self.authority.transaction("7101")])
+        let redeemed = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "7101", signedBy: Self.authority), actor: "t")
+        #expect(redeemed.credited.map(\.storeTransactionID) == ["7101"])
+        #expect(apple.seen.count == 1, "every purchase the receipt names was on the first page")
+        #expect(try await ledger.balance("p1") == 5)
     }
 
     @Test("derived account tokens: StoreKit 2, receipts and order credits credit only purchases carrying the player's UUIDv5; first use binds otherwise", arguments: [false, true])

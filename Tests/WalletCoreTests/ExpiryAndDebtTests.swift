@@ -120,6 +120,60 @@ struct ExpiryAndDebtTests {
         #expect(report.ok, "\(report.problem ?? "")")
     }
 
+    @Test("credits a hold gives back to a lot that expired meanwhile repay no debt: they expire, and the debt stays", arguments: TestBackend.all)
+    func expiredReturnsRepayNothing(backend: TestBackend) async throws {
+        let clock = TestClock("2026-11-22T12:00:00Z")
+        let ledger = try await TestLedger.withCatalog(backend, clock: clock)
+        try await ledger.grant("p", "T1")
+        _ = try await Self.bonus(ledger, "p", 10, key: "b", expiresAt: "2026-11-22T12:05:00Z")
+        let held = try await Self.hold(ledger, "p", 10, key: "h", seconds: 3_600)
+        #expect(try await LotTests.draws(ledger, seq: held.transaction.seq) == ["bonus 10"])
+        _ = try await ledger.spend("p", 5, key: "s")
+        _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", actor: "support"))
+        #expect(try await ledger.balance("p") == -5)
+        clock.set("2026-11-22T12:10:00Z")
+        #expect(try await ledger.balance("p") == -5, "the held bonus has expired: nothing of it can repay the debt")
+        let released = try await Self.resolve(ledger, held.hold.id, .release, key: "r")
+        #expect(released.balance == -5 && released.transaction.postings.contains { $0.account == "@expired" && $0.amount == 10 })
+        #expect(try await LotTests.lots(ledger, "p") == ["paid 5 0", "bonus 10 0"])
+        let report = try await ledger.store.verify()
+        #expect(report.ok, "\(report.problem ?? "")")
+    }
+
+    @Test("a debit the settled balance cannot cover is refused before anything is written: the expired hold stays open, the lot unbooked", arguments: TestBackend.all)
+    func refusedDebitWritesNothing(backend: TestBackend) async throws {
+        let clock = TestClock("2026-11-22T12:00:00Z")
+        let ledger = try await TestLedger.withCatalog(backend, clock: clock)
+        try await ledger.grant("p", "T1")
+        _ = try await Self.bonus(ledger, "p", 3, key: "b", expiresAt: "2026-11-22T12:00:30Z")
+        _ = try await Self.hold(ledger, "p", 4, key: "h", seconds: 60)
+        clock.set("2026-11-22T12:01:00Z")
+        let before = try await ledger.transactionCount()
+        let refused = await walletError { _ = try await ledger.spend("p", 6, key: "s") }
+        #expect(refused == .insufficientFunds(balance: 5, currency: "credits"))
+        #expect(try await ledger.transactionCount() == before, "nothing was booked")
+        #expect(try await ledger.store.holds(playerID: "p").first?.status == .open)
+        #expect(try await ledger.spend("p", 5, key: "s2").balance == 0, "what the refusal named can be spent")
+        let report = try await ledger.store.verify()
+        #expect(report.ok, "\(report.problem ?? "")")
+    }
+
+    @Test("a debit books many expired lots of its wallet as one expiry transaction", arguments: TestBackend.all)
+    func manyExpiredLotsOneTransaction(backend: TestBackend) async throws {
+        let clock = TestClock("2026-11-22T12:00:00Z")
+        let ledger = try await TestLedger.withCatalog(backend, clock: clock)
+        try await ledger.grant("p", "T1")
+        for index in 0..<30 { _ = try await Self.bonus(ledger, "p", 2, key: "b\(index)", expiresAt: "2026-11-22T12:0\(index % 5 + 1):00Z") }
+        clock.set("2026-11-22T13:00:00Z")
+        #expect(try await ledger.spend("p", 5, key: "s").balance == 0)
+        let history = try await ledger.store.history(HistoryQuery(playerID: "p", limit: 2))
+        #expect(history.transactions.map(\.kind) == [.spend, .expiry])
+        #expect(history.transactions[1].amount == -60)
+        #expect(try await LotTests.draws(ledger, seq: history.transactions[1].seq).count == 30)
+        let report = try await ledger.store.verify()
+        #expect(report.ok, "\(report.problem ?? "")")
+    }
+
     @Test("a refund under debt while held, then a partial capture: the rest repays the debt; the wallet stays in debt for what is left", arguments: TestBackend.all)
     func refundWhileHeldThenCapture(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)

@@ -138,9 +138,10 @@ struct LotRulesTests {
         let hold = (amount: Int64(5), draws: [LotDraw(lotID: 6, amount: 2), LotDraw(lotID: 1, amount: 3)])
         #expect(LotRules.settledBalance(28, lots: Self.lots, expiredHolds: [hold], at: Self.now) == 24, "3 back to lot 1; 2 expire with lot 6")
         #expect(LotRules.settledBalance(28, lots: Self.lots + Self.lots, expiredHolds: [hold], at: Self.now) == 24, "a lot named twice counts once")
-        // In debt by 4 (after a refund while the credits were held): the debt takes lot 6's 2 and 2 of lot 1's.
+        // In debt by 4 (after a refund while the credits were held): lot 6's 2 expired and repay
+        // nothing; lot 1's 3 repay 3 of the debt.
         let empty = Self.lots.map { lot in Lot(id: lot.id, category: lot.category, amount: lot.amount, remaining: 0, createdAt: lot.createdAt, expiresAt: lot.expiresAt, sourceSeq: lot.sourceSeq) }
-        #expect(LotRules.settledBalance(-4, lots: empty, expiredHolds: [hold], at: Self.now) == 1)
+        #expect(LotRules.settledBalance(-4, lots: empty, expiredHolds: [hold], at: Self.now) == -1)
     }
 
     @Test("property: a return adds up — what repays the debt and what goes back to lots is what came back, never more than the debt")

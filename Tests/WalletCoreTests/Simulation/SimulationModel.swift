@@ -139,8 +139,8 @@ struct SimulationModel {
     }
 
     /// Rule: a hold gives back what it does not keep: the debt is repaid first from the returned
-    /// draws in burn order, the rest goes back to the lots it came from, but for what would go
-    /// back to a lot that has expired: that part leaves the wallet (to `@expired`) at once, and
+    /// draws in burn order, the rest goes back to the lots it came from; but what would go back
+    /// to a lot that has expired leaves the wallet (to `@expired`) at once, repaying nothing, and
     /// the lot keeps what it had until its own expiry is booked.
     mutating func resolveHold(_ index: Int, status: Hold.Status, captured: Int64?) {
         let hold = holds[index]
@@ -150,16 +150,17 @@ struct SimulationModel {
         for draw in hold.draws {
             let kept = min(keep, draw.amount)
             keep -= kept
+            if isExpired(lots[draw.lot].expiresAt) {
+                // Expired on the way back: it leaves the wallet with the release itself, and
+                // repays nothing.
+                balances[hold.wallet] = balance(hold.wallet) - (draw.amount - kept)
+                continue
+            }
             let repaid = min(debt, draw.amount - kept)
             debt -= repaid
             let back = draw.amount - kept - repaid
             guard back > 0 else { continue }
-            if isExpired(lots[draw.lot].expiresAt) {
-                // Expired on the way back: it leaves the wallet with the release itself.
-                balances[hold.wallet] = balance(hold.wallet) - back
-            } else {
-                lots[draw.lot].remaining += back
-            }
+            lots[draw.lot].remaining += back
         }
         holds[index].status = status
         holds[index].captured = captured
