@@ -73,7 +73,8 @@ struct ConnectionTests {
         #expect(ClientAddress(try SocketAddress(ipAddress: "::ffff:127.0.0.2", port: 40_002)) == v4)
         #expect(ClientAddress(try SocketAddress(ipAddress: "127.0.0.3", port: 40_000)) != v4)
         #expect(ClientAddress(try SocketAddress(ipAddress: "::1", port: 40_000)) != ClientAddress(try SocketAddress(ipAddress: "127.0.0.1", port: 40_000)))
-        #expect(ClientAddress(try SocketAddress(ipAddress: "2001:db8::1", port: 1)) != ClientAddress(try SocketAddress(ipAddress: "2001:db8::2", port: 1)))
+        #expect(ClientAddress(try SocketAddress(ipAddress: "2001:db8::1", port: 1)) == ClientAddress(try SocketAddress(ipAddress: "2001:db8::2", port: 1)), "one /64 is one client")
+        #expect(ClientAddress(try SocketAddress(ipAddress: "2001:db8:0:1::1", port: 1)) != ClientAddress(try SocketAddress(ipAddress: "2001:db8:0:2::1", port: 1)))
 
         let counts = ConnectionCounts(connectionsMax: 10, connectionsPerAddressMax: 2)
         let other = try #require(ClientAddress(try SocketAddress(ipAddress: "127.0.0.3", port: 1)))

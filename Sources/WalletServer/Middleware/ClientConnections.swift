@@ -13,9 +13,10 @@ import Darwin
 
 /// The address a connection comes from, for counting connections per client. An IPv4 client
 /// reached through an IPv6 socket (`::ffff:a.b.c.d`) is the same client as over IPv4, so it
-/// cannot double its share by switching families.
+/// cannot double its share by switching families. An IPv6 client counts by its /64 network:
+/// one subscriber is handed a whole /64, and would otherwise have 2^64 "clients".
 struct ClientAddress: Hashable, Sendable {
-    /// 4 bytes for IPv4 (and IPv4-mapped IPv6), 16 for IPv6, in network order.
+    /// 4 bytes for IPv4 (and IPv4-mapped IPv6), the 8 bytes of the /64 for IPv6, in network order.
     let bytes: [UInt8]
 
     /// Nil for a Unix domain socket, which has no client address to count by.
@@ -26,7 +27,7 @@ struct ClientAddress: Hashable, Sendable {
         case .v6(let ipv6):
             let all = withUnsafeBytes(of: ipv6.address.sin6_addr) { Array($0) }
             let mappedPrefix: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]
-            bytes = all.starts(with: mappedPrefix) ? Array(all[12...]) : all
+            bytes = all.starts(with: mappedPrefix) ? Array(all[12...]) : Array(all.prefix(8))
         case .unixDomainSocket:
             return nil
         }
