@@ -161,21 +161,9 @@ struct VerifyTests {
 
 @Suite("Any sequence of operations keeps the ledger consistent")
 struct SequenceTests {
-    /// A small deterministic generator, so a failure names a reproducible seed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("400 random grants, spends, adjustments, refunds and replays, then verify", arguments: TestBackend.all, [UInt64(1), 2, 3])
     func randomSequence(_ backend: TestBackend, seed: UInt64) async throws {
-        var random = SplitMix(state: seed)
+        var random = SeededRandom(seed: seed)
         let ledger = try await TestLedger.withCatalog(backend)
         let players = ["p1", "p2", "p3"]
         var purchases: [String] = []

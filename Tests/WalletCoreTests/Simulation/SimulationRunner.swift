@@ -4,21 +4,12 @@ import Synchronization
 @testable import WalletSQL
 import WalletTestSupport
 
-/// SplitMix64: a seeded generator of our own, so that a seed means the same sequence on every
-/// machine and Swift version (the standard library's `random(in:)` promises no such thing).
-struct SplitMix64 {
-    private var state: UInt64
+/// The simulation draws from `SeededRandom` (SplitMix64), so that a seed means the same
+/// sequence on every machine and Swift version (the standard library's `random(in:)` promises no
+/// such thing).
+typealias SplitMix64 = SeededRandom
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SeededRandom {
     /// A value in `range`, by modulo (the bias is irrelevant to a simulation).
     mutating func int(_ range: ClosedRange<Int64>) -> Int64 {
         let width = UInt64(range.upperBound - range.lowerBound) &+ 1
