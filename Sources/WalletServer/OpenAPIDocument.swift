@@ -364,7 +364,7 @@ enum OpenAPIDocument {
     "/v1/purchases/apple/receipt": {
       "post": {
         "operationId": "redeemAppleReceipt",
-        "summary": "Credit a StoreKit 1 app receipt: the wallet reads the transaction ids it names (untrusted), asks the App Store Server API for that customer's consumable purchases, verifies each signed transaction and credits, in one write, every one the receipt names that is not yet credited. At most 10 a minute per player. Service keys, or the player's own token.",
+        "summary": "Credit a StoreKit 1 app receipt: the wallet verifies its PKCS#7 signature and certificate chain (Apple Root CA, or a root added with --apple-root-certs; a receipt that does not verify is 400 `invalid_request` and Apple is not asked), reads the transaction ids it names from the signed bytes, asks the App Store Server API for that customer's consumable purchases (back to the oldest one the receipt names; past 50 pages, 503 `store_unavailable`), verifies each signed transaction and credits, in one write, every one the receipt names that is not yet credited. At most 10 a minute per player with the player's own token; service keys are not limited per player. Service keys, or the player's own token.",
         "requestBody": {
           "required": true,
           "content": {
@@ -432,7 +432,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/responses/Problem415"
           },
           "429": {
-            "description": "More than 10 receipts a minute for this player (`rate_limited`); retry after `Retry-After` seconds.",
+            "description": "More than 10 receipts a minute for this player from the player's own token (`rate_limited`); service keys are not limited per player. Retry after `Retry-After` seconds.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/RequestId"
@@ -3028,7 +3028,7 @@ enum OpenAPIDocument {
           },
           "complete": {
             "type": "boolean",
-            "description": "False when the customer's history was longer than the wallet reads at once (1,000 purchases, newest first)."
+            "description": "Always true: a history the wallet would have to read past 50 pages to find every purchase the receipt names is refused with 503 rather than read in part. Kept for compatibility."
           }
         }
       },
