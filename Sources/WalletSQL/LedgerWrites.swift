@@ -358,20 +358,14 @@ enum LedgerWrites {
     /// seq it takes (`lots:<count>:at:<seq>`): it is booked because the lots hold credits past
     /// their expiry, read in this same write, so no key could replay it anyway.
     private static func expireTogether(_ db: any SQLSession, _ lots: [Lot], playerID: String, currency: String, now: Date, context: inout BatchContext) throws {
-        let total = lots.reduce(Int64(0)) { $0 + $1.remaining }
         let seq = (try context.head ?? LedgerReads.head(db)).seq + 1
         var canonical = CanonicalBytes()
         canonical.append("expiry")
         for lot in lots { canonical.append(lot.id) }
         let key = IdempotencyKey(
             scope: "expiry", key: "lots:\(lots.count):at:\(seq)", requestHash: canonical.sha256Hex(), reusedDetail: "these lots have expired already")
-        let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(playerID), currency: currency)
-        let breakage = try Account.fetch(db, context: &context, owner: "@expired", currency: currency)
-        var draft = LedgerTransaction(draftOf: .expiry, playerID: playerID, currency: currency, amount: -total, actor: "wallet:expiry")
-        draft.idempotencyKey = key.key
-        draft.note = "\(lots.count) lots expired, from \(lots.first?.expiresAt ?? "") to \(lots.last?.expiresAt ?? "")"
-        let result = try append(db, draft, legs: [(player, -total), (breakage, total)], key: key, now: now, context: &context)
-        try LotStorage.apply(db, seq: result.transaction.seq, draws: lots.map { LotDraw(lotID: $0.id, amount: $0.remaining) })
+        let note = "\(lots.count) lots expired, from \(lots.first?.expiresAt ?? "") to \(lots.last?.expiresAt ?? "")"
+        try bookExpiry(db, lots, key: key, note: note, playerID: playerID, currency: currency, now: now, context: &context)
     }
 
     /// The `expiry` transaction of one lot: its remainder leaves the wallet for `@expired`.
@@ -387,14 +381,24 @@ enum LedgerWrites {
             let last = try db.integer("SELECT max(seq) FROM lot_draws WHERE lot_id = ?", [.integer(lot.id)]) ?? lot.sourceSeq
             key = expiryKey(lot, after: last)
         }
+        let note = "lot \(lot.id) (\(lot.category.rawValue), credited at seq \(lot.sourceSeq)) expired at \(lot.expiresAt ?? "")"
+        try bookExpiry(db, [lot], key: key, note: note, playerID: playerID, currency: currency, now: now, context: &context)
+        return true
+    }
+
+    /// The one `expiry` transaction of `lots` (one wallet's): their remainders leave the wallet
+    /// for `@expired`, each lot's share in the breakdown.
+    private static func bookExpiry(
+        _ db: any SQLSession, _ lots: [Lot], key: IdempotencyKey, note: String, playerID: String, currency: String, now: Date, context: inout BatchContext
+    ) throws {
+        let total = lots.reduce(Int64(0)) { $0 + $1.remaining }
         let player = try Account.fetch(db, context: &context, owner: LedgerRules.playerOwner(playerID), currency: currency)
         let breakage = try Account.fetch(db, context: &context, owner: "@expired", currency: currency)
-        var draft = LedgerTransaction(draftOf: .expiry, playerID: playerID, currency: currency, amount: -lot.remaining, actor: "wallet:expiry")
+        var draft = LedgerTransaction(draftOf: .expiry, playerID: playerID, currency: currency, amount: -total, actor: "wallet:expiry")
         draft.idempotencyKey = key.key
-        draft.note = "lot \(lot.id) (\(lot.category.rawValue), credited at seq \(lot.sourceSeq)) expired at \(lot.expiresAt ?? "")"
-        let result = try append(db, draft, legs: [(player, -lot.remaining), (breakage, lot.remaining)], key: key, now: now, context: &context)
-        try LotStorage.apply(db, seq: result.transaction.seq, draws: [LotDraw(lotID: lot.id, amount: lot.remaining)])
-        return true
+        draft.note = note
+        let result = try append(db, draft, legs: [(player, -total), (breakage, total)], key: key, now: now, context: &context)
+        try LotStorage.apply(db, seq: result.transaction.seq, draws: lots.map { LotDraw(lotID: $0.id, amount: $0.remaining) })
     }
 
     private static func expiryKey(_ lot: Lot, after lastDrawSeq: Int64?) -> IdempotencyKey {
