@@ -56,14 +56,21 @@ struct AppStoreServerAPIClientTests {
         #expect(try await ledger.balance("mallory") == 0)
     }
 
+    /// A stand-in whose one customer (transaction 7101) has a history of one transaction a
+    /// page that always claims more pages follow, and the purchases and ledger over it.
+    static func endlessHistory(_ apple: AppStoreStandIn) async throws -> (ApplePurchases, TestLedger) {
+        apple.setPageSize(1)
+        apple.setEndlessHistory()
+        let opened = try await Self.purchases(apple)
+        apple.addCustomer([try Self.authority.transaction("7101")])
+        return opened
+    }
+
     @Test("Apple paging without end: the wallet stops at historyPagesMax pages and answers store_unavailable, crediting nothing")
     func endlessHistory() async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
-        apple.setPageSize(1)
-        apple.setEndlessHistory()
-        let (purchases, ledger) = try await Self.purchases(apple)
-        apple.addCustomer([try Self.authority.transaction("7101")])
+        let (purchases, ledger) = try await Self.endlessHistory(apple)
         // The receipt also names 7100, which the history never shows: paging would go on forever.
         let error = await walletError {
             _ = try await purchases.redeemReceipt(
@@ -78,10 +85,7 @@ struct AppStoreServerAPIClientTests {
     func historyStopsOnceSeen() async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
-        apple.setPageSize(1)
-        apple.setEndlessHistory()
-        let (purchases, ledger) = try await Self.purchases(apple)
-        apple.addCustomer([try Self.authority.transaction("7101")])
+        let (purchases, ledger) = try await Self.endlessHistory(apple)
         let redeemed = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "7101", signedBy: Self.authority), actor: "t")
         #expect(redeemed.credited.map(\.storeTransactionID) == ["7101"])
         #expect(apple.seen.count == 1, "every purchase the receipt names was on the first page")

@@ -187,6 +187,19 @@ struct ConnectionTests {
         #expect(try await server.store.balances(playerID: "p1").balances["credits"] == before - 1)
     }
 
+    /// `count` connections from 127.0.0.2, each answered (so accepted) before the next opens,
+    /// then left open and idle.
+    func answeredHolders(_ count: Int, port: Int) async throws -> [LoopbackSocket] {
+        var holders: [LoopbackSocket] = []
+        for _ in 0..<count {
+            let holder = try LoopbackSocket(port: port, source: "127.0.0.2")
+            #expect(holder.send(healthRequest))
+            #expect(statusLine(await holder.readResponse(timeout: 20)) == "HTTP/1.1 200 OK")
+            holders.append(holder)
+        }
+        return holders
+    }
+
     @Test("the total cap holds: a client beyond it waits until a connection closes")
     func totalCap() async throws {
         let server = try await TestServer()
@@ -195,13 +208,7 @@ struct ConnectionTests {
             idleTimeoutSeconds: 30, connectionsMax: 4, connectionsPerAddressMax: 64, requestHeadTimeoutSeconds: 30, idleNearCapTimeoutSeconds: 30)
         try await withRunningServer(server, configuration) { port in
             // Each holder is answered before the next connects, so all four are accepted.
-            var holders: [LoopbackSocket] = []
-            for _ in 0..<4 {
-                let holder = try LoopbackSocket(port: port, source: "127.0.0.2")
-                #expect(holder.send(healthRequest))
-                #expect(statusLine(await holder.readResponse(timeout: 20)) == "HTTP/1.1 200 OK")
-                holders.append(holder)
-            }
+            let holders = try await answeredHolders(4, port: port)
             let waiting = try LoopbackSocket(port: port)
             #expect(waiting.send(balanceRequest(server)))
             let (early, earlyClosed) = await waiting.readToEnd(timeout: 2)
@@ -219,13 +226,7 @@ struct ConnectionTests {
             idleTimeoutSeconds: 30, connectionsMax: 4, connectionsPerAddressMax: 64, requestHeadTimeoutSeconds: 30, idleNearCapTimeoutSeconds: 1)
         try await withRunningServer(server, configuration) { port in
             // Three holders answered below 90% of the cap, then a fourth at the cap.
-            var holders: [LoopbackSocket] = []
-            for _ in 0..<4 {
-                let holder = try LoopbackSocket(port: port, source: "127.0.0.2")
-                #expect(holder.send(healthRequest))
-                #expect(statusLine(await holder.readResponse(timeout: 20)) == "HTTP/1.1 200 OK")
-                holders.append(holder)
-            }
+            let holders = try await answeredHolders(4, port: port)
             // Only the request head timeout (30 s) would close it otherwise.
             let (rest, closed) = await holders[3].readToEnd(timeout: 20)
             #expect(closed && rest.isEmpty)
