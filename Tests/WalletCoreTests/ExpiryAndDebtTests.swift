@@ -101,6 +101,30 @@ struct ExpiryAndDebtTests {
         #expect(report.ok, "\(report.problem ?? "")")
     }
 
+    @Test("a lot whose first expiry key is taken (an older version's release put credits back after it) is booked under a fresh key, never stuck", arguments: TestBackend.all)
+    func stuckLotBookedAgain(backend: TestBackend) async throws {
+        let clock = TestClock("2026-11-22T12:00:00Z")
+        let ledger = try await TestLedger.withCatalog(backend, clock: clock)
+        let bonus = try await Self.bonus(ledger, "p", 5, key: "b", expiresAt: "2026-11-22T12:01:00Z")
+        // The state an older version left: the key `lot:<id>` used, the lot still holding credits.
+        var canonical = CanonicalBytes()
+        canonical.append("expiry")
+        canonical.append(Int64(1))
+        let hash = canonical.sha256Hex()
+        try await ledger.store.engine.transaction { db in
+            try db.execute(
+                "INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES ('expiry', 'lot:1', ?, ?)", [.text(hash), .integer(bonus.transaction.seq)])
+        }
+        clock.set("2026-11-22T12:02:00Z")
+        #expect(try await ledger.store.expireLots(limit: 10) == 1)
+        #expect(try await ledger.store.expireLots(limit: 10) == 0, "booked once: the sweep moves on")
+        let history = try await ledger.store.history(HistoryQuery(playerID: "p", limit: 1))
+        #expect(history.transactions.first?.kind == .expiry && history.transactions.first?.idempotencyKey == "lot:1:after:\(bonus.transaction.seq)")
+        #expect(try await ledger.balance("p") == 0)
+        let report = try await ledger.store.verify()
+        #expect(report.ok, "\(report.problem ?? "")")
+    }
+
     @Test("a refund under debt while the credits are held: the release repays the debt before anything goes back to lots", arguments: TestBackend.all)
     func refundWhileHeldThenRelease(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
