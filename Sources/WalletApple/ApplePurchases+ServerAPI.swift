@@ -265,7 +265,7 @@ extension ApplePurchases {
                     do {
                         let outcome = try await handleNotification(signedPayload: payload)
                         if outcome.replayed { report.alreadyApplied += 1 } else { report.applied += 1 }
-                        report.outcomes[outcome.outcome, default: 0] += 1
+                        report.outcomes[outcome.outcome.rawValue, default: 0] += 1
                     } catch where error.isRuleRefusal {
                         report.refused.append(StoreTransactionRefusal(storeTransactionID: nil, error))
                     }

@@ -10,13 +10,12 @@ public enum HoldParty: Sendable, Equatable {
     /// The party a ledger actor stands for: a player token acts as `player:<id>`; API keys and
     /// the CLI act under their own names.
     package init(actor: String) {
-        let owner = LedgerRules.playerOwner("")
-        self = actor.utf8.starts(with: owner.utf8) ? .player(String(actor.dropFirst(owner.count))) : .service
+        self = AccountOwner.playerID(ofOwner: actor).map(Self.player) ?? .service
     }
 
     /// The ledger actor of this party (`player:<id>` for a player).
     package var actor: String? {
-        if case .player(let id) = self { return LedgerRules.playerOwner(id) }
+        if case .player(let id) = self { return AccountOwner.player(id).text }
         return nil
     }
 }
@@ -203,10 +202,25 @@ public struct HoldResolution: LedgerMutation, Equatable {
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
+    /// The key under which the wallet books a hold's expiry itself.
+    package static let expiryKeyName = "expiry"
+
+    /// The key of the expiry of hold `holdID`, in the scope of its resolutions: a capture or
+    /// release and its expiry exclude each other.
+    package static func expiryKey(holdID: String) -> IdempotencyKey {
+        var canonical = CanonicalBytes()
+        canonical.append("hold_expiry")
+        canonical.append(holdID)
+        return IdempotencyKey(
+            scope: scope(holdID), key: expiryKeyName, requestHash: canonical.sha256Hex(), reusedDetail: "the hold's expiry was booked already")
+    }
+
+    private static func scope(_ holdID: String) -> String { "hold_resolution:\(holdID)" }
+
     /// One scope per hold: whichever key resolved it, only that key replays.
     package var idempotency: IdempotencyKey {
         IdempotencyKey(
-            scope: "hold_resolution:\(holdID)", key: idempotencyKey, requestHash: requestHash,
+            scope: Self.scope(holdID), key: idempotencyKey, requestHash: requestHash,
             reusedDetail: "idempotency key '\(idempotencyKey)' was already used to resolve this hold differently")
     }
 

@@ -20,9 +20,6 @@ package enum LedgerRules {
         }
     }
 
-    /// The ledger account owner of a player's wallet.
-    package static func playerOwner(_ playerID: String) -> String { "player:\(playerID)" }
-
     /// A debit of `debit` may not take `balance` below zero (a negative balance, a refund's
     /// debt, allows no debit at all until it is repaid).
     package static func requireFunds(balance: Int64, debit: Int64, currency: String) throws(WalletError) {
@@ -66,7 +63,7 @@ package enum LedgerRules {
         _ draft: LedgerTransaction, legs: [Leg], head: (seq: Int64, hash: String), id: String, now: Date
     ) throws(WalletError) -> (transaction: LedgerTransaction, balancesAfter: [Int64]) {
         // The writes build their legs this way; a draft that breaks it is refused, never written.
-        guard legs.count >= 2, legs.reduce(0, { $0 &+ $1.amount }) == 0, Identifier.same(legs[0].owner, playerOwner(draft.playerID)) else {
+        guard legs.count >= 2, legs.reduce(0, { $0 &+ $1.amount }) == 0, Identifier.same(legs[0].owner, AccountOwner.player(draft.playerID).text) else {
             throw .corrupt("a \(draft.kind.rawValue) was drafted with postings that do not sum to zero or do not start with the player's")
         }
         var balancesAfter: [Int64] = []
@@ -105,6 +102,18 @@ package struct Corrections {
             claimed = 0
             taken = 0
         }
+    }
+
+    /// The key of a reversal of these refunds: one per last refund reversed, so that a purchase
+    /// refunded again after a reversal can be reversed again.
+    package func reversalKey(store: String, storeTransactionID: String) -> IdempotencyKey {
+        var canonical = CanonicalBytes()
+        canonical.append("refund_reversal")
+        canonical.append(store)
+        canonical.append(storeTransactionID)
+        return IdempotencyKey(
+            scope: "refund_reversal:\(store):\(lastRefundSeq ?? 0)", key: storeTransactionID, requestHash: canonical.sha256Hex(),
+            reusedDetail: "store transaction \(store)/\(storeTransactionID) had its refund reversed already")
     }
 
     package init(claimed: Int64 = 0, taken: Int64 = 0, lastRefundSeq: Int64? = nil) {

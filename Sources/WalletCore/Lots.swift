@@ -166,6 +166,43 @@ package enum LotRules {
         max(0, amount - max(0, -balance))
     }
 
+    /// The lot a credit of `amount` makes in a wallet whose balance is `balance` before it
+    /// (`lotAmount`), nil when it all repays a debt.
+    package static func lot(ofCredit amount: Int64, balance: Int64, category: LotCategory, expiresAt: String? = nil) -> NewLot? {
+        let lotAmount = lotAmount(ofCredit: amount, balance: balance)
+        return lotAmount > 0 ? NewLot(category: category, amount: lotAmount, expiresAt: expiresAt) : nil
+    }
+
+    /// Whether a wallet whose balance is `balance` may keep `lotsMax` open lots already: every
+    /// open lot holds at least one credit, so a balance under it proves there is room, and the
+    /// store need not count them.
+    package static func mayBeFull(balance: Int64, lotsMax: Int64 = Limits.openLotsPerWalletMax) -> Bool {
+        balance >= lotsMax
+    }
+
+    /// Refuses a free credit (a bonus, a support credit) of `credit` that would make a lot in a
+    /// wallet that keeps `Limits.openLotsPerWalletMax` open ones already (`walletFull`, read by the
+    /// store only when `mayBeFull`). Store purchases and refund reversals are never refused for
+    /// it: the store was paid, and only real purchases make such lots.
+    package static func requireRoom(
+        walletFull: Bool, credit: Int64, wallet: WalletSnapshot, lotsMax: Int64 = Limits.openLotsPerWalletMax
+    ) throws(WalletError) {
+        guard walletFull, mayBeFull(balance: wallet.balance, lotsMax: lotsMax), lotAmount(ofCredit: credit, balance: wallet.balance) > 0 else { return }
+        throw .tooManyLots(
+            "the wallet of \(wallet.playerID.prefix(64)) keeps \(lotsMax) open lots of \(wallet.currency), the most one wallet may; spend or let some expire first; nothing was credited")
+    }
+
+    /// The breakdown of a debit of `amount` that the funds check (`LedgerRules.requireFunds`)
+    /// allowed: a settled wallet's lots hold its balance, so they cover it.
+    /// - Throws: `corrupt` when they do not.
+    package static func drawCovering(_ amount: Int64, from lots: [Lot], at now: String, wallet: WalletSnapshot) throws(WalletError) -> [LotDraw] {
+        let draws = drawAvailable(amount, from: lots, at: now)
+        guard draws.reduce(0, { $0 + $1.amount }) == amount else {
+            throw .corrupt("the lots of \(wallet.playerID.prefix(64)) in \(wallet.currency) hold less than its balance of \(wallet.balance)")
+        }
+        return draws
+    }
+
     /// Credits a hold gives back to live lots (`returned`: the `live` part of `splitReturns`, in
     /// burn order) to a wallet whose balance is `balance` before: like every credit, they repay a
     /// debt first (taken from the returned draws in their order) and only the rest goes back to
@@ -197,24 +234,49 @@ package enum LotRules {
         return (live, expired)
     }
 
-    /// The balance a debit of this wallet would find at `now`, before any of it is written: its
-    /// expired holds given back (`holds`: each one's amount and its draws in burn order, with the
-    /// lots they name among `lots`) by `splitReturns` and `planReturn`, then every expired lot's
-    /// remainder booked.
-    /// What balances answer, so that a player is never shown credits a spend cannot use, nor
-    /// refused credits a spend could.
-    package static func settledBalance(_ balance: Int64, lots: [Lot], expiredHolds holds: [(amount: Int64, draws: [LotDraw])], at now: String) -> Int64 {
+    /// What a hold of `amount`, drawn as `draws` (in burn order) from `lots`, gives back when it is
+    /// captured for `captured` (0: released or expired) at `now`, to a wallet whose balance is
+    /// `balance`: the captured part goes to `@spend` (`splitCapture`); of the rest, what would go
+    /// back to a lot expired meanwhile expires (`splitReturns`), and the live part repays a debt
+    /// first and goes back to its lots (`planReturn`).
+    package static func giveBack(
+        _ amount: Int64, captured: Int64, draws: [LotDraw], lots: [Lot], balance: Int64, at now: String
+    ) throws(WalletError) -> HoldReturn {
+        let split = try splitCapture(captured, of: draws)
+        let returns = splitReturns(split.returned, lots: lots, at: now)
+        let plan = planReturn(returns.live, balance: balance)
+        return HoldReturn(captured: captured, toWallet: amount - captured - returns.expired, expired: returns.expired, toLots: plan.toLots)
+    }
+
+    /// A wallet settled at `now` before a debit reads it: its expired holds given back in the
+    /// order given (`giveBack`, nothing captured), then every lot past its expiry booked
+    /// (`expired`). `lots` are the wallet's open lots and the lots the holds drew from, each as it
+    /// is now (a lot named twice counts once).
+    package static func settle(_ balance: Int64, lots: [Lot], expiredHolds holds: [(amount: Int64, draws: [LotDraw])], at now: String) -> SettledWallet {
         var balance = balance
-        var remaining = Dictionary(lots.map { ($0.id, $0.remaining) }, uniquingKeysWith: { first, _ in first })
+        var byID: [Int64: Lot] = [:]
+        for lot in lots where byID[lot.id] == nil { byID[lot.id] = lot }
+        let known = Array(byID.values)
+        var returns: [HoldReturn] = []
         for hold in holds {
-            let returns = splitReturns(hold.draws, lots: lots, at: now)
-            let plan = planReturn(returns.live, balance: balance)
-            balance += hold.amount - returns.expired
-            for back in plan.toLots { remaining[back.lotID, default: 0] += back.amount }
+            // Nothing is captured, so `splitCapture` cannot refuse it.
+            guard let back = try? giveBack(hold.amount, captured: 0, draws: hold.draws, lots: known, balance: balance, at: now) else { continue }
+            balance += back.toWallet
+            for draw in back.toLots { byID[draw.lotID]?.remaining += draw.amount }
+            returns.append(back)
         }
-        // Each lot once, however many of the holds drew from it.
-        for lot in lots where lot.isExpired(at: now) { balance -= remaining.removeValue(forKey: lot.id) ?? 0 }
-        return balance
+        let expiring = expired(Array(byID.values), at: now, limit: byID.count)
+        balance -= expiring.reduce(0) { $0 + $1.remaining }
+        let expiredIDs = Set(expiring.map(\.id))
+        let open = byID.values.filter { $0.remaining > 0 && !expiredIDs.contains($0.id) }.sorted { $0.id < $1.id }
+        return SettledWallet(balance: balance, holdReturns: returns, expiredLots: expiring, lots: open)
+    }
+
+    /// The balance a debit of this wallet would find at `now`, before any of it is written
+    /// (`settle`). What balances answer, so that a player is never shown credits a spend cannot
+    /// use, nor refused credits a spend could.
+    package static func settledBalance(_ balance: Int64, lots: [Lot], expiredHolds holds: [(amount: Int64, draws: [LotDraw])], at now: String) -> Int64 {
+        settle(balance, lots: lots, expiredHolds: holds, at: now).balance
     }
 
     /// The lots a lot-expiry sweep closes at `now`: expired ones with something left, soonest
@@ -226,12 +288,11 @@ package enum LotRules {
     /// How a capture of `captured` out of a hold drawn as `draws` (in burn order) splits: the
     /// captured part takes the draws in their order, and the rest goes back to the lots it came
     /// from, latest in burn order first (so purchase lots are given back before bonus ones).
-    /// - Throws: `invalidRequest` when `captured` is negative or more than the hold.
+    /// - Throws: `captureExceedsHold` when `captured` is more than the hold, `invalidRequest` when negative.
     package static func splitCapture(_ captured: Int64, of draws: [LotDraw]) throws(WalletError) -> (kept: [LotDraw], returned: [LotDraw]) {
         let held = draws.reduce(0) { $0 + $1.amount }
-        guard captured >= 0, captured <= held else {
-            throw .invalidRequest("a capture takes 0 to \(held), the amount held, not \(captured)")
-        }
+        guard captured >= 0 else { throw .invalidRequest("a capture takes 0 to \(held), the amount held, not \(captured)") }
+        guard captured <= held else { throw .captureExceedsHold("the hold holds \(held); a capture of \(captured) is more") }
         var left = captured
         var kept: [LotDraw] = []
         var returned: [LotDraw] = []
@@ -243,6 +304,29 @@ package enum LotRules {
         }
         return (kept, returned)
     }
+}
+
+/// What a hold gives back when it is captured, released or expired (`LotRules.giveBack`).
+package struct HoldReturn: Sendable, Equatable {
+    /// What a capture took, to `@spend`.
+    package var captured: Int64
+    /// What comes back to the wallet's balance.
+    package var toWallet: Int64
+    /// What would have gone back to lots expired meanwhile: to `@expired`.
+    package var expired: Int64
+    /// What goes back to each lot (after a debt is repaid).
+    package var toLots: [LotDraw]
+}
+
+/// A wallet as a debit finds it once settled (`LotRules.settle`).
+package struct SettledWallet: Sendable, Equatable {
+    package var balance: Int64
+    /// What each expired hold gives back, in the order given.
+    package var holdReturns: [HoldReturn]
+    /// The lots booked as expired, soonest expiry first.
+    package var expiredLots: [Lot]
+    /// The open lots left, by id, with what holds gave back.
+    package var lots: [Lot]
 }
 
 /// How expiries are swept, by the background service and by `wallet expire` alike: bounded

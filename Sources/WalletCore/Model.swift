@@ -121,7 +121,7 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
             try container.encode(hash, forKey: .hash)
             try container.encode(postings, forKey: .postings)
         } else {
-            let own = LedgerRules.playerOwner(playerID)
+            let own = AccountOwner.player(playerID).text
             try container.encode(postings.filter { Identifier.same($0.account, own) }, forKey: .postings)
         }
     }

@@ -62,15 +62,47 @@ public struct StoreNotification: Sendable, Equatable {
     }
 }
 
+extension StoreNotification {
+    /// What a notification whose effect the ledger refused is recorded as, so that the store
+    /// does not retry it forever: about a purchase the wallet never credited, or a refund already
+    /// applied differently. Nil for an error the delivery must fail with.
+    package func outcome(refusedWith error: WalletError) -> NotificationOutcome.Result? {
+        switch error {
+        case .notFound: effect == .refundReversal ? .noRefund : .noPurchase
+        case .idempotencyKeyReused, .alreadyRefunded: .alreadyApplied
+        default: nil
+        }
+    }
+
+    /// Whether the operator's reply to a consumption request is queued, once recorded as `outcome`:
+    /// also for a purchase the wallet never credited (Apple still asks).
+    package func queuesReply(after outcome: NotificationOutcome.Result) -> Bool {
+        consumptionReply != nil && effect == .consumptionRequest && (outcome == .consumptionRecorded || outcome == .noPurchase)
+    }
+}
+
 /// What the wallet did about a notification. A notification delivered again answers the same.
 public struct NotificationOutcome: Codable, Sendable, Equatable {
     public var notificationUUID: String
     public var notificationType: String
-    /// `refunded`, `refund_reversed`, `consumption_recorded`, `no_purchase` (the wallet never
-    /// credited that transaction: it never will, if the report was a refund), `no_refund`
-    /// (nothing to reverse), `already_applied`, `superseded` (an older report than one already
-    /// applied), `invalid` (what the store can never make valid), `recorded`.
-    public var outcome: String
+    public enum Result: String, Codable, Sendable, CaseIterable {
+        case refunded
+        case refundReversed = "refund_reversed"
+        case consumptionRecorded = "consumption_recorded"
+        /// The wallet never credited that transaction: it never will, if the report was a refund.
+        case noPurchase = "no_purchase"
+        /// Nothing to reverse.
+        case noRefund = "no_refund"
+        case alreadyApplied = "already_applied"
+        /// An older report than one already applied.
+        case superseded
+        /// What the store can never make valid.
+        case invalid
+        /// Recorded only.
+        case recorded
+    }
+
+    public var outcome: Result
     /// The ledger transaction the notification caused, if any.
     public var ledgerSeq: Int64?
     /// For a consumption request: the share of the purchase already spent, in thousandths of a percent.
@@ -85,12 +117,49 @@ public struct NotificationOutcome: Codable, Sendable, Equatable {
         case spentShareMillipercent = "spent_share_millipercent"
     }
 
-    package init(notificationUUID: String, notificationType: String, outcome: String, ledgerSeq: Int64?, spentShareMillipercent: Int64?, replayed: Bool) {
+    package init(notificationUUID: String, notificationType: String, outcome: Result, ledgerSeq: Int64?, spentShareMillipercent: Int64?, replayed: Bool) {
         self.notificationUUID = notificationUUID
         self.notificationType = notificationType
         self.outcome = outcome
         self.ledgerSeq = ledgerSeq
         self.spentShareMillipercent = spentShareMillipercent
         self.replayed = replayed
+    }
+}
+
+/// The latest state a store reported for one of its transactions (see `store_transaction_states`):
+/// refunds and reversals follow the latest report by the store's signing time, whatever order
+/// they arrive in, and a purchase reported refunded is never credited.
+package struct StoreTransactionState: Sendable, Equatable {
+    package enum State: String, Sendable {
+        case refunded
+        case refundReversed = "refund_reversed"
+    }
+
+    package var state: State
+    package var shareMillipercent: Int64
+    /// The report's signing time, milliseconds since 1970.
+    package var reportedAt: Int64
+
+    package init(state: State, shareMillipercent: Int64, reportedAt: Int64) {
+        self.state = state
+        self.shareMillipercent = shareMillipercent
+        self.reportedAt = reportedAt
+    }
+
+    /// The state `notification` reports, nil when it reports none (not a refund or a reversal,
+    /// or unsigned by time).
+    package init?(reportedBy notification: StoreNotification) {
+        guard let reportedAt = notification.reportedAt, notification.storeTransactionID != nil else { return nil }
+        switch notification.effect {
+        case .refund(let share, _): self.init(state: .refunded, shareMillipercent: share, reportedAt: reportedAt)
+        case .refundReversal: self.init(state: .refundReversed, shareMillipercent: 0, reportedAt: reportedAt)
+        case .none, .consumptionRequest, .refuse: return nil
+        }
+    }
+
+    /// Whether this report is older than `current`, the one kept: then it changes nothing.
+    package func isSuperseded(by current: StoreTransactionState?) -> Bool {
+        current.map { $0.reportedAt > reportedAt } ?? false
     }
 }

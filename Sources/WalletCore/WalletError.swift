@@ -36,7 +36,7 @@ public enum WalletError: Error, Equatable, Sendable {
     /// the wallet's credentials). Nothing was written; the same request may succeed later.
     case storeUnavailable(String)
     /// The hold was resolved already (`captured`, `released` or `expired`) by another request.
-    case holdResolved(status: String, detail: String)
+    case holdResolved(status: Hold.Status, detail: String)
     /// A capture asked for more than the hold holds.
     case captureExceedsHold(String)
     /// The caller may not do this to what it names, although it may see it (a player resolving
@@ -63,7 +63,7 @@ public enum WalletError: Error, Equatable, Sendable {
         case .purchaseInvalid: "purchase_invalid"
         case .notConfigured: "not_configured"
         case .storeUnavailable: "store_unavailable"
-        case .holdResolved(let status, _): "hold_\(status)"
+        case .holdResolved(let status, _): "hold_\(status.rawValue)"
         case .captureExceedsHold: "capture_exceeds_hold"
         case .forbidden: "forbidden"
         case .tooManyLots: "too_many_lots"

@@ -14,7 +14,7 @@ enum ConsumptionReplyStorage {
     /// Queues the reply to a consumption request, in the notification's own write. A deadline
     /// already past (a notification caught up late) is queued expired, so it shows.
     static func queue(_ db: any SQLSession, _ reply: ConsumptionReplyRequest, for notification: StoreNotification, outcome: NotificationOutcome, now: Date) throws {
-        let delivered = outcome.outcome == "consumption_recorded"
+        let delivered = outcome.outcome == .consumptionRecorded
         let expired = reply.deadline <= now
         let values: [SQLValue] = [
             .text(notification.notificationUUID), .text(notification.store), .text(notification.storeTransactionID ?? ""), .text(reply.environment),

@@ -41,6 +41,34 @@ enum HoldStorage {
             """, [.text(playerID), .text(currency), .text(Timestamp.format(now))], hold(from:))
     }
 
+    /// Up to `limit` open holds across wallets past their expiry at `at`, soonest first.
+    static func due(_ db: any SQLSession, at: String, limit: Int) throws -> [Hold] {
+        try db.all(
+            "SELECT \(columns) FROM \(source) WHERE h.status = 'open' AND h.expires_at <= ? ORDER BY h.expires_at, h.id LIMIT ?",
+            [.text(at), .integer(Int64(limit))], hold(from:))
+    }
+
+    /// The hold with what it drew (`draws(holdSeq:)`), as Core's hold rules read it.
+    static func held(_ db: any SQLSession, _ hold: Hold) throws -> HeldCredits {
+        let drawn = try draws(db, holdSeq: hold.holdSeq)
+        return HeldCredits(hold: hold, draws: drawn.draws, lots: drawn.lots)
+    }
+
+    static func insert(_ db: any SQLSession, _ hold: Hold) throws {
+        try db.execute(
+            "INSERT INTO holds (id, player_id, currency, amount, status, expires_at, hold_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [.text(hold.id), .text(hold.playerID), .text(hold.currency), .integer(hold.amount), .text(hold.status.rawValue), .text(hold.expiresAt),
+             .integer(hold.holdSeq)])
+    }
+
+    /// Records a hold's resolution (its status, resolving seq and capture), once: only an open
+    /// hold changes.
+    static func resolve(_ db: any SQLSession, _ hold: Hold) throws {
+        try db.execute(
+            "UPDATE holds SET status = ?, resolved_seq = ?, captured = ? WHERE id = ? AND status = 'open'",
+            [.text(hold.status.rawValue), .integer(hold.resolvedSeq), .integer(hold.captured), .text(hold.id)])
+    }
+
     /// What the hold transaction took from each lot, in burn order (the order it drew them), and
     /// those lots as they are now.
     static func draws(_ db: any SQLSession, holdSeq: Int64) throws -> (draws: [LotDraw], lots: [Lot]) {

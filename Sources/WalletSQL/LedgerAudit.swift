@@ -79,7 +79,7 @@ extension SQLLedgerStore {
         var arguments: [SQLValue] = [.integer(seqs.lowerBound), .integer(seqs.upperBound - 1)]
         if let playerID = query.playerID {
             conditions.append(" AND a.owner = ?")
-            arguments.append(.text(LedgerRules.playerOwner(playerID)))
+            arguments.append(.text(AccountOwner.player(playerID).text))
         }
         if let currency = query.currency {
             conditions.append(" AND a.currency = ?")
@@ -116,7 +116,7 @@ extension SQLLedgerStore {
                 throw WalletError.invalidRequest("the period holds more than \(StatementQuery.transactionsMax) transactions; ask for a shorter one")
             }
             let transactions = try rows.map { try $0.with(postings: LedgerReads.postings(db, seq: $0.seq)) }
-            let owner = LedgerRules.playerOwner(query.playerID)
+            let owner = AccountOwner.player(query.playerID).text
             let codes = try db.all("SELECT currency FROM accounts WHERE owner = ? ORDER BY currency", [.text(owner)]) { row in try row.text(0) }
             let currencies = try codes.map { currency in
                 // The player's account moves only with the player's own transactions, so the

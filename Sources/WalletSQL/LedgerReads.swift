@@ -88,7 +88,7 @@ enum LedgerReads {
     static func balances(_ db: any SQLSession, playerID: String, now: Date) throws -> WalletBalances {
         let at = Timestamp.format(now)
         var balances = [defaultCurrency: Int64(0)]
-        let accounts = try db.all("SELECT id, currency, balance FROM accounts WHERE owner = ?", [.text(LedgerRules.playerOwner(playerID))]) { row in
+        let accounts = try db.all("SELECT id, currency, balance FROM accounts WHERE owner = ?", [.text(AccountOwner.player(playerID).text)]) { row in
             (id: try row.integer(0), currency: try row.text(1), balance: try row.integer(2))
         }
         var held: [String: Int64] = [:]
@@ -114,14 +114,14 @@ enum LedgerReads {
             """
             SELECT a.currency, CAST(sum(l.remaining) AS BIGINT) FROM lots l JOIN accounts a ON a.id = l.account_id
             WHERE a.owner = ? AND l.remaining > 0 AND l.expires_at > ? AND l.expires_at <= ? GROUP BY a.currency
-            """, [.text(LedgerRules.playerOwner(playerID)), .text(at), .text(Timestamp.format(now.addingTimeInterval(WalletBalances.expiringWindow)))]
+            """, [.text(AccountOwner.player(playerID).text), .text(at), .text(Timestamp.format(now.addingTimeInterval(WalletBalances.expiringWindow)))]
         ) { row in expiring[try row.text(0)] = try row.integer(1) }
         return WalletBalances(playerID: playerID, balances: balances, expiringWithin7Days: expiring, held: held)
     }
 
     static func lots(_ db: any SQLSession, playerID: String, now: Date) throws -> [WalletLot] {
         var byCurrency: [String: [Lot]] = [:]
-        let accounts = try db.all("SELECT id, currency FROM accounts WHERE owner = ? ORDER BY currency", [.text(LedgerRules.playerOwner(playerID))]) { row in
+        let accounts = try db.all("SELECT id, currency FROM accounts WHERE owner = ? ORDER BY currency", [.text(AccountOwner.player(playerID).text)]) { row in
             (id: try row.integer(0), currency: try row.text(1))
         }
         for account in accounts { byCurrency[account.currency] = try LotStorage.open(db, accountID: account.id) }

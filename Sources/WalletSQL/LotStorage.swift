@@ -25,37 +25,52 @@ enum LotStorage {
             expiresAt: try row.textOrNil(5), sourceSeq: try row.integer(6))
     }
 
-    /// Refuses a free credit (a bonus, a support credit) of `amount` to an account whose balance
-    /// is `balanceBefore` when it would make a lot and the wallet already keeps
-    /// `Limits.openLotsPerWalletMax` open ones: checked before anything of the credit is written.
-    /// Store purchases and refund reversals are never refused for it: the store was paid, and
-    /// only real purchases make such lots. Every open lot holds at least one credit, so a
-    /// balance under the limit proves there is room without reading anything.
+    /// Whether the wallet of `account` keeps `lotsMax` open lots already, read only when its
+    /// balance allows it (`LotRules.mayBeFull`): false for a wallet without an account.
+    static func isFull(_ db: any SQLSession, account: Account?, lotsMax: Int64 = Limits.openLotsPerWalletMax) throws -> Bool {
+        guard let account, LotRules.mayBeFull(balance: account.balance, lotsMax: lotsMax) else { return false }
+        return try db.first(
+            "SELECT 1 FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY id LIMIT 1 OFFSET ?",
+            [.integer(account.id), .integer(lotsMax - 1)]) { _ in true } ?? false
+    }
+
+    /// Refuses a free credit of `amount` to `account`, whose balance is `balanceBefore`, when it
+    /// would make a lot in a full wallet (`LotRules.requireRoom`).
     static func requireRoom(
         _ db: any SQLSession, account: Account, balanceBefore: Int64, amount: Int64, lotsMax: Int64 = Limits.openLotsPerWalletMax
     ) throws {
-        guard balanceBefore >= lotsMax, LotRules.lotAmount(ofCredit: amount, balance: balanceBefore) > 0 else { return }
-        let full = try db.first(
-            "SELECT 1 FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY id LIMIT 1 OFFSET ?",
-            [.integer(account.id), .integer(lotsMax - 1)]) { _ in true } ?? false
-        if full {
-            throw WalletError.tooManyLots(
-                "the wallet of \(account.owner.dropFirst(LedgerRules.playerOwner("").count).prefix(64)) keeps \(lotsMax) open lots of \(account.currency), the most one wallet may; spend or let some expire first; nothing was credited")
+        let read = Account(id: account.id, owner: account.owner, currency: account.currency, balance: balanceBefore)
+        let wallet = WalletSnapshot(
+            playerID: AccountOwner.playerID(ofOwner: account.owner) ?? account.owner, currency: account.currency, balance: balanceBefore, lots: [], now: Date())
+        try LotRules.requireRoom(walletFull: try isFull(db, account: read, lotsMax: lotsMax), credit: amount, wallet: wallet, lotsMax: lotsMax)
+    }
+
+    /// Makes the lot a credit decided (`LedgerPlan.lot`), in the account of `accountID`.
+    static func insert(_ db: any SQLSession, accountID: Int64, _ lot: NewLot, transaction: LedgerTransaction) throws {
+        try db.execute(
+            "INSERT INTO lots (account_id, category, amount, remaining, created_at, expires_at, source_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [.integer(accountID), .text(lot.category.rawValue), .integer(lot.amount), .integer(lot.amount), .text(transaction.createdAt), .text(lot.expiresAt),
+             .integer(transaction.seq)])
+    }
+
+    /// Up to `limit` lots across wallets past their expiry at `at` that still hold credits,
+    /// soonest expiry first, with their wallet's player and currency.
+    static func due(_ db: any SQLSession, at: String, limit: Int) throws -> [(lot: Lot, playerID: String, currency: String)] {
+        try db.all(
+            """
+            SELECT \(columns(alias: "l")), a.owner, a.currency FROM lots l JOIN accounts a ON a.id = l.account_id
+            WHERE l.remaining > 0 AND l.expires_at IS NOT NULL AND l.expires_at <= ? ORDER BY l.expires_at, l.id LIMIT ?
+            """, [.text(at), .integer(Int64(limit))]
+        ) { row in
+            let owner = try row.text(7)
+            guard let playerID = AccountOwner.playerID(ofOwner: owner) else { throw WalletError.corrupt("a lot belongs to \(owner.prefix(64)), not a player") }
+            return (try lot(from: row), playerID, try row.text(8))
         }
     }
 
-    /// Makes the lot of a credit of `amount` to an account whose balance was `balanceBefore`:
-    /// a debt is repaid first, and only the rest becomes a lot (none when nothing is left).
-    static func credit(
-        _ db: any SQLSession, accountID: Int64, balanceBefore: Int64, amount: Int64, category: LotCategory, expiresAt: String? = nil,
-        transaction: LedgerTransaction
-    ) throws {
-        let lotAmount = LotRules.lotAmount(ofCredit: amount, balance: balanceBefore)
-        guard lotAmount > 0 else { return }
-        try db.execute(
-            "INSERT INTO lots (account_id, category, amount, remaining, created_at, expires_at, source_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [.integer(accountID), .text(category.rawValue), .integer(lotAmount), .integer(lotAmount), .text(transaction.createdAt), .text(expiresAt),
-             .integer(transaction.seq)])
+    /// The seq of the last transaction that drew from `lot` (its crediting one if none did).
+    static func lastDrawSeq(_ db: any SQLSession, lot: Lot) throws -> Int64 {
+        try db.integer("SELECT max(seq) FROM lot_draws WHERE lot_id = ?", [.integer(lot.id)]) ?? lot.sourceSeq
     }
 
     /// Lots one statement takes from at most: 3 parameters each, far under SQLite's 32,766 and

@@ -31,12 +31,12 @@ struct AppleNotificationTests {
         let (purchases, ledger, _) = try await Self.setUp()
         let notification = try Self.authority.notification("REFUND", uuid: "n-1", signedTransaction: Self.revoked())
         let outcome = try await purchases.handleNotification(signedPayload: notification)
-        #expect(outcome.outcome == "refunded" && !outcome.replayed && outcome.ledgerSeq == 2)
+        #expect(outcome.outcome.rawValue == "refunded" && !outcome.replayed && outcome.ledgerSeq == 2)
         #expect(try await ledger.balance("p1") == 0)
         let again = try await purchases.handleNotification(signedPayload: notification)
-        #expect(again.replayed && again.outcome == "refunded" && again.ledgerSeq == 2)
+        #expect(again.replayed && again.outcome.rawValue == "refunded" && again.ledgerSeq == 2)
         let other = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND", uuid: "n-2", signedTransaction: Self.revoked()))
-        #expect(other.outcome == "already_applied" && !other.replayed)
+        #expect(other.outcome.rawValue == "already_applied" && !other.replayed)
         #expect(try await ledger.balance("p1") == 0)
         #expect(try await ledger.store.verify().transactions == 2)
     }
@@ -45,7 +45,7 @@ struct AppleNotificationTests {
     func partialRefund() async throws {
         let (purchases, ledger, _) = try await Self.setUp()
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND", signedTransaction: Self.revoked(30_000)))
-        #expect(outcome.outcome == "refunded")
+        #expect(outcome.outcome.rawValue == "refunded")
         #expect(try await ledger.balance("p1") == 7)
     }
 
@@ -67,11 +67,11 @@ struct AppleNotificationTests {
         #expect(try await ledger.balance("p1") == 0)
         let reversal = try Self.authority.notification("REFUND_REVERSED", uuid: "r-1", signedTransaction: transaction)
         let outcome = try await purchases.handleNotification(signedPayload: reversal)
-        #expect(outcome.outcome == "refund_reversed")
+        #expect(outcome.outcome.rawValue == "refund_reversed")
         #expect(try await ledger.balance("p1") == 4, "the floor refund took 4, and 4 come back")
         #expect(try await purchases.handleNotification(signedPayload: reversal).replayed)
         let second = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND_REVERSED", uuid: "r-2", signedTransaction: transaction))
-        #expect(second.outcome == "already_applied")
+        #expect(second.outcome.rawValue == "already_applied")
         #expect(try await ledger.balance("p1") == 4)
         #expect(try await ledger.store.verify().ok)
     }
@@ -81,7 +81,7 @@ struct AppleNotificationTests {
         let (purchases, ledger, transaction) = try await Self.setUp()
         try await ledger.spend("p1", 4, key: "k1")
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification("CONSUMPTION_REQUEST", signedTransaction: transaction))
-        #expect(outcome.outcome == "consumption_recorded" && outcome.spentShareMillipercent == 40_000)
+        #expect(outcome.outcome.rawValue == "consumption_recorded" && outcome.spentShareMillipercent == 40_000)
         #expect(try await ledger.balance("p1") == 6)
     }
 
@@ -101,7 +101,7 @@ struct AppleNotificationTests {
     func recordedOnly(_ type: String) async throws {
         let (purchases, ledger, transaction) = try await Self.setUp()
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification(type, signedTransaction: type == "TEST" ? nil : transaction))
-        #expect(outcome.outcome == "recorded" && outcome.ledgerSeq == nil)
+        #expect(outcome.outcome.rawValue == "recorded" && outcome.ledgerSeq == nil)
         #expect(try await ledger.transactionCount() == 1)
     }
 
@@ -110,7 +110,7 @@ struct AppleNotificationTests {
         let (purchases, ledger, _) = try await Self.setUp()
         let unknown = try Self.authority.transaction("T-unknown", changes: ["revocationDate": AppleTestAuthority.milliseconds(Date())])
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND", signedTransaction: unknown))
-        #expect(outcome.outcome == "no_purchase")
+        #expect(outcome.outcome.rawValue == "no_purchase")
         #expect(try await ledger.transactionCount() == 1)
     }
 
@@ -118,7 +118,7 @@ struct AppleNotificationTests {
     func reversalWithoutRefund() async throws {
         let (purchases, ledger, transaction) = try await Self.setUp()
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND_REVERSED", signedTransaction: transaction))
-        #expect(outcome.outcome == "no_refund" && outcome.ledgerSeq == nil)
+        #expect(outcome.outcome.rawValue == "no_refund" && outcome.ledgerSeq == nil)
         #expect(try await ledger.balance("p1") == 10)
         #expect(try await ledger.transactionCount() == 1)
     }
@@ -149,7 +149,7 @@ struct AppleNotificationTests {
         #expect(try await ledger.balance("p1") == 10)
         // Nothing was recorded: the same UUID, properly signed, still applies.
         let good = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND", uuid: "bad-1", signedTransaction: Self.revoked()))
-        #expect(good.outcome == "refunded" && !good.replayed)
+        #expect(good.outcome.rawValue == "refunded" && !good.replayed)
     }
 }
 
@@ -170,7 +170,7 @@ struct RefundOrderTests {
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let purchases = ApplePurchases(configuration: try Self.authority.configuration(), ledger: ledger.store)
         let early = try await purchases.handleNotification(signedPayload: notification("REFUND", at: AppleTestAuthority.milliseconds(Date())))
-        #expect(early.outcome == "no_purchase")
+        #expect(early.outcome.rawValue == "no_purchase")
         let error = await walletError { _ = try await purchases.redeem(playerID: "p1", signedTransaction: try Self.authority.transaction("T1", quantity: 2), actor: "t") }
         #expect(error?.code == "purchase_invalid" && error?.detail.hasPrefix("refunded") == true)
         let grant = await walletError { try await ledger.grant("p1", "T1", product: "com.example.game.consume5credits") }
@@ -184,13 +184,13 @@ struct RefundOrderTests {
         let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
         let now = AppleTestAuthority.milliseconds(Date())
         let reversal = try await purchases.handleNotification(signedPayload: notification("REFUND_REVERSED", at: now))
-        #expect(reversal.outcome == "no_refund")
+        #expect(reversal.outcome.rawValue == "no_refund")
         let lateRefund = try await purchases.handleNotification(signedPayload: notification("REFUND", at: now - Self.hour))
-        #expect(lateRefund.outcome == "superseded")
+        #expect(lateRefund.outcome.rawValue == "superseded")
         #expect(try await ledger.balance("p1") == 10)
         // A REFUND signed after the reversal is news, and applies.
         let newer = try await purchases.handleNotification(signedPayload: notification("REFUND", at: now + Self.hour))
-        #expect(newer.outcome == "refunded")
+        #expect(newer.outcome.rawValue == "refunded")
         #expect(try await ledger.balance("p1") == 0)
         #expect(try await ledger.store.verify().ok)
     }
@@ -199,10 +199,10 @@ struct RefundOrderTests {
     func refundReversedThenStaleRefund() async throws {
         let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
         let now = AppleTestAuthority.milliseconds(Date())
-        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND", at: now)).outcome == "refunded")
-        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND_REVERSED", at: now + Self.hour)).outcome == "refund_reversed")
+        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND", at: now)).outcome.rawValue == "refunded")
+        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND_REVERSED", at: now + Self.hour)).outcome.rawValue == "refund_reversed")
         #expect(try await ledger.balance("p1") == 10)
-        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND", at: now - Self.hour)).outcome == "superseded")
+        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND", at: now - Self.hour)).outcome.rawValue == "superseded")
         #expect(try await ledger.balance("p1") == 10)
         #expect(try await ledger.store.verify().ok)
     }
@@ -215,12 +215,12 @@ struct RefundOrderTests {
         let again = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 50, actor: "support"))
         #expect(again.replayed && again.transaction.seq == half.transaction.seq)
         let full = try await purchases.handleNotification(signedPayload: notification("REFUND", at: AppleTestAuthority.milliseconds(Date())))
-        #expect(full.outcome == "refunded")
+        #expect(full.outcome.rawValue == "refunded")
         #expect(try await ledger.balance("p1") == 0)
         let smaller = await walletError { _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 30, actor: "support")) }
         #expect(smaller?.code == "already_refunded")
         // The reversal gives back everything the refunds took.
-        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND_REVERSED", at: AppleTestAuthority.milliseconds(Date()) + Self.hour)).outcome == "refund_reversed")
+        #expect(try await purchases.handleNotification(signedPayload: notification("REFUND_REVERSED", at: AppleTestAuthority.milliseconds(Date()) + Self.hour)).outcome.rawValue == "refund_reversed")
         #expect(try await ledger.balance("p1") == 10)
         #expect(try await ledger.store.verify().ok)
     }
@@ -240,7 +240,7 @@ struct RefundOrderTests {
         let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
         for share: Int64 in [0, 100_001, -5] {
             let outcome = try await purchases.handleNotification(signedPayload: notification("REFUND", at: AppleTestAuthority.milliseconds(Date()), transaction: AppleNotificationTests.revoked(share)))
-            #expect(outcome.outcome == "invalid")
+            #expect(outcome.outcome.rawValue == "invalid")
         }
         #expect(try await ledger.balance("p1") == 10)
     }

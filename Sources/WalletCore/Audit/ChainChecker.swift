@@ -101,7 +101,7 @@ package struct ChainChecker {
             sums[currency] = sum
         }
         guard sums.values.allSatisfy({ $0 == 0 }) else { throw Failure(seq: seq, problem: "postings do not sum to zero per currency") }
-        let playerOwner = LedgerRules.playerOwner(transaction.playerID)
+        let playerOwner = AccountOwner.player(transaction.playerID).text
         guard
             postings.contains(where: {
                 Identifier.same($0.account, playerOwner) && Identifier.same($0.currency, transaction.currency) && $0.amount == transaction.amount

@@ -407,8 +407,8 @@ enum SimulationRunner {
                 }
                 let outcome = try await store.recordNotification(StoreNotification(
                     notificationUUID: uuid, store: storeName, type: type, subtype: nil, storeTransactionID: id, effect: storeEffect, reportedAt: reportedAt, actor: "sim"))
-                let share = outcome.outcome == "consumption_recorded" ? " share=\(outcome.spentShareMillipercent.map(String.init) ?? "none")" : ""
-                return Outcome(text: "notification \(outcome.outcome)\(share)\(outcome.replayed ? " replayed" : "")")
+                let share = outcome.outcome.rawValue == "consumption_recorded" ? " share=\(outcome.spentShareMillipercent.map(String.init) ?? "none")" : ""
+                return Outcome(text: "notification \(outcome.outcome.rawValue)\(share)\(outcome.replayed ? " replayed" : "")")
             case .expireLots(let limit):
                 return Outcome(text: "count \(try await store.expireLots(limit: limit))")
             case .expireHolds(let limit):

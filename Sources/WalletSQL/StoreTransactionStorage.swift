@@ -1,0 +1,55 @@
+import WalletCore
+
+/// What the ledger keeps about store transactions beside the chain: the latest state a store
+/// reported for each (`store_transaction_states`), the player each account token was first
+/// credited to (`store_account_tokens`), and a purchase's corrections (its refunds and reversals).
+extension StoreTransactionState {
+    static func find(_ db: any SQLSession, store: String, storeTransactionID: String) throws -> StoreTransactionState? {
+        try db.first(
+            "SELECT state, share_thousandths, reported_at FROM store_transaction_states WHERE store = ? AND store_transaction_id = ?",
+            [.text(store), .text(storeTransactionID)]
+        ) { row in
+            let stateText = try row.text(0)
+            guard let state = State(rawValue: stateText) else {
+                throw WalletError.corrupt("store transaction \(store)/\(storeTransactionID) has an unknown state '\(stateText.prefix(40))'")
+            }
+            return StoreTransactionState(state: state, shareMillipercent: try row.integer(1), reportedAt: try row.integer(2))
+        }
+    }
+
+    func save(_ db: any SQLSession, store: String, storeTransactionID: String) throws {
+        try db.execute(
+            """
+            INSERT INTO store_transaction_states (store, store_transaction_id, state, share_thousandths, reported_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (store, store_transaction_id) DO UPDATE SET state = excluded.state,
+                share_thousandths = excluded.share_thousandths, reported_at = excluded.reported_at
+            """,
+            [.text(store), .text(storeTransactionID), .text(state.rawValue), .integer(shareMillipercent), .integer(reportedAt)])
+    }
+}
+
+/// The player a store's account token was first credited to (`store_account_tokens`).
+enum StoreAccountToken {
+    static func owner(_ db: any SQLSession, store: String, token: String) throws -> String? {
+        try db.first("SELECT player_id FROM store_account_tokens WHERE store = ? AND token = ?", [.text(store), .text(token)]) { row in try row.text(0) }
+    }
+
+    static func bind(_ db: any SQLSession, store: String, token: String, playerID: String, seq: Int64) throws {
+        try db.execute("INSERT INTO store_account_tokens (store, token, player_id, seq) VALUES (?, ?, ?, ?)", [.text(store), .text(token), .text(playerID), .integer(seq)])
+    }
+}
+
+extension Corrections {
+    static func of(_ db: any SQLSession, purchase: LedgerTransaction) throws -> Corrections {
+        var corrections = Corrections()
+        try db.forEach("SELECT seq, kind, amount, uncollected FROM transactions WHERE refund_of_seq = ? ORDER BY seq", [.integer(purchase.seq)]) { row in
+            let (seq, kindText) = (try row.integer(0), try row.text(1))
+            // A stored row the wallet cannot read is an error, never a guess about what it undid.
+            guard let kind = TransactionKind(rawValue: kindText), kind == .refund || kind == .refundReversal else {
+                throw WalletError.corrupt("transaction \(seq) corrects purchase \(purchase.seq) but is a '\(kindText.prefix(40))'")
+            }
+            corrections.add(seq: seq, kind: kind, amount: try row.integer(2), uncollected: try row.integer(3))
+        }
+        return corrections
+    }
+}
