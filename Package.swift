@@ -33,7 +33,6 @@ let package = Package(
             name: "WalletCore",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // App Store signed data, verified offline against Apple's root, and the App Store
@@ -52,7 +51,8 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
-        // The ledger's reads and writes on any SQL engine, written once.
+        // The ledger's reads and writes on any SQL engine, written once, and the store's lifecycle
+        // (`LedgerDatabase`, run as a service): kept out of Core, which needs no service.
         .target(
             name: "WalletSQL",
             dependencies: ["WalletCore", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
@@ -103,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "wallet",
             dependencies: [
-                "WalletCore", "WalletApple", "WalletStores", "WalletServer",
+                "WalletCore", "WalletApple", "WalletSQL", "WalletStores", "WalletServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

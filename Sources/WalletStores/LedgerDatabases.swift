@@ -4,6 +4,10 @@ import WalletPostgres
 import WalletSQL
 import WalletSQLite
 
+/// SQLite's `synchronous` setting, named here so that the CLI's `--durability` option can choose it
+/// without importing an engine.
+public typealias Durability = WalletSQLite.Durability
+
 /// Opens ledger databases by where they are: the one place that knows every store. The CLI
 /// holds what it returns only as a `LedgerDatabase`.
 public enum LedgerDatabases {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WalletCore
+import WalletSQL
 import WalletStores
 
 struct CopyCommand: AsyncParsableCommand {

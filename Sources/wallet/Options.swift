@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WalletCore
+import WalletSQL
 import WalletStores
 
 /// The options every command takes: where the database is and how to print.

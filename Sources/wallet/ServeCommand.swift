@@ -5,6 +5,7 @@ import Logging
 import ServiceLifecycle
 import WalletApple
 import WalletCore
+import WalletSQL
 import WalletServer
 
 struct ServeCommand: AsyncParsableCommand {

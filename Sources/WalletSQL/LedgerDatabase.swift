@@ -1,5 +1,6 @@
 import Foundation
 import ServiceLifecycle
+import WalletCore
 
 /// A ledger database as the CLI holds it: every store protocol, run as a `Service` (a
 /// PostgreSQL pool needs its task), plus what operators ask of the database itself. The
@@ -24,14 +25,6 @@ extension LedgerDatabase {
             return try await body(self)
         }
     }
-}
-
-/// How hard a commit waits for the disk.
-public enum Durability: String, Sendable, CaseIterable {
-    /// `synchronous=FULL`: an acknowledged write survives power loss. The default.
-    case full
-    /// `synchronous=NORMAL`: faster; the last commits may be lost on power loss (never corrupted).
-    case normal
 }
 
 /// How the store turns operations into SQL transactions.

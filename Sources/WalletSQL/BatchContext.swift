@@ -1,0 +1,134 @@
+import WalletCore
+
+/// What an operation will look up, told when it is submitted, so that its batch reads them for
+/// all its operations in a few statements.
+package struct WriteHints: Sendable {
+    var keys: [(scope: String, key: String)] = []
+    var accounts: [(owner: String, currency: String)] = []
+
+    package init(keys: [(scope: String, key: String)] = [], accounts: [(owner: String, currency: String)] = []) {
+        self.keys = keys
+        self.accounts = accounts
+    }
+}
+
+/// What the operations of one batch share inside its SQL transaction, where no other writer
+/// can interleave: the chain's head as the previous operation left it, and the accounts it
+/// touched. It spares each operation re-reading what the one before just wrote.
+package struct BatchContext {
+    /// Makes the id of each new transaction: random UUIDs, or a sequence in tests.
+    let makeTransactionID: @Sendable () -> String
+    var head: (seq: Int64, hash: String)?
+    /// Accounts read or changed in this batch, as they stand now, by their exact bytes: two
+    /// owners that Swift finds canonically equal are two accounts in SQLite, and here too.
+    private(set) var accounts: [AccountKey: Account] = [:]
+    /// The new balances of the accounts changed in this batch, by account id: written once per
+    /// account by `writeBalances` when the batch ends, not once per operation.
+    private var changedBalances: [Int64: Int64] = [:]
+    /// Currency codes found in the catalog; codes are never removed, so a hit stays true.
+    var knownCurrencies: Set<Identifier> = []
+    /// Accounts the batch's prefetch found missing: an operation creates them without asking.
+    private(set) var absentAccounts: Set<AccountKey> = []
+    /// Idempotency keys looked up or recorded in this batch, by their exact bytes.
+    private(set) var keys: [KeyID: KeyState] = [:]
+
+    /// An idempotency key by the exact bytes of its scope and key.
+    typealias KeyID = ExactPair
+
+    enum KeyState {
+        case unused
+        case used(requestHash: String, seq: Int64)
+    }
+
+    init(makeTransactionID: @escaping @Sendable () -> String) {
+        self.makeTransactionID = makeTransactionID
+    }
+
+    /// An account by the exact bytes of its owner and currency.
+    typealias AccountKey = ExactPair
+
+    /// Two texts compared by their bytes, as the database compares them.
+    struct ExactPair: Hashable {
+        let first: Identifier
+        let second: Identifier
+
+        init(_ first: String, _ second: String) {
+            self.first = Identifier(first)
+            self.second = Identifier(second)
+        }
+    }
+
+    /// Records an account's new balance for the rest of the batch.
+    mutating func update(_ account: Account) {
+        accounts[AccountKey(account.owner, account.currency)] = account
+        changedBalances[account.id] = account.balance
+    }
+
+    /// Keeps an account as read (or just created) for the rest of the batch.
+    mutating func remember(_ account: Account) {
+        let key = AccountKey(account.owner, account.currency)
+        absentAccounts.remove(key)
+        if accounts[key] == nil { accounts[key] = account }
+    }
+
+    /// Records a key used by an operation of this batch.
+    mutating func recordKey(scope: String, key: String, requestHash: String, seq: Int64) {
+        keys[KeyID(scope, key)] = .used(requestHash: requestHash, seq: seq)
+    }
+
+    /// The largest number of values one prefetch statement looks up; longer lists take several,
+    /// and shorter ones are padded to 8 or to this, so that each connection prepares few
+    /// statements.
+    static let prefetchChunk = 64
+
+    /// Reads, in a few statements, the idempotency keys and accounts the batch's operations
+    /// said they will ask for: each operation then finds them here instead of waiting for a
+    /// query of its own (on PostgreSQL, a round trip each).
+    mutating func prefetch(_ db: any SQLSession, keys wanted: [(scope: String, key: String)], accounts wantedAccounts: [(owner: String, currency: String)]) throws {
+        try Self.lookUp(db, wanted, "SELECT k.scope, k.key, k.request_hash, k.seq", join: "idempotency_keys k ON k.scope = wanted.column1 AND k.key = wanted.column2") { scope, key in
+            keys[KeyID(scope, key)] = .unused
+        } found: { row in
+            keys[KeyID(try row.text(0), try row.text(1))] = .used(requestHash: try row.text(2), seq: try row.integer(3))
+        }
+        let unknown = wantedAccounts.filter { accounts[AccountKey($0.owner, $0.currency)] == nil }
+        try Self.lookUp(db, unknown, "SELECT a.id, a.owner, a.currency, a.balance", join: "accounts a ON a.owner = wanted.column1 AND a.currency = wanted.column2") { owner, currency in
+            absentAccounts.insert(AccountKey(owner, currency))
+        } found: { row in
+            remember(Account(id: try row.integer(0), owner: try row.text(1), currency: try row.text(2), balance: try row.integer(3)))
+        }
+    }
+
+    /// Looks `pairs` up in padded chunks: `asked` hears each pair before its chunk's query,
+    /// `found` each row the query returns. The rows are joined from a VALUES list, so both
+    /// databases look each pair up by the table's index (`(a, b) IN (VALUES ...)` made SQLite
+    /// scan the whole table).
+    private static func lookUp(
+        _ db: any SQLSession, _ pairs: [(String, String)], _ select: String, join: String,
+        asked: (String, String) -> Void, found: (any SQLRow) throws -> Void
+    ) throws {
+        for chunk in padded(pairs) {
+            for pair in chunk { asked(pair.0, pair.1) }
+            let values = Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
+            try db.forEach("\(select) FROM (VALUES \(values)) AS wanted JOIN \(join)", chunk.flatMap { [SQLValue.text($0.0), .text($0.1)] }, found)
+        }
+    }
+
+    /// `values` in chunks of at most `prefetchChunk`, each padded (with its last value again)
+    /// to 8 or `prefetchChunk` values.
+    private static func padded<Value>(_ values: [Value]) -> [[Value]] {
+        stride(from: 0, to: values.count, by: prefetchChunk).map { start in
+            var chunk = Array(values[start..<min(start + prefetchChunk, values.count)])
+            let size = chunk.count <= 8 ? 8 : prefetchChunk
+            if let last = chunk.last { chunk += Array(repeating: last, count: size - chunk.count) }
+            return chunk
+        }
+    }
+
+    /// Writes the balances the batch changed into `accounts`, in the batch's SQL transaction,
+    /// so that every balance equals the sum of its postings when the transaction commits.
+    func writeBalances(_ db: any SQLSession) throws {
+        for (id, balance) in changedBalances {
+            try db.execute("UPDATE accounts SET balance = ? WHERE id = ?", [.integer(balance), .integer(id)])
+        }
+    }
+}
