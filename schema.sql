@@ -1,4 +1,4 @@
--- CreditsWallet ledger schema, version 5.
+-- CreditsWallet ledger schema, version 6.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -12,6 +12,14 @@ CREATE TABLE currencies (
 ) STRICT;
 
 INSERT INTO currencies (code) VALUES ('credits');
+
+-- The kinds of transaction, one row per case of `TransactionKind` (WalletCore). The rows come from
+-- that enum, not from this file: each time a wallet opens the database it inserts the kinds it
+-- knows that are missing (`SchemaMigrator.transactionKindRows`), so a new kind is one Core case
+-- and one row, with no change here. A kind in use cannot be deleted: `transactions` references it.
+CREATE TABLE transaction_kinds (
+    kind TEXT PRIMARY KEY NOT NULL
+) STRICT;
 
 -- One account per (owner, currency). Players are `player:<id>`; system accounts start with `@`.
 -- `balance` is materialised: it always equals the sum of the account's postings.
@@ -39,7 +47,7 @@ CREATE TABLE products (
 CREATE TABLE transactions (
     seq INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
     id TEXT NOT NULL CHECK (length(id) = 36),
-    kind TEXT NOT NULL CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal', 'bonus', 'expiry', 'hold', 'capture', 'release')),
+    kind TEXT NOT NULL REFERENCES transaction_kinds (kind),
     player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
     currency TEXT NOT NULL REFERENCES currencies (code),
     amount INTEGER NOT NULL,
@@ -234,6 +242,14 @@ BEGIN
     SELECT RAISE(ABORT, 'transaction seq must follow the last one without a gap');
 END;
 
+-- A kind the database does not list is refused by the reference to `transaction_kinds`; this
+-- trigger refuses it first, to say so: SQLite's foreign-key error names no table or column.
+CREATE TRIGGER transactions_known_kind BEFORE INSERT ON transactions
+WHEN NOT EXISTS (SELECT 1 FROM transaction_kinds WHERE kind = NEW.kind)
+BEGIN
+    SELECT RAISE(ABORT, 'transaction_kinds has no row for this transaction''s kind; nothing was written. Opening the database with a wallet that knows the kind adds its row');
+END;
+
 CREATE TRIGGER postings_append_only_update BEFORE UPDATE ON postings
 BEGIN
     SELECT RAISE(ABORT, 'ledger postings are append-only');
@@ -254,4 +270,4 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;

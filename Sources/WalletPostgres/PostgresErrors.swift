@@ -13,12 +13,13 @@ extension PostgresEngine {
         }
         // Prepared statements report the server's errors as the older `PostgresError`.
         if case .server(let server)? = error as? PostgresError {
-            return serverError(state: server.fields[.sqlState] ?? "", message: server.fields[.message])
+            return serverError(state: server.fields[.sqlState] ?? "", message: server.fields[.message], constraint: server.fields[.constraintName])
         }
         guard let error = error as? PSQLError else { return .storage("PostgreSQL: \(String(describing: error).prefix(300))") }
         switch error.code {
         case .server:
-            return serverError(state: error.serverInfo?[.sqlState] ?? "", message: error.serverInfo?[.message])
+            return serverError(
+                state: error.serverInfo?[.sqlState] ?? "", message: error.serverInfo?[.message], constraint: error.serverInfo?[.constraintName])
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
             return .storage(
                 "PostgreSQL at \(location) cannot be reached or closed the connection; a write under way may or may not have committed: retry it with the same idempotency key")
@@ -30,9 +31,13 @@ extension PostgresEngine {
     }
 
     /// An error the server answered, by its SQLSTATE.
-    private func serverError(state: String, message: String?) -> WalletError {
+    private func serverError(state: String, message: String?, constraint: String?) -> WalletError {
         let message = message.map { String($0.prefix(300)) }
         switch state {
+        case "23503" where constraint == PostgresSchema.kindReference:
+            // The words of SQLite's `transactions_known_kind` trigger, so both stores say it alike.
+            return .storage(
+                "transaction_kinds has no row for this transaction's kind; nothing was written. Opening the database with a wallet that knows the kind adds its row")
         case "42P01", "42703", "42883":
             return .unsupportedDatabase("the PostgreSQL database does not hold the tables this wallet expects (\(message ?? state))")
         case "28P01", "28000":

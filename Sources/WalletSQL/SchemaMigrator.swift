@@ -33,15 +33,31 @@ package struct SchemaMigrator: Sendable {
     package let create: [String]
     /// Every migration from version 2 on (version 1 is where every database started).
     package let migrations: [Migration]
+    /// What runs at every open, once the database is at `latest`: statements that must hold
+    /// whatever the version, such as `transactionKindRows`.
+    package let everyOpen: [String]
     /// How messages name the database: "the database", "the PostgreSQL database".
     package let name: String
 
-    package init(latest: Int, create: [String], migrations: [Migration], name: String) {
+    package init(latest: Int, create: [String], migrations: [Migration], everyOpen: [String] = [], name: String) {
         self.latest = latest
         self.create = create
         self.migrations = migrations
+        self.everyOpen = everyOpen
         self.name = name
     }
+
+    /// One row in `transaction_kinds` per `TransactionKind`, adding the ones missing (SQLite and
+    /// PostgreSQL spell `ON CONFLICT DO NOTHING` alike). Both stores run it at every open, so the
+    /// table lists whatever this build can write: a new kind is one Core case, whose row follows
+    /// at the next open with no schema version (a new kind used to take one, to widen a CHECK
+    /// and, on SQLite, make the whole `transactions` table again). An older wallet that meets a
+    /// newer kind in the ledger refuses that row as an unknown kind, as it always has.
+    package static let transactionKindRows =
+        "INSERT INTO transaction_kinds (kind) VALUES "
+        + TransactionKind.allCases.map { "('\($0.rawValue.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''"))')" }
+            .joined(separator: ", ")
+        + " ON CONFLICT DO NOTHING"
 
     /// What a database at `version` (0 for none) needs; throws `unsupportedDatabase` for one
     /// this build must not touch. `isEmpty` is asked only for a database without a version.
@@ -61,12 +77,12 @@ package struct SchemaMigrator: Sendable {
         return .upgrade(steps)
     }
 
-    /// Brings the database to `latest` in the caller's transaction: `run` executes a statement
-    /// (or script), `record` stores a version reached.
+    /// Brings the database to `latest` in the caller's transaction, then runs `everyOpen`: `run`
+    /// executes a statement (or script), `record` stores a version reached.
     package func migrate(version: Int, isEmpty: () throws -> Bool, run: (String) throws -> Void, record: (Int) throws -> Void) throws {
         switch try plan(version: version, isEmpty: isEmpty) {
         case .upToDate:
-            return
+            break
         case .create:
             for statement in create { try run(statement) }
             try record(latest)
@@ -77,5 +93,6 @@ package struct SchemaMigrator: Sendable {
                 try record(step)
             }
         }
+        for statement in everyOpen { try run(statement) }
     }
 }

@@ -5,13 +5,14 @@ import WalletSQL
 /// repository root byte for byte; `SchemaTests` checks that, so edit both together.
 enum Schema {
     /// The `PRAGMA user_version` this build writes and understands.
-    static let version = 5
+    static let version = 6
 
     /// Versions as `SchemaMigrator` runs them: an empty file gets `sql` whole; an older one each
     /// later migration in turn. New tables and indexes are taken from their statements in
     /// `sql`, never written twice; a migration whose statement `sql` lacks is left out, so the
     /// migrator refuses that upgrade (and `SchemaTests` fails) instead of running half of it.
-    static let migrator = SchemaMigrator(latest: version, create: [sql], migrations: migrations, name: "the database")
+    static let migrator = SchemaMigrator(
+        latest: version, create: [sql], migrations: migrations, everyOpen: [SchemaMigrator.transactionKindRows], name: "the database")
 
     static let migrations: [SchemaMigrator.Migration] = [
         // Version 1 allowed one refund per purchase, kept no store-reported states and one key
@@ -36,30 +37,85 @@ enum Schema {
             SchemaMigrator.Migration(version: 4, statements: created)
         },
         // Version 4 allowed five kinds of transaction and kept no lots or holds. SQLite cannot widen
-        // a CHECK in place: the table is copied aside, made again from schema.sql's statement and
-        // filled back, in the opening transaction, foreign keys checked at its commit. Its indexes
-        // and triggers go with the old table and are made again after the rows are back.
+        // a CHECK in place: the table is copied aside, made again as version 5 made it and filled
+        // back, in the opening transaction, foreign keys checked at its commit. Its indexes and
+        // triggers go with the old table and are made again after the rows are back.
         statements(
-            "CREATE TABLE transactions ", "CREATE UNIQUE INDEX transactions_purchase_store_transaction\n", "CREATE INDEX transactions_corrections ",
-            "CREATE INDEX transactions_player ", "CREATE INDEX transactions_created_at ", "CREATE TRIGGER transactions_append_only_update ",
-            "CREATE TRIGGER transactions_append_only_delete ", "CREATE TRIGGER transactions_gap_free ", "CREATE TABLE lots ", "CREATE INDEX lots_open ",
-            "CREATE INDEX lots_expiring ", "CREATE TABLE lot_draws ", "CREATE INDEX lot_draws_lot ", "CREATE TABLE holds ", "CREATE INDEX holds_player ",
-            "CREATE INDEX holds_open_expiry "
+            "CREATE UNIQUE INDEX transactions_purchase_store_transaction\n", "CREATE INDEX transactions_corrections ", "CREATE INDEX transactions_player ",
+            "CREATE INDEX transactions_created_at ", "CREATE TRIGGER transactions_append_only_update ", "CREATE TRIGGER transactions_append_only_delete ",
+            "CREATE TRIGGER transactions_gap_free ", "CREATE TABLE lots ", "CREATE INDEX lots_open ", "CREATE INDEX lots_expiring ", "CREATE TABLE lot_draws ",
+            "CREATE INDEX lot_draws_lot ", "CREATE TABLE holds ", "CREATE INDEX holds_player ", "CREATE INDEX holds_open_expiry "
         ).map { created in
             SchemaMigrator.Migration(version: 5, statements: [
                 """
                 PRAGMA defer_foreign_keys = ON;
                 CREATE TEMP TABLE transactions_v4 AS SELECT * FROM transactions;
                 DROP TABLE transactions;
-                \(created[0])
+                \(transactionsVersion5)
                 INSERT INTO transactions SELECT * FROM temp.transactions_v4;
                 DROP TABLE temp.transactions_v4;
-                \(created[1...].joined(separator: "\n"))
+                \(created.joined(separator: "\n"))
                 \(openingLots)
                 """
             ])
         },
+        // Version 5 listed the kinds in a CHECK, so each new kind made the table again. Version 6
+        // lists them in `transaction_kinds`, filled from Core before the rows come back, and makes
+        // the table once more, as version 5 did, with a reference to it instead of the CHECK. Rows,
+        // seqs and hashes are copied as they are: the chain verifies unchanged.
+        statements(
+            "CREATE TABLE transaction_kinds ", "CREATE TABLE transactions ", "CREATE UNIQUE INDEX transactions_purchase_store_transaction\n",
+            "CREATE INDEX transactions_corrections ", "CREATE INDEX transactions_player ", "CREATE INDEX transactions_created_at ",
+            "CREATE TRIGGER transactions_append_only_update ", "CREATE TRIGGER transactions_append_only_delete ", "CREATE TRIGGER transactions_gap_free ",
+            "CREATE TRIGGER transactions_known_kind "
+        ).map { created in
+            SchemaMigrator.Migration(version: 6, statements: [
+                """
+                PRAGMA defer_foreign_keys = ON;
+                \(created[0])
+                \(SchemaMigrator.transactionKindRows);
+                CREATE TEMP TABLE transactions_v5 AS SELECT * FROM transactions;
+                DROP TABLE transactions;
+                \(created[1])
+                INSERT INTO transactions SELECT * FROM temp.transactions_v5;
+                DROP TABLE temp.transactions_v5;
+                \(created[2...].joined(separator: "\n"))
+                """
+            ])
+        },
     ].compactMap { $0 }
+
+    /// The `transactions` table as version 5 made it, its kinds in a CHECK: version 5's upgrade
+    /// makes this table, and version 6's makes it again with the reference to `transaction_kinds`.
+    static let transactionsVersion5 = """
+        CREATE TABLE transactions (
+            seq INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
+            id TEXT NOT NULL CHECK (length(id) = 36),
+            kind TEXT NOT NULL CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal', 'bonus', 'expiry', 'hold', 'capture', 'release')),
+            player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
+            currency TEXT NOT NULL REFERENCES currencies (code),
+            amount INTEGER NOT NULL,
+            actor TEXT NOT NULL CHECK (length(actor) BETWEEN 1 AND 255),
+            created_at TEXT NOT NULL CHECK (length(created_at) = 24),
+            idempotency_key TEXT CHECK (idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 255),
+            store TEXT,
+            store_transaction_id TEXT,
+            product_id TEXT,
+            quantity INTEGER CHECK (quantity IS NULL OR quantity >= 1),
+            reason_code TEXT,
+            note TEXT,
+            ticket TEXT,
+            refund_of_seq INTEGER REFERENCES transactions (seq),
+            uncollected INTEGER NOT NULL DEFAULT 0 CHECK (uncollected >= 0),
+            metadata TEXT CHECK (metadata IS NULL OR json_valid(metadata)),
+            prev_hash TEXT NOT NULL CHECK (length(prev_hash) = 64),
+            hash TEXT NOT NULL CHECK (length(hash) = 64),
+            CHECK ((kind = 'purchase') = (store IS NOT NULL AND store_transaction_id IS NOT NULL AND product_id IS NOT NULL AND quantity IS NOT NULL)),
+            CHECK ((kind IN ('refund', 'refund_reversal')) = (refund_of_seq IS NOT NULL)),
+            CHECK (kind IN ('adjustment', 'bonus') OR reason_code IS NULL),
+            CHECK (kind <> 'adjustment' OR (reason_code IS NOT NULL AND note IS NOT NULL))
+        ) STRICT;
+        """
 
     /// One `opening` lot per positive player balance, when lots begin: dated and sourced by the
     /// account's last transaction, so what a wallet holds stays spendable, recorded as such.
@@ -89,7 +145,7 @@ enum Schema {
     }
 
     static let sql = #"""
--- CreditsWallet ledger schema, version 5.
+-- CreditsWallet ledger schema, version 6.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -103,6 +159,14 @@ CREATE TABLE currencies (
 ) STRICT;
 
 INSERT INTO currencies (code) VALUES ('credits');
+
+-- The kinds of transaction, one row per case of `TransactionKind` (WalletCore). The rows come from
+-- that enum, not from this file: each time a wallet opens the database it inserts the kinds it
+-- knows that are missing (`SchemaMigrator.transactionKindRows`), so a new kind is one Core case
+-- and one row, with no change here. A kind in use cannot be deleted: `transactions` references it.
+CREATE TABLE transaction_kinds (
+    kind TEXT PRIMARY KEY NOT NULL
+) STRICT;
 
 -- One account per (owner, currency). Players are `player:<id>`; system accounts start with `@`.
 -- `balance` is materialised: it always equals the sum of the account's postings.
@@ -130,7 +194,7 @@ CREATE TABLE products (
 CREATE TABLE transactions (
     seq INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
     id TEXT NOT NULL CHECK (length(id) = 36),
-    kind TEXT NOT NULL CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal', 'bonus', 'expiry', 'hold', 'capture', 'release')),
+    kind TEXT NOT NULL REFERENCES transaction_kinds (kind),
     player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
     currency TEXT NOT NULL REFERENCES currencies (code),
     amount INTEGER NOT NULL,
@@ -325,6 +389,14 @@ BEGIN
     SELECT RAISE(ABORT, 'transaction seq must follow the last one without a gap');
 END;
 
+-- A kind the database does not list is refused by the reference to `transaction_kinds`; this
+-- trigger refuses it first, to say so: SQLite's foreign-key error names no table or column.
+CREATE TRIGGER transactions_known_kind BEFORE INSERT ON transactions
+WHEN NOT EXISTS (SELECT 1 FROM transaction_kinds WHERE kind = NEW.kind)
+BEGIN
+    SELECT RAISE(ABORT, 'transaction_kinds has no row for this transaction''s kind; nothing was written. Opening the database with a wallet that knows the kind adds its row');
+END;
+
 CREATE TRIGGER postings_append_only_update BEFORE UPDATE ON postings
 BEGIN
     SELECT RAISE(ABORT, 'ledger postings are append-only');
@@ -345,7 +417,7 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
 
 """#
 }

@@ -213,12 +213,13 @@ struct PostgresStoreTests {
         let store = try await PostgresEngine.open(url: url, poolSize: 1, writeMode: .single, clock: { Date() })
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 1, actor: "t"))
-        // What version 1 wrote: five kinds, no outbox of consumption answers, no lots or holds.
-        // Opening it migrates it to 2, then 3.
+        // What version 1 wrote: five kinds in a CHECK, no outbox of consumption answers, no lots or
+        // holds. Opening it migrates it to 2, then 3, then 4.
         _ = try await store.write { db, _, _ in
             try db.execute("DROP TABLE consumption_replies")
             for table in ["holds", "lot_draws", "lots"] { try db.execute("DROP TABLE \(table)") }
-            try db.execute("ALTER TABLE transactions DROP CONSTRAINT transactions_kind_check")
+            try db.execute("ALTER TABLE transactions DROP CONSTRAINT \(PostgresSchema.kindReference)")
+            try db.execute("DROP TABLE transaction_kinds")
             try db.execute("ALTER TABLE transactions ADD CONSTRAINT transactions_kind_check CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal'))")
             try db.execute("DELETE FROM wallet_schema")
             try db.execute("INSERT INTO wallet_schema (version, applied_at) VALUES (1, now())")
@@ -229,26 +230,69 @@ struct PostgresStoreTests {
             try db.all("SELECT category, amount, remaining, source_seq FROM lots") { row in "\(try row.text(0)) \(try row.integer(1)) \(try row.integer(2)) \(try row.integer(3))" }
         }
         #expect(lots == ["opening 5 5 1"], "the balance became one opening lot")
-        let kinds = try await migrated.read { db in
-            try db.first("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'transactions_kind_check'") { row in try row.text(0) }
-        }
-        #expect(kinds?.contains("'release'") == true, "\(kinds ?? "no constraint")")
-        let version4 = SchemaMigrator(
-            latest: 4, create: PostgresSchema.statements,
+        #expect(try await SchemaTests.listedKinds(migrated) == TransactionKind.allCases.map(\.rawValue).sorted(), "every kind, 'release' too")
+        let next = PostgresSchema.version + 1
+        let nextVersion = SchemaMigrator(
+            latest: next, create: PostgresSchema.statements,
             migrations: PostgresSchema.migrator.migrations + [
-                .init(version: 4, statements: ["CREATE TABLE probe (id BIGINT PRIMARY KEY)", "INSERT INTO probe (id) SELECT seq FROM transactions"])
+                .init(version: next, statements: ["CREATE TABLE probe (id BIGINT PRIMARY KEY)", "INSERT INTO probe (id) SELECT seq FROM transactions"])
             ],
             name: "the PostgreSQL database")
         for _ in 0..<2 {
-            _ = try await store.write { db, _, _ in try PostgresSchema.apply(db, migrator: version4) }
+            _ = try await store.write { db, _, _ in try PostgresSchema.apply(db, migrator: nextVersion) }
         }
         let (versions, probes) = try await store.read { db in
             (try db.all("SELECT version FROM wallet_schema ORDER BY version") { row in try row.integer(0) }, try db.integer("SELECT count(*) FROM probe"))
         }
-        #expect(versions == [1, 2, 3, 4] && probes == 1)
+        #expect(versions == Array(1...Int64(next)) && probes == 1)
         let older = await walletError { _ = try await PostgresEngine.open(url: url, poolSize: 1, writeMode: .single, clock: { Date() }) }
-        #expect(older?.code == "unsupported_database" && older?.detail.contains("version 4") == true, "\(String(describing: older))")
+        #expect(older?.code == "unsupported_database" && older?.detail.contains("version \(next)") == true, "\(String(describing: older))")
         #expect(try await store.verify().ok)
+    }
+
+    @Test("a version 3 database: transactions references transaction_kinds (one row per Core kind) instead of its CHECK of kinds; every row and the chain kept")
+    func migrationFrom3() async throws {
+        let clock = TestClock("2026-11-22T12:00:00Z")
+        let ledger = try await TestLedger.withCatalog(.postgres, clock: clock)
+        try await SchemaTests.bookEveryKind(ledger, clock: clock)
+        let tables = ["accounts", "postings", "idempotency_keys", "store_notifications", "store_transaction_states", "lots", "lot_draws", "holds"]
+        let counts = { (store: SQLLedgerStore) in
+            try await store.read { db in try tables.map { table in try db.integer("SELECT count(*) FROM \(table)") ?? -1 } }
+        }
+        let (head, rows, export) = (try await ledger.store.head(), try await counts(ledger.store), try await Self.exported(ledger.store))
+        // What version 3 wrote: the kinds in a CHECK, no transaction_kinds.
+        _ = try await ledger.store.write { db, _, _ in
+            try db.execute("ALTER TABLE transactions DROP CONSTRAINT \(PostgresSchema.kindReference)")
+            try db.execute("DROP TABLE transaction_kinds")
+            try db.execute("ALTER TABLE transactions ADD CONSTRAINT transactions_kind_check CHECK (\(PostgresSchema.kindCheck))")
+            try db.execute("DELETE FROM wallet_schema")
+            try db.execute("INSERT INTO wallet_schema (version, applied_at) VALUES (3, now())")
+        }
+        let migrated = try await PostgresEngine.open(url: ledger.path, poolSize: 1, writeMode: .single, clock: { clock.now })
+        let (versions, constraints) = try await migrated.read { db in
+            (
+                try db.all("SELECT version FROM wallet_schema ORDER BY version") { row in try row.integer(0) },
+                try db.all("SELECT conname FROM pg_constraint WHERE conrelid = 'transactions'::regclass AND conname LIKE 'transactions_kind%' ORDER BY conname") { row in
+                    try row.text(0)
+                }
+            )
+        }
+        #expect(versions == [3, 4])
+        #expect(constraints == [PostgresSchema.kindReference], "the reference replaced the CHECK")
+        #expect(try await SchemaTests.listedKinds(migrated) == TransactionKind.allCases.map(\.rawValue).sorted())
+        #expect(try await migrated.head() == head)
+        #expect(try await counts(migrated) == rows)
+        #expect(try await Self.exported(migrated) == export)
+        #expect(try await migrated.verify().ok)
+        _ = try await migrated.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "after", actor: "t"))
+        #expect(try await migrated.verify().ok)
+    }
+
+    /// The store's whole ledger as JSON Lines.
+    static func exported(_ store: SQLLedgerStore) async throws -> String {
+        var bytes: [UInt8] = []
+        for try await chunk in try await store.export(ExportQuery(), format: .jsonl) { bytes += chunk.bytes }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     @Test("PostgreSQL going away is a storage error, readiness says so, and the store recovers without a restart")

@@ -4,6 +4,8 @@ import Testing
 @testable import WalletCore
 @testable import WalletSQL
 @testable import WalletSQLite
+import WalletStores
+import WalletTestSupport
 
 @Suite("Schema and storage settings")
 struct SchemaTests {
@@ -89,6 +91,7 @@ struct SchemaTests {
         let adjustment = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "n", idempotencyKey: "k2", actor: "s"))
         // Turn it into what version 1 wrote: one scope per wallet, the old indexes, no state table.
         try await ledger.rawConnection().write { db in
+            try Self.makeVersion5(db)
             try db.execute(
                 sql: """
                     DROP INDEX transactions_corrections;
@@ -126,6 +129,7 @@ struct SchemaTests {
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "T1", quantity: 2)
         try await ledger.rawConnection().write { db in
+            try Self.makeVersion5(db)
             try db.execute(sql: "DROP TABLE store_account_tokens; DROP TABLE consumption_replies; DROP TABLE holds; DROP TABLE lot_draws; DROP TABLE lots; PRAGMA user_version = 2;")
         }
         let upgraded = try SQLiteEngine.open(path: ledger.path)
@@ -142,6 +146,7 @@ struct SchemaTests {
         let ledger = try await TestLedger.withCatalog()
         try await ledger.grant("p1", "T1", quantity: 2)
         try await ledger.rawConnection().write { db in
+            try Self.makeVersion5(db)
             try db.execute(sql: "DROP TABLE consumption_replies; DROP TABLE holds; DROP TABLE lot_draws; DROP TABLE lots; PRAGMA user_version = 3;")
         }
         let upgraded = try SQLiteEngine.open(path: ledger.path)
@@ -164,11 +169,12 @@ struct SchemaTests {
         let head = try await ledger.store.head()
         try await ledger.rawConnection().write { db in
             // What version 4 wrote: five kinds, no lots, no holds.
+            try Self.makeVersion5(db)
             try db.execute(sql: "DROP TABLE holds; DROP TABLE lot_draws; DROP TABLE lots; PRAGMA user_version = 4;")
         }
         let upgraded = try SQLiteEngine.open(path: ledger.path)
         #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
-        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == 5)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
         #expect(try await upgraded.head() == head)
         #expect(try await upgraded.verify().ok)
         let lots = try await upgraded.sqliteWriter!.read { db in
@@ -186,6 +192,137 @@ struct SchemaTests {
         #expect(refused)
         _ = try await upgraded.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "after", actor: "t"))
         #expect(try await upgraded.verify().ok)
+    }
+
+    /// Rewrites a database of this version as version 5 left it, for the upgrade tests: the
+    /// `transactions` table made again with version 5's CHECK of kinds (its indexes and triggers
+    /// with it) and no `transaction_kinds`. Needs foreign keys off, as `rawConnection` has them.
+    static func makeVersion5(_ db: Database) throws {
+        let remade = try [
+            "CREATE UNIQUE INDEX transactions_purchase_store_transaction\n", "CREATE INDEX transactions_corrections ", "CREATE INDEX transactions_player ",
+            "CREATE INDEX transactions_created_at ", "CREATE TRIGGER transactions_append_only_update ", "CREATE TRIGGER transactions_append_only_delete ",
+            "CREATE TRIGGER transactions_gap_free ",
+        ].map { opening in try #require(Schema.statement(opening)) }
+        try db.execute(
+            sql: """
+                CREATE TEMP TABLE transactions_v6 AS SELECT * FROM transactions;
+                DROP TABLE transactions;
+                \(Schema.transactionsVersion5)
+                INSERT INTO transactions SELECT * FROM temp.transactions_v6;
+                DROP TABLE temp.transactions_v6;
+                \(remade.joined(separator: "\n"))
+                DROP TABLE transaction_kinds;
+                PRAGMA user_version = 5;
+                """)
+    }
+
+    /// Books at least one transaction of every kind on `ledger`, whose clock is `clock` (set to
+    /// 2026-11-22T12:00:00Z), and checks that every `TransactionKind` was booked: a new kind
+    /// fails here until it is booked here too, so the upgrade tests carry it.
+    static func bookEveryKind(_ ledger: TestLedger, clock: TestClock) async throws {
+        let store = ledger.store
+        try await ledger.grant("p1", "T1", quantity: 4)
+        try await ledger.grant("p2", "T2")
+        try await ledger.spend("p1", 3, key: "s1")
+        _ = try await store.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "n", idempotencyKey: "a1", actor: "s"))
+        let reports: [(String, String, StoreNotification.Effect, Int64)] = [
+            ("n1", "REFUND", .refund(shareMillipercent: 100_000, policy: .debt), 1_000), ("n2", "REFUND_REVERSED", .refundReversal, 2_000),
+        ]
+        for (uuid, type, effect, reportedAt) in reports {
+            _ = try await store.recordNotification(
+                StoreNotification(notificationUUID: uuid, store: "apple", type: type, subtype: nil, storeTransactionID: "T2", effect: effect, reportedAt: reportedAt, actor: "apple"))
+        }
+        _ = try await store.bonus(BonusRequest(playerID: "p1", amount: 4, expiresAt: "2026-11-22T12:01:00Z", reasonCode: "event", idempotencyKey: "b1", actor: "game"))
+        let captured = try await store.createHold(HoldRequest(playerID: "p1", amount: 2, expiresInSeconds: 600, idempotencyKey: "h1", actor: "game"))
+        _ = try await store.resolveHold(HoldResolution(holdID: captured.hold.id, action: .capture(amount: 1), idempotencyKey: "c1", actor: "game"))
+        let released = try await store.createHold(HoldRequest(playerID: "p1", amount: 1, expiresInSeconds: 600, idempotencyKey: "h2", actor: "game"))
+        _ = try await store.resolveHold(HoldResolution(holdID: released.hold.id, action: .release, idempotencyKey: "r1", actor: "game"))
+        clock.set("2026-11-22T12:02:00Z")
+        #expect(try await store.expireLots(limit: 10) == 1)
+        let kinds = try await store.read { db in try db.all("SELECT DISTINCT kind FROM transactions") { row in try row.text(0) } }
+        #expect(Set(kinds) == Set(TransactionKind.allCases.map(\.rawValue)), "every kind is booked")
+    }
+
+    /// The kinds a store's `transaction_kinds` lists, sorted.
+    static func listedKinds(_ store: SQLLedgerStore) async throws -> [String] {
+        try await store.read { db in try db.all("SELECT kind FROM transaction_kinds ORDER BY kind") { row in try row.text(0) } }
+    }
+
+    /// Every row of every table but `transaction_kinds`, as SQLite prints them, table by table.
+    static func everyRow(_ writer: any DatabaseWriter) async throws -> [String: [String]] {
+        try await writer.read { db in
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('transaction_kinds', 'sqlite_sequence') ORDER BY name")
+            return try Dictionary(uniqueKeysWithValues: tables.map { table in
+                (table, try Row.fetchAll(db, sql: "SELECT * FROM \(table)").map(\.description).sorted())
+            })
+        }
+    }
+
+    @Test("a version 5 database is upgraded: transactions made once more, referencing transaction_kinds (one row per Core kind) instead of a CHECK; every row, the chain, indexes and triggers kept; foreign keys clean")
+    func migrationFrom5() async throws {
+        let fresh = try await TestLedger()
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
+        let clock = TestClock("2026-11-22T12:00:00Z")
+        let ledger = try await TestLedger.withCatalog(clock: clock)
+        try await Self.bookEveryKind(ledger, clock: clock)
+        let rows = try await Self.everyRow(try #require(ledger.store.sqliteWriter))
+        let head = try await ledger.store.head()
+        try await ledger.rawConnection().write { db in try Self.makeVersion5(db) }
+        let version5 = try await ledger.rawConnection().read { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'transactions'") }
+        #expect(version5?.contains("CHECK (kind IN (") == true && version5?.contains("transaction_kinds") == false)
+
+        let upgraded = try SQLiteEngine.open(path: ledger.path, clock: { clock.now })
+        let writer = try #require(upgraded.sqliteWriter)
+        #expect(try await writer.read { db in try Self.schema(db) } == expected)
+        #expect(try await writer.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
+        let violations = try writer.read { db in try Row.fetchAll(db, sql: "PRAGMA foreign_key_check") }
+        #expect(violations.isEmpty, "\(violations)")
+        #expect(try await writer.read { db in try String.fetchAll(db, sql: "SELECT \"table\" FROM pragma_foreign_key_list('transactions') WHERE \"from\" = 'kind'") } == ["transaction_kinds"])
+        #expect(try await Self.listedKinds(upgraded) == TransactionKind.allCases.map(\.rawValue).sorted())
+        #expect(try await Self.everyRow(writer) == rows)
+        #expect(try await upgraded.head() == head)
+        #expect(try await upgraded.verify().ok)
+        // The triggers came back with the table: append-only, gap-free, kinds listed.
+        for statement in [
+            "UPDATE transactions SET note = 'x' WHERE seq = 1", "DELETE FROM transactions WHERE seq = 1",
+            "INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, prev_hash, hash) SELECT seq + 5, id, kind, player_id, currency, amount, actor, created_at, hash, hash FROM transactions WHERE seq = 1",
+        ] {
+            await #expect(throws: DatabaseError.self, "\(statement)") { try await writer.write { db in try db.execute(sql: statement) } }
+        }
+        _ = try await upgraded.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "after", actor: "t"))
+        #expect(try await upgraded.verify().ok)
+    }
+
+    @Test("a fresh database lists one row per Core kind; the database refuses an unknown kind; a kind whose row is missing is refused with a clear error and nothing written, until an open adds the row back", arguments: TestBackend.all)
+    func transactionKinds(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        #expect(try await Self.listedKinds(ledger.store) == TransactionKind.allCases.map(\.rawValue).sorted())
+        try await ledger.grant("p1", "T1")
+        // A row of a kind nobody listed, written past the store's rules: the database refuses it.
+        let unknown = await walletError {
+            _ = try await ledger.store.write { db, _, _ in
+                try db.execute(
+                    """
+                    INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, prev_hash, hash)
+                    SELECT seq + 1, '00000000-0000-0000-0000-000000000000', 'gift', 'p1', 'credits', 1, 't', created_at, hash, hash
+                    FROM transactions ORDER BY seq DESC LIMIT 1
+                    """)
+            }
+        }
+        #expect(unknown?.code == "storage_error" && unknown?.detail.contains("transaction_kinds has no row") == true, "\(String(describing: unknown))")
+        // A kind whose row went missing: its writes are refused, saying why; other kinds still write.
+        _ = try await ledger.store.write { db, _, _ in try db.execute("DELETE FROM transaction_kinds WHERE kind = 'bonus'") }
+        let head = try await ledger.store.head()
+        let bonus = BonusRequest(playerID: "p1", amount: 2, reasonCode: "event", idempotencyKey: "b1", actor: "game")
+        let refused = await walletError { _ = try await ledger.store.bonus(bonus) }
+        #expect(refused?.code == "storage_error" && refused?.detail.contains("transaction_kinds has no row") == true, "\(String(describing: refused))")
+        #expect(try await ledger.store.head() == head, "nothing was written")
+        #expect(try await ledger.spend("p1", 1, key: "s1").balance == 4)
+        // The next open lists the kind again, and the same bonus goes through.
+        let reopened = try await SQLLedgerStore.open(database: ledger.path)
+        #expect(try await Self.listedKinds(reopened) == TransactionKind.allCases.map(\.rawValue).sorted())
+        #expect(try await reopened.bonus(bonus).balance == 6)
+        #expect(try await reopened.verify().ok)
     }
 
     @Test("a database of an unknown schema version is refused untouched")
