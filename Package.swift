@@ -97,8 +97,12 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            // The web console, embedded in the binary: nothing is read from disk or fetched at run time.
-            resources: [.embedInCode("Console/index.html"), .embedInCode("Console/console.js"), .embedInCode("Console/console.css")]
+            // The web console and the OpenAPI document, embedded in the binary: nothing is read from
+            // disk or fetched at run time.
+            resources: [
+                .embedInCode("Console/index.html"), .embedInCode("Console/console.js"), .embedInCode("Console/console.css"),
+                .embedInCode("OpenAPI/openapi.json"),
+            ]
         ),
         .executableTarget(
             name: "wallet",

@@ -4,31 +4,57 @@ import Hummingbird
 import WalletCore
 
 /// An error as the API answers it: an RFC 9457 problem document with a stable `code`.
+///
+/// The code is one of the server's own (`Code`) or a ledger error's (`WalletError.code`), and
+/// nothing else: `OpenAPITests` derives every code the server can answer from these two and
+/// checks that the document lists each one.
 public struct APIError: Error, Equatable, HTTPResponseError {
     public var status: HTTPResponse.Status
-    public var code: String
+    public let code: String
     public var detail: String
     /// Extra headers, such as `Allow` on 405.
     public var headers: HTTPFields = [:]
 
-    public init(status: HTTPResponse.Status, code: String, detail: String, headers: HTTPFields = [:]) {
+    /// The codes the server answers of its own, beside those of `WalletError`. A new one is a
+    /// case here, and the OpenAPI document must list it before `OpenAPITests` passes.
+    enum Code: String, CaseIterable {
+        case invalidRequest = "invalid_request"
+        case unauthorized
+        case forbidden
+        case notFound = "not_found"
+        case methodNotAllowed = "method_not_allowed"
+        case payloadTooLarge = "payload_too_large"
+        case unsupportedMediaType = "unsupported_media_type"
+        case rateLimited = "rate_limited"
+        case internalError = "internal_error"
+    }
+
+    init(status: HTTPResponse.Status, code: Code, detail: String, headers: HTTPFields = [:]) {
         self.status = status
-        self.code = code
+        self.code = code.rawValue
         self.detail = detail
         self.headers = headers
     }
 
-    static func invalidRequest(_ detail: String) -> APIError { APIError(status: .badRequest, code: "invalid_request", detail: detail) }
-    static func unauthorized(_ detail: String) -> APIError {
-        APIError(status: .unauthorized, code: "unauthorized", detail: detail, headers: [.wwwAuthenticate: "Bearer"])
+    /// A ledger error, with the status `WalletError.apiError` chose for it.
+    init(_ error: WalletError, status: HTTPResponse.Status, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = error.code
+        self.detail = error.detail
+        self.headers = headers
     }
-    static func forbidden(_ detail: String) -> APIError { APIError(status: .forbidden, code: "forbidden", detail: detail) }
-    static func notFound(_ detail: String) -> APIError { APIError(status: .notFound, code: "not_found", detail: detail) }
+
+    static func invalidRequest(_ detail: String) -> APIError { APIError(status: .badRequest, code: .invalidRequest, detail: detail) }
+    static func unauthorized(_ detail: String) -> APIError {
+        APIError(status: .unauthorized, code: .unauthorized, detail: detail, headers: [.wwwAuthenticate: "Bearer"])
+    }
+    static func forbidden(_ detail: String) -> APIError { APIError(status: .forbidden, code: .forbidden, detail: detail) }
+    static func notFound(_ detail: String) -> APIError { APIError(status: .notFound, code: .notFound, detail: detail) }
     static func payloadTooLarge(bytesMax: Int = ServerLimits.bodyBytesMax) -> APIError {
-        APIError(status: .contentTooLarge, code: "payload_too_large", detail: "the request body must be at most \(bytesMax) bytes")
+        APIError(status: .contentTooLarge, code: .payloadTooLarge, detail: "the request body must be at most \(bytesMax) bytes")
     }
     static func internalError(requestID: String) -> APIError {
-        APIError(status: .internalServerError, code: "internal_error", detail: "an unexpected error occurred; it was logged with request id \(requestID)")
+        APIError(status: .internalServerError, code: .internalError, detail: "an unexpected error occurred; it was logged with request id \(requestID)")
     }
 
     /// The problem document: `type`, `title`, `status`, `detail`, `code`.

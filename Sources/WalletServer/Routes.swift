@@ -78,7 +78,7 @@ enum RequestBodyReader {
         if let contentType = request.headers[.contentType]?.lowercased(),
             !(contentType.hasPrefix("application/json") || contentType.contains("+json"))
         {
-            throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type", detail: "send the body as application/json")
+            throw APIError(status: .unsupportedMediaType, code: .unsupportedMediaType, detail: "send the body as application/json")
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > bytesMax {
             throw APIError.payloadTooLarge(bytesMax: bytesMax)

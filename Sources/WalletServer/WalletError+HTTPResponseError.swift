@@ -20,6 +20,6 @@ extension WalletError {
         }
         var headers: HTTPFields = [:]
         if status == .serviceUnavailable { headers[.retryAfter] = "1" }
-        return APIError(status: status, code: code, detail: detail, headers: headers)
+        return APIError(self, status: status, headers: headers)
     }
 }

@@ -41,7 +41,7 @@ final class ExportLinks: Sendable {
             links = links.filter { $0.value.expires > now }
             guard links.values.count(where: { $0.createdBy == createdBy }) < Self.perCreatorMax else {
                 return APIError(
-                    status: .tooManyRequests, code: "rate_limited", detail: "\(Self.perCreatorMax) export links of yours are waiting: use one, or wait a minute",
+                    status: .tooManyRequests, code: .rateLimited, detail: "\(Self.perCreatorMax) export links of yours are waiting: use one, or wait a minute",
                     headers: [.retryAfter: "\(lifetime.components.seconds)"])
             }
             guard links.count < Self.capacity else { return WalletError.overloaded("too many export links are waiting; try again in a minute").apiError }

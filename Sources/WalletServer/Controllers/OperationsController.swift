@@ -31,6 +31,6 @@ struct OperationsController {
     }
 
     @Sendable func openAPI(request: Request, context: WalletRequestContext) async throws -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.bytes)))
     }
 }

@@ -87,7 +87,7 @@ struct PurchaseController {
         // the wallet ask Apple, not to let a player's retries block the backend.
         if !Self.isService(caller), let seconds = receiptLimiter.wait(for: body.playerID) {
             throw APIError(
-                status: .tooManyRequests, code: "rate_limited",
+                status: .tooManyRequests, code: .rateLimited,
                 detail: "at most \(ServerLimits.receiptsPerPlayerPerMinute) receipts a minute per player; try again in \(seconds) s",
                 headers: [.retryAfter: "\(seconds)"])
         }

@@ -61,7 +61,7 @@ struct ProblemMiddleware: RouterMiddleware {
             let allowed = routes.methods(matching: path)
             if !allowed.isEmpty {
                 let allow = allowed.map(\.rawValue).sorted().joined(separator: ", ")
-                return APIError(status: .methodNotAllowed, code: "method_not_allowed", detail: "\(request.method.rawValue) is not allowed here; use \(allow)", headers: [.allow: allow])
+                return APIError(status: .methodNotAllowed, code: .methodNotAllowed, detail: "\(request.method.rawValue) is not allowed here; use \(allow)", headers: [.allow: allow])
             }
             return .notFound("no route for \(request.method.rawValue) \(path)")
         case .contentTooLarge:
@@ -71,7 +71,7 @@ struct ProblemMiddleware: RouterMiddleware {
                 context.logger.error("server error", metadata: ["error": .string(String(reflecting: error))])
                 return .internalError(requestID: context.requestID)
             }
-            return APIError(status: error.status, code: "invalid_request", detail: error.body ?? error.status.reasonPhrase)
+            return APIError(status: error.status, code: .invalidRequest, detail: error.body ?? error.status.reasonPhrase)
         }
     }
 
