@@ -91,8 +91,8 @@ struct HistoryTests {
 struct VerifyTests {
     /// Six transactions of every kind, then a tamper through a raw connection with the
     /// append-only triggers dropped, as someone with file access could.
+    // SQLite only: the tamper edits the file through a raw connection, its triggers dropped.
     func tampered(_ sql: String) async throws -> VerifyReport {
-        // SQLite only: the tamper edits the file through a raw connection, its triggers dropped.
         let ledger = try await TestLedger.withCatalog(.sqlite)
         try await ledger.grant("p1", "T1", quantity: 4)
         try await ledger.spend("p1", 3, key: "k1")

@@ -5,7 +5,7 @@ import Testing
 /// that opens a store takes its backend from `TestBackend.all` (the fixtures have no default, so a
 /// test cannot forget to choose). What remains to check is the deliberate choice of SQLite alone,
 /// which these tests find by reading the suites' sources: a store opened on `.sqlite`, or a SQLite
-/// engine or GRDB connection made by hand, must carry a one-line `// SQLite only: <why>` comment
+/// engine, GRDB connection or SQLite writer reached by hand, must carry a one-line `// SQLite only: <why>` comment
 /// directly above it, or above its `@Test`, its helper function or its `@Suite`.
 @Suite("Both stores by default")
 struct StoreCoverageTests {
@@ -13,8 +13,10 @@ struct StoreCoverageTests {
     static let suites = ["WalletCoreTests", "WalletServerTests"]
 
     /// `.sqlite` used as a backend (`TestBackend.sqlite`, `(.sqlite`, `case .sqlite`), never in a
-    /// file name such as `"wallet.sqlite"`; and the constructors that open SQLite without the fixture.
-    static var sqliteOnly: Regex<Substring> { #/(?:TestBackend|[(\[,\s])\.sqlite\b|SQLiteEngine\.(?:open|store)\(|Database(?:Queue|Pool)\(/# }
+    /// file name such as `"wallet.sqlite"`; the constructors that open SQLite without the fixture;
+    /// and the ways to SQLite's own connection (`sqliteWriter`, `rawConnection()`), which a
+    /// PostgreSQL case would reach only to fail.
+    static var sqliteOnly: Regex<Substring> { #/(?:TestBackend|[(\[,\s])\.sqlite\b|SQLiteEngine\.(?:open|store)\(|Database(?:Queue|Pool)\(|\.sqliteWriter\b|rawConnection\(\)/# }
 
     /// Whether `line` is the comment that explains an exception: a reason, not just the words.
     static func isException(_ line: Substring) -> Bool {
@@ -88,6 +90,7 @@ struct StoreCoverageTests {
                 func spend() async throws {
                     let ledger = try await TestLedger.withCatalog(.sqlite)
                     let pool = try DatabasePool(path: path)
+                    try await ledger.rawConnection().write { _ in }
                 }
 
                 // SQLite only: too short
@@ -98,7 +101,8 @@ struct StoreCoverageTests {
         #expect(Self.violations(in: unexplained, file: "S.swift") == [
             "S.swift:5: let ledger = try await TestLedger.withCatalog(.sqlite)",
             "S.swift:6: let pool = try DatabasePool(path: path)",
-            "S.swift:10: @Test(\"file\", arguments: [TestBackend.sqlite])",
+            "S.swift:7: try await ledger.rawConnection().write { _ in }",
+            "S.swift:11: @Test(\"file\", arguments: [TestBackend.sqlite])",
         ])
         let explained = """
             @Suite("Spends")

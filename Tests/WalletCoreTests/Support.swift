@@ -53,10 +53,10 @@ struct TestLedger {
 
     /// A raw connection to the same file, as an attacker with file access would have: foreign
     /// keys off, so rows can be deleted or moved.
+    // SQLite only: the file itself, for the tests that edit it behind the wallet's back.
     func rawConnection() throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
-        // SQLite only: the file itself, for the tests that edit it behind the wallet's back.
         return try DatabaseQueue(path: path, configuration: configuration)
     }
 }

@@ -350,9 +350,10 @@ struct AuditRouteTests {
         }
     }
 
-    @Test("verify reports ok with the head hash, and the first bad seq after tampering", arguments: TestBackend.all)
-    func verify(backend: TestBackend) async throws {
-        let server = try await TestServer(backend)
+    // SQLite only: the tamper goes through SQLite's writer, its append-only trigger dropped.
+    @Test("verify reports ok with the head hash, and the first bad seq after tampering")
+    func verify() async throws {
+        let server = try await TestServer(.sqlite)
         try await server.credit("p1", transactionID: "T1")
         try await server.credit("p1", transactionID: "T2")
         try await server.test { client in
