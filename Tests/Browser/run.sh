@@ -4,10 +4,22 @@
 # auditor and an admin key, then runs Tests/Browser/console_test.py against it. The server is
 # stopped however the run ends.
 #
-# Usage: Tests/Browser/run.sh [path-to-wallet-binary]   (needs chromium, chromium-driver, `pip install selenium==4.51.0`)
-#   CONSOLE_SCREENSHOTS   a directory to save a screenshot of each main page in (default: a temporary one)
+# The README shows screenshots of the console (Tests/Browser/screenshots/*.png). They are taken only
+# on request, so console.sha256 beside them records the console's sources they show; a run fails when
+# those sources changed since, naming the command that takes the screenshots again.
+#
+# Usage: Tests/Browser/run.sh [--refresh-screenshots] [path-to-wallet-binary]
+#        (needs chromium, chromium-driver, `pip install selenium==4.51.0`)
+#   --refresh-screenshots  save the README's screenshots and record the console's sources they show
+#   CONSOLE_SCREENSHOTS    otherwise, a directory to save a screenshot of each main page in (default: a temporary one)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+refresh=false
+if [ "${1:-}" = "--refresh-screenshots" ]; then refresh=true; shift; fi
+screenshots=Tests/Browser/screenshots
+# One line per console file, in a fixed order, so the record reads as what it covers.
+console_sources() { LC_ALL=C sha256sum Sources/WalletServer/Console/*; }
 
 wallet=${1:-$(swift build --show-bin-path)/wallet}
 work=$(mktemp -d)
@@ -28,7 +40,11 @@ key() { "$wallet" keys create --role "$1" --name "$2" --json | python3 -c 'impor
 "$wallet" grant --player p2 --store apple --store-transaction-id browser-seed-2 --product com.example.consume5credits --quantity 2 >/dev/null
 export SUPPORT_KEY=$(key support "Alice (support)") AUDITOR_KEY=$(key auditor "Ann (auditor)") ADMIN_KEY=$(key admin "Root (admin)")
 export WALLET_BINARY="$wallet"
-export CONSOLE_SCREENSHOTS="${CONSOLE_SCREENSHOTS:-$work/screenshots}"
+if $refresh; then
+  export CONSOLE_SCREENSHOTS="$PWD/$screenshots"
+else
+  export CONSOLE_SCREENSHOTS="${CONSOLE_SCREENSHOTS:-$work/screenshots}"
+fi
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 serve() {  # serve DATABASE PORT: starts a server and waits until it answers
@@ -60,3 +76,12 @@ export CONSOLE_URL="http://127.0.0.1:$port/console/"
 
 python3 Tests/Browser/console_test.py
 "$wallet" verify
+
+if $refresh; then
+  console_sources > "$screenshots/console.sha256"
+  echo "Screenshots refreshed in $screenshots; console.sha256 records the console they show."
+elif ! console_sources | cmp -s - "$screenshots/console.sha256"; then
+  echo "The console (Sources/WalletServer/Console) changed since the README's screenshots were taken." >&2
+  echo "Refresh them, then commit the new screenshots and console.sha256: Tests/Browser/run.sh --refresh-screenshots" >&2
+  exit 1
+fi

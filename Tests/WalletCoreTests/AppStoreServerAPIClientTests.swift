@@ -13,7 +13,7 @@ struct AppStoreServerAPIClientTests {
 
     /// A ledger with the Apple catalog, and purchases that ask `standIn`.
     static func purchases(
-        _ standIn: AppStoreStandIn, backend: TestBackend = .sqlite, environments: Set<AppleConfiguration.Environment> = [.production],
+        _ standIn: AppStoreStandIn, backend: TestBackend, environments: Set<AppleConfiguration.Environment> = [.production],
         binding: AccountTokenBinding = .firstUse, configure: (inout AppStoreServerAPIConfiguration) -> Void = { _ in }
     ) async throws -> (ApplePurchases, TestLedger) {
         let ledger = try await TestLedger(backend)
@@ -27,11 +27,11 @@ struct AppStoreServerAPIClientTests {
         return (purchases, ledger)
     }
 
-    @Test("a forged receipt naming another customer's uncredited transaction is refused before Apple is asked; nothing is credited or bound")
-    func forgedReceipt() async throws {
+    @Test("a forged receipt naming another customer's uncredited transaction is refused before Apple is asked; nothing is credited or bound", arguments: TestBackend.all)
+    func forgedReceipt(backend: TestBackend) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
-        let (purchases, ledger) = try await Self.purchases(apple)
+        let (purchases, ledger) = try await Self.purchases(apple, backend: backend)
         let victimToken = UUID().uuidString.lowercased()
         apple.addCustomer([try Self.authority.transaction("7001", changes: ["appAccountToken": victimToken])])
         let attributes = try TestReceipt.attributes(transactionIDs: ["7001"])
@@ -58,19 +58,19 @@ struct AppStoreServerAPIClientTests {
 
     /// A stand-in whose one customer (transaction 7101) has a history of one transaction a
     /// page that always claims more pages follow, and the purchases and ledger over it.
-    static func endlessHistory(_ apple: AppStoreStandIn) async throws -> (ApplePurchases, TestLedger) {
+    static func endlessHistory(_ apple: AppStoreStandIn, backend: TestBackend) async throws -> (ApplePurchases, TestLedger) {
         apple.setPageSize(1)
         apple.setEndlessHistory()
-        let opened = try await Self.purchases(apple)
+        let opened = try await Self.purchases(apple, backend: backend)
         apple.addCustomer([try Self.authority.transaction("7101")])
         return opened
     }
 
-    @Test("Apple paging without end: the wallet stops at historyPagesMax pages and answers store_unavailable, crediting nothing")
-    func endlessHistory() async throws {
+    @Test("Apple paging without end: the wallet stops at historyPagesMax pages and answers store_unavailable, crediting nothing", arguments: TestBackend.all)
+    func endlessHistory(backend: TestBackend) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
-        let (purchases, ledger) = try await Self.endlessHistory(apple)
+        let (purchases, ledger) = try await Self.endlessHistory(apple, backend: backend)
         // The receipt also names 7100, which the history never shows: paging would go on forever.
         let error = await walletError {
             _ = try await purchases.redeemReceipt(
@@ -81,23 +81,23 @@ struct AppStoreServerAPIClientTests {
         #expect(try await ledger.transactionCount() == 0)
     }
 
-    @Test("a long history is read only back to the oldest purchase the receipt names: a customer with more than 1,000 purchases still redeems")
-    func historyStopsOnceSeen() async throws {
+    @Test("a long history is read only back to the oldest purchase the receipt names: a customer with more than 1,000 purchases still redeems", arguments: TestBackend.all)
+    func historyStopsOnceSeen(backend: TestBackend) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
-        let (purchases, ledger) = try await Self.endlessHistory(apple)
+        let (purchases, ledger) = try await Self.endlessHistory(apple, backend: backend)
         let redeemed = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "7101", signedBy: Self.authority), actor: "t")
         #expect(redeemed.credited.map(\.storeTransactionID) == ["7101"])
         #expect(apple.seen.count == 1, "every purchase the receipt names was on the first page")
         #expect(try await ledger.balance("p1") == 5)
     }
 
-    @Test("derived account tokens: StoreKit 2, receipts and order credits credit only purchases carrying the player's UUIDv5; first use binds otherwise", arguments: [false, true])
-    func derivedTokens(derived: Bool) async throws {
+    @Test("derived account tokens: StoreKit 2, receipts and order credits credit only purchases carrying the player's UUIDv5; first use binds otherwise", arguments: TestBackend.all, [false, true])
+    func derivedTokens(_ backend: TestBackend, derived: Bool) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
         let studio = UUID()
-        let (purchases, ledger) = try await Self.purchases(apple, binding: derived ? .derived(namespace: studio) : .firstUse)
+        let (purchases, ledger) = try await Self.purchases(apple, backend: backend, binding: derived ? .derived(namespace: studio) : .firstUse)
         let kate = AccountToken.derived(namespace: studio, playerID: "kate").uuidString.lowercased()
         let history = [
             try Self.authority.transaction("7201", changes: ["appAccountToken": kate]),
@@ -186,12 +186,12 @@ struct AppStoreServerAPIClientTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("history pages are followed by their revision until Apple has no more")
-    func paging() async throws {
+    @Test("history pages are followed by their revision until Apple has no more", arguments: TestBackend.all)
+    func paging(backend: TestBackend) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
         apple.setPageSize(2)
-        let (purchases, ledger) = try await Self.purchases(apple)
+        let (purchases, ledger) = try await Self.purchases(apple, backend: backend)
         apple.addCustomer(try (1...5).map { try Self.authority.transaction("20\($0)") })
         let result = try await purchases.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionIDs: (1...5).map { "20\($0)" }, signedBy: Self.authority), actor: "t")
         #expect(result.credited.count == 5 && result.complete)
@@ -199,31 +199,31 @@ struct AppStoreServerAPIClientTests {
         #expect(try await ledger.balance("p1") == 25)
     }
 
-    @Test("production first; sandbox only when accepted and production does not know the transaction")
-    func sandboxFallback() async throws {
+    @Test("production first; sandbox only when accepted and production does not know the transaction", arguments: TestBackend.all)
+    func sandboxFallback(backend: TestBackend) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
         let sandboxTransaction = try Self.authority.transaction("3001", changes: ["environment": "Sandbox"])
         apple.addCustomer([sandboxTransaction], environment: .sandbox)
 
-        let (both, ledger) = try await Self.purchases(apple, environments: [.production, .sandbox])
+        let (both, ledger) = try await Self.purchases(apple, backend: backend, environments: [.production, .sandbox])
         let result = try await both.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "3001", signedBy: Self.authority), actor: "t")
         #expect(result.environment == "Sandbox" && result.credited.map(\.storeTransactionID) == ["3001"])
         #expect(apple.seen.map(\.environment) == [.production, .sandbox])
         #expect(try await ledger.balance("p1") == 5)
 
-        let (productionOnly, other) = try await Self.purchases(apple)
+        let (productionOnly, other) = try await Self.purchases(apple, backend: backend)
         let error = await walletError { _ = try await productionOnly.redeemReceipt(playerID: "p1", receipt: try TestReceipt.with(transactionID: "3001", signedBy: Self.authority), actor: "t") }
         #expect(error?.code == "not_found" && error?.detail.contains("no such transaction") == true, "\(String(describing: error))")
         #expect(apple.seen.suffix(1).map(\.environment) == [.production], "sandbox is never asked when it is not accepted")
         #expect(try await other.transactionCount() == 0)
     }
 
-    @Test("5xx, 429 with Retry-After (UNIX milliseconds) and Apple's retryable codes are tried again; a fresh token each time")
-    func retries() async throws {
+    @Test("5xx, 429 with Retry-After (UNIX milliseconds) and Apple's retryable codes are tried again; a fresh token each time", arguments: TestBackend.all)
+    func retries(backend: TestBackend) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
-        let (purchases, ledger) = try await Self.purchases(apple)
+        let (purchases, ledger) = try await Self.purchases(apple, backend: backend)
         apple.addCustomer([try Self.authority.transaction("4001")])
         let retryAt = AppleTestAuthority.milliseconds(Date().addingTimeInterval(0.2))
         apple.script(.failure(status: 500), .failure(status: 429, errorCode: 4_290_000, headers: ["Retry-After": "\(retryAt)"]), .failure(status: 404, errorCode: 4_040_006))
@@ -235,14 +235,14 @@ struct AppStoreServerAPIClientTests {
         #expect(try await ledger.balance("p1") == 5)
     }
 
-    @Test("failures that last, a 401 and a non-retryable 4xx are reported, and nothing is credited")
-    func failures() async throws {
+    @Test("failures that last, a 401 and a non-retryable 4xx are reported, and nothing is credited", arguments: TestBackend.all)
+    func failures(backend: TestBackend) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
         apple.addCustomer([try Self.authority.transaction("5001")])
         let receipt = try TestReceipt.with(transactionID: "5001", signedBy: Self.authority)
 
-        let (purchases, ledger) = try await Self.purchases(apple)
+        let (purchases, ledger) = try await Self.purchases(apple, backend: backend)
         apple.script(.failure(status: 503), .failure(status: 502), .failure(status: 500, errorCode: 5_000_001), .failure(status: 500))
         var error = await walletError { _ = try await purchases.redeemReceipt(playerID: "p1", receipt: receipt, actor: "t") }
         #expect(error?.code == "store_unavailable" && apple.seen.count == 4, "\(String(describing: error))")
@@ -256,7 +256,7 @@ struct AppStoreServerAPIClientTests {
         error = await walletError { _ = try await purchases.redeemReceipt(playerID: "p1", receipt: receipt, actor: "t") }
         #expect(error?.code == "store_unavailable" && apple.seen.count == 6, "\(String(describing: error))")
 
-        let (wrongKey, _) = try await Self.purchases(apple) { configuration in
+        let (wrongKey, _) = try await Self.purchases(apple, backend: backend) { configuration in
             configuration.credentials = (try? AppStoreServerAPICredentials(
                 issuerID: AppStoreStandIn.issuerID, keyID: AppStoreStandIn.keyID, privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation,
                 bundleID: AppStoreStandIn.bundleID)) ?? configuration.credentials
@@ -265,7 +265,7 @@ struct AppStoreServerAPIClientTests {
         #expect(error?.code == "not_configured" && error?.detail.contains("credentials") == true && apple.seen.count == 7, "a 401 is not retried")
         #expect(apple.seen.last?.tokenProblem == "signature")
 
-        let (slow, _) = try await Self.purchases(apple) { configuration in
+        let (slow, _) = try await Self.purchases(apple, backend: backend) { configuration in
             configuration.requestTimeout = .milliseconds(300)
             configuration.attempts = 1
         }
@@ -275,11 +275,11 @@ struct AppStoreServerAPIClientTests {
         #expect(try await ledger.transactionCount() == 0)
     }
 
-    @Test("a receipt that is not one, or holds no purchase, asks Apple nothing; without an API key the route is not configured")
-    func receiptRefusals() async throws {
+    @Test("a receipt that is not one, or holds no purchase, asks Apple nothing; without an API key the route is not configured", arguments: TestBackend.all)
+    func receiptRefusals(backend: TestBackend) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
-        let (purchases, ledger) = try await Self.purchases(apple)
+        let (purchases, ledger) = try await Self.purchases(apple, backend: backend)
         for (receipt, named) in [("not base64 at all!", "base64"), (try TestReceipt.signed([(2, try TestReceipt.utf8("com.example.game"))], by: Self.authority), "no in-app purchase"), (#"{"Store":"GooglePlay","Payload":"x"}"#, "App Store")] {
             let error = await walletError { _ = try await purchases.redeemReceipt(playerID: "p1", receipt: receipt, actor: "t") }
             #expect(error?.code == "invalid_request" && error?.detail.contains(named) == true, "\(String(describing: error))")
@@ -321,12 +321,12 @@ struct AppStoreServerAPIClientTests {
         #expect(unknown?.code == "not_found")
     }
 
-    @Test("catch-up applies missed notifications through the live path; overlap with live ones and with an earlier catch-up changes nothing")
-    func catchUp() async throws {
+    @Test("catch-up applies missed notifications through the live path; overlap with live ones and with an earlier catch-up changes nothing", arguments: TestBackend.all)
+    func catchUp(backend: TestBackend) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
         apple.setPageSize(2)
-        let (purchases, ledger) = try await Self.purchases(apple)
+        let (purchases, ledger) = try await Self.purchases(apple, backend: backend)
         let bought = try Self.authority.transaction("7001")
         _ = try await purchases.redeem(playerID: "p1", signedTransaction: bought, actor: "t")
         let refund = try Self.authority.notification("REFUND", signedTransaction: bought)

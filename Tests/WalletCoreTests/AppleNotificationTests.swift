@@ -9,8 +9,8 @@ struct AppleNotificationTests {
     static let authority = AppleTests.authority
 
     /// A ledger where p1 redeemed T1 (quantity 2: 10 credits).
-    static func setUp(policy: RefundPolicy = .debt) async throws -> (ApplePurchases, TestLedger, String) {
-        let ledger = try await TestLedger()
+    static func setUp(_ backend: TestBackend, policy: RefundPolicy = .debt) async throws -> (ApplePurchases, TestLedger, String) {
+        let ledger = try await TestLedger(backend)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let configuration = try AppleConfiguration(bundleID: "com.example.game", extraRootsPEM: [authority.rootPEM], refundPolicy: policy)
         let purchases = ApplePurchases(configuration: configuration, ledger: ledger.store)
@@ -26,9 +26,9 @@ struct AppleNotificationTests {
         return try authority.transaction("T1", quantity: 2, changes: changes)
     }
 
-    @Test("REFUND takes the credits back once; a re-delivered notification changes nothing")
-    func refund() async throws {
-        let (purchases, ledger, _) = try await Self.setUp()
+    @Test("REFUND takes the credits back once; a re-delivered notification changes nothing", arguments: TestBackend.all)
+    func refund(backend: TestBackend) async throws {
+        let (purchases, ledger, _) = try await Self.setUp(backend)
         let notification = try Self.authority.notification("REFUND", uuid: "n-1", signedTransaction: Self.revoked())
         let outcome = try await purchases.handleNotification(signedPayload: notification)
         #expect(outcome.outcome.rawValue == "refunded" && !outcome.replayed && outcome.ledgerSeq == 2)
@@ -41,17 +41,17 @@ struct AppleNotificationTests {
         #expect(try await ledger.store.verify().transactions == 2)
     }
 
-    @Test("a partial REFUND takes its revocationPercentage")
-    func partialRefund() async throws {
-        let (purchases, ledger, _) = try await Self.setUp()
+    @Test("a partial REFUND takes its revocationPercentage", arguments: TestBackend.all)
+    func partialRefund(backend: TestBackend) async throws {
+        let (purchases, ledger, _) = try await Self.setUp(backend)
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND", signedTransaction: Self.revoked(30_000)))
         #expect(outcome.outcome.rawValue == "refunded")
         #expect(try await ledger.balance("p1") == 7)
     }
 
-    @Test("REFUND after the credits were spent: debt goes negative, floor stops at zero", arguments: [RefundPolicy.debt, .floor])
-    func refundAfterSpending(_ policy: RefundPolicy) async throws {
-        let (purchases, ledger, _) = try await Self.setUp(policy: policy)
+    @Test("REFUND after the credits were spent: debt goes negative, floor stops at zero", arguments: TestBackend.all, [RefundPolicy.debt, .floor])
+    func refundAfterSpending(_ backend: TestBackend, _ policy: RefundPolicy) async throws {
+        let (purchases, ledger, _) = try await Self.setUp(backend, policy: policy)
         try await ledger.spend("p1", 8, key: "k1")
         _ = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND", signedTransaction: Self.revoked()))
         #expect(try await ledger.balance("p1") == (policy == .debt ? -8 : 0))
@@ -59,9 +59,9 @@ struct AppleNotificationTests {
         #expect(refund?.uncollected == (policy == .debt ? 0 : 8))
     }
 
-    @Test("REFUND_REVERSED re-credits what the refund took, once")
-    func refundReversed() async throws {
-        let (purchases, ledger, transaction) = try await Self.setUp(policy: .floor)
+    @Test("REFUND_REVERSED re-credits what the refund took, once", arguments: TestBackend.all)
+    func refundReversed(backend: TestBackend) async throws {
+        let (purchases, ledger, transaction) = try await Self.setUp(backend, policy: .floor)
         try await ledger.spend("p1", 6, key: "k1")
         _ = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND", signedTransaction: Self.revoked()))
         #expect(try await ledger.balance("p1") == 0)
@@ -76,18 +76,18 @@ struct AppleNotificationTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("CONSUMPTION_REQUEST records the share of the purchase already spent")
-    func consumption() async throws {
-        let (purchases, ledger, transaction) = try await Self.setUp()
+    @Test("CONSUMPTION_REQUEST records the share of the purchase already spent", arguments: TestBackend.all)
+    func consumption(backend: TestBackend) async throws {
+        let (purchases, ledger, transaction) = try await Self.setUp(backend)
         try await ledger.spend("p1", 4, key: "k1")
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification("CONSUMPTION_REQUEST", signedTransaction: transaction))
         #expect(outcome.outcome.rawValue == "consumption_recorded" && outcome.spentShareMillipercent == 40_000)
         #expect(try await ledger.balance("p1") == 6)
     }
 
-    @Test("with lots the share is exact: the oldest purchase is spent first, a newer one stays whole, whatever the balance")
-    func consumptionExact() async throws {
-        let (purchases, ledger, first) = try await Self.setUp()
+    @Test("with lots the share is exact: the oldest purchase is spent first, a newer one stays whole, whatever the balance", arguments: TestBackend.all)
+    func consumptionExact(backend: TestBackend) async throws {
+        let (purchases, ledger, first) = try await Self.setUp(backend)
         let second = try Self.authority.transaction("T2")
         _ = try await purchases.redeem(playerID: "p1", signedTransaction: second, actor: "t")
         try await ledger.spend("p1", 4, key: "k1")
@@ -97,35 +97,35 @@ struct AppleNotificationTests {
         #expect(older.spentShareMillipercent == 40_000 && newer.spentShareMillipercent == 0)
     }
 
-    @Test("TEST and other types are recorded without a ledger change", arguments: ["TEST", "DID_CHANGE_RENEWAL_STATUS", "ONE_TIME_CHARGE"])
-    func recordedOnly(_ type: String) async throws {
-        let (purchases, ledger, transaction) = try await Self.setUp()
+    @Test("TEST and other types are recorded without a ledger change", arguments: TestBackend.all, ["TEST", "DID_CHANGE_RENEWAL_STATUS", "ONE_TIME_CHARGE"])
+    func recordedOnly(_ backend: TestBackend, _ type: String) async throws {
+        let (purchases, ledger, transaction) = try await Self.setUp(backend)
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification(type, signedTransaction: type == "TEST" ? nil : transaction))
         #expect(outcome.outcome.rawValue == "recorded" && outcome.ledgerSeq == nil)
         #expect(try await ledger.transactionCount() == 1)
     }
 
-    @Test("a refund for a transaction the wallet never credited is recorded and answered")
-    func neverCredited() async throws {
-        let (purchases, ledger, _) = try await Self.setUp()
+    @Test("a refund for a transaction the wallet never credited is recorded and answered", arguments: TestBackend.all)
+    func neverCredited(backend: TestBackend) async throws {
+        let (purchases, ledger, _) = try await Self.setUp(backend)
         let unknown = try Self.authority.transaction("T-unknown", changes: ["revocationDate": AppleTestAuthority.milliseconds(Date())])
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND", signedTransaction: unknown))
         #expect(outcome.outcome.rawValue == "no_purchase")
         #expect(try await ledger.transactionCount() == 1)
     }
 
-    @Test("REFUND_REVERSED for a purchase never refunded is recorded as no_refund and changes nothing")
-    func reversalWithoutRefund() async throws {
-        let (purchases, ledger, transaction) = try await Self.setUp()
+    @Test("REFUND_REVERSED for a purchase never refunded is recorded as no_refund and changes nothing", arguments: TestBackend.all)
+    func reversalWithoutRefund(backend: TestBackend) async throws {
+        let (purchases, ledger, transaction) = try await Self.setUp(backend)
         let outcome = try await purchases.handleNotification(signedPayload: Self.authority.notification("REFUND_REVERSED", signedTransaction: transaction))
         #expect(outcome.outcome.rawValue == "no_refund" && outcome.ledgerSeq == nil)
         #expect(try await ledger.balance("p1") == 10)
         #expect(try await ledger.transactionCount() == 1)
     }
 
-    @Test("invalid notifications are refused and record nothing", arguments: ["signature", "bundle", "inner", "untrusted", "no-transaction", "sandbox"])
-    func invalid(_ kind: String) async throws {
-        let (purchases, ledger, transaction) = try await Self.setUp()
+    @Test("invalid notifications are refused and record nothing", arguments: TestBackend.all, ["signature", "bundle", "inner", "untrusted", "no-transaction", "sandbox"])
+    func invalid(_ backend: TestBackend, _ kind: String) async throws {
+        let (purchases, ledger, transaction) = try await Self.setUp(backend)
         let payload: String
         switch kind {
         case "signature":
@@ -179,9 +179,9 @@ struct RefundOrderTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("REFUND_REVERSED delivered before its REFUND: the late, older REFUND is superseded and the credits stay")
-    func reversalBeforeRefund() async throws {
-        let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
+    @Test("REFUND_REVERSED delivered before its REFUND: the late, older REFUND is superseded and the credits stay", arguments: TestBackend.all)
+    func reversalBeforeRefund(backend: TestBackend) async throws {
+        let (purchases, ledger, _) = try await AppleNotificationTests.setUp(backend)
         let now = AppleTestAuthority.milliseconds(Date())
         let reversal = try await purchases.handleNotification(signedPayload: notification("REFUND_REVERSED", at: now))
         #expect(reversal.outcome.rawValue == "no_refund")
@@ -195,9 +195,9 @@ struct RefundOrderTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("REFUND, then REFUND_REVERSED, then an old REFUND again: the end state is Apple's latest (reversed)")
-    func refundReversedThenStaleRefund() async throws {
-        let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
+    @Test("REFUND, then REFUND_REVERSED, then an old REFUND again: the end state is Apple's latest (reversed)", arguments: TestBackend.all)
+    func refundReversedThenStaleRefund(backend: TestBackend) async throws {
+        let (purchases, ledger, _) = try await AppleNotificationTests.setUp(backend)
         let now = AppleTestAuthority.milliseconds(Date())
         #expect(try await purchases.handleNotification(signedPayload: notification("REFUND", at: now)).outcome.rawValue == "refunded")
         #expect(try await purchases.handleNotification(signedPayload: notification("REFUND_REVERSED", at: now + Self.hour)).outcome.rawValue == "refund_reversed")
@@ -207,9 +207,9 @@ struct RefundOrderTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("a support refund of 50% followed by Apple's full REFUND takes the rest, not nothing")
-    func partialThenFull() async throws {
-        let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
+    @Test("a support refund of 50% followed by Apple's full REFUND takes the rest, not nothing", arguments: TestBackend.all)
+    func partialThenFull(backend: TestBackend) async throws {
+        let (purchases, ledger, _) = try await AppleNotificationTests.setUp(backend)
         let half = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 50, actor: "support"))
         #expect(half.balance == 5)
         let again = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 50, actor: "support"))
@@ -225,9 +225,9 @@ struct RefundOrderTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("a refund whose share rounds to 0 credits takes nothing and does not block a later real refund")
-    func zeroShare() async throws {
-        let (_, ledger, _) = try await AppleNotificationTests.setUp()
+    @Test("a refund whose share rounds to 0 credits takes nothing and does not block a later real refund", arguments: TestBackend.all)
+    func zeroShare(backend: TestBackend) async throws {
+        let (_, ledger, _) = try await AppleNotificationTests.setUp(backend)
         let tiny = await walletError { _ = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 5, actor: "support")) }
         #expect(tiny?.code == "already_refunded")
         let real = try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", percentage: 100, actor: "support"))
@@ -235,9 +235,9 @@ struct RefundOrderTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("a revocationPercentage Apple will never make valid is recorded as invalid (200), not retried forever")
-    func invalidShare() async throws {
-        let (purchases, ledger, _) = try await AppleNotificationTests.setUp()
+    @Test("a revocationPercentage Apple will never make valid is recorded as invalid (200), not retried forever", arguments: TestBackend.all)
+    func invalidShare(backend: TestBackend) async throws {
+        let (purchases, ledger, _) = try await AppleNotificationTests.setUp(backend)
         for share: Int64 in [0, 100_001, -5] {
             let outcome = try await purchases.handleNotification(signedPayload: notification("REFUND", at: AppleTestAuthority.milliseconds(Date()), transaction: AppleNotificationTests.revoked(share)))
             #expect(outcome.outcome.rawValue == "invalid")
@@ -245,9 +245,9 @@ struct RefundOrderTests {
         #expect(try await ledger.balance("p1") == 10)
     }
 
-    @Test("a notification's transaction from a refused environment is refused even without data.environment")
-    func innerEnvironment() async throws {
-        let (purchases, _, _) = try await AppleNotificationTests.setUp()
+    @Test("a notification's transaction from a refused environment is refused even without data.environment", arguments: TestBackend.all)
+    func innerEnvironment(backend: TestBackend) async throws {
+        let (purchases, _, _) = try await AppleNotificationTests.setUp(backend)
         let sandbox = try Self.authority.transaction("T1", quantity: 2, changes: ["environment": "Sandbox", "revocationDate": AppleTestAuthority.milliseconds(Date())])
         let payload = try Self.authority.sign([
             "notificationType": "REFUND", "notificationUUID": "n-env", "signedDate": AppleTestAuthority.milliseconds(Date()),

@@ -11,15 +11,15 @@ import X509
 struct AppleTests {
     static let authority = try! AppleTestAuthority()
 
-    static func purchases(environments: Set<AppleConfiguration.Environment> = [.production]) async throws -> (ApplePurchases, TestLedger) {
-        let ledger = try await TestLedger()
+    static func purchases(_ backend: TestBackend, environments: Set<AppleConfiguration.Environment> = [.production]) async throws -> (ApplePurchases, TestLedger) {
+        let ledger = try await TestLedger(backend)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.old", credits: 5, active: false))
         return (ApplePurchases(configuration: try authority.configuration(environments: environments), ledger: ledger.store), ledger)
     }
 
-    func rejection(_ jws: String, player: String = "p1", environments: Set<AppleConfiguration.Environment> = [.production]) async throws -> WalletError? {
-        let (purchases, ledger) = try await Self.purchases(environments: environments)
+    func rejection(_ backend: TestBackend, _ jws: String, player: String = "p1", environments: Set<AppleConfiguration.Environment> = [.production]) async throws -> WalletError? {
+        let (purchases, ledger) = try await Self.purchases(backend, environments: environments)
         let error = await walletError { _ = try await purchases.redeem(playerID: player, signedTransaction: jws, actor: "t") }
         #expect(try await ledger.transactionCount() == 0, "a rejected transaction credits nothing")
         return error
@@ -35,9 +35,9 @@ struct AppleTests {
         #expect(try AppleConfiguration(bundleID: "a.b").trustedRoots == [root])
     }
 
-    @Test("a valid consumable credits credits × quantity once; a re-delivery replays; another player is refused")
-    func redeem() async throws {
-        let (purchases, ledger) = try await Self.purchases()
+    @Test("a valid consumable credits credits × quantity once; a re-delivery replays; another player is refused", arguments: TestBackend.all)
+    func redeem(backend: TestBackend) async throws {
+        let (purchases, ledger) = try await Self.purchases(backend)
         let jws = try Self.authority.transaction("2000000000000001", quantity: 3)
         let first = try await purchases.redeem(playerID: "p1", signedTransaction: jws, actor: "player:p1")
         #expect(first.balance == 15 && !first.replayed)
@@ -50,12 +50,12 @@ struct AppleTests {
         #expect(try await ledger.balance("p1") == 15)
     }
 
-    @Test("a transaction outlives its leaf certificate: the chain is checked at signedDate")
-    func signedWhileValid() async throws {
+    @Test("a transaction outlives its leaf certificate: the chain is checked at signedDate", arguments: TestBackend.all)
+    func signedWhileValid(backend: TestBackend) async throws {
         var options = AppleTestAuthority.Options()
         options.leafValidFor = -3_600 * 24
         let expired = try AppleTestAuthority(options, name: "Expired")
-        let ledger = try await TestLedger()
+        let ledger = try await TestLedger(backend)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let purchases = ApplePurchases(configuration: try expired.configuration(), ledger: ledger.store)
         let twoDaysAgo = AppleTestAuthority.milliseconds(Date() - 3_600 * 48)
@@ -66,8 +66,8 @@ struct AppleTests {
         #expect(error?.code == "purchase_invalid" && error?.detail.contains("not valid at the signing date") == true)
     }
 
-    @Test("tampered, truncated and mis-signed tokens are refused", arguments: ["payload", "signature", "truncated", "alg", "two", "four", "garbage", "header"])
-    func tampered(_ kind: String) async throws {
+    @Test("tampered, truncated and mis-signed tokens are refused", arguments: TestBackend.all, ["payload", "signature", "truncated", "alg", "two", "four", "garbage", "header"])
+    func tampered(_ backend: TestBackend, _ kind: String) async throws {
         let authority = Self.authority
         let valid = try authority.transaction("T1")
         let parts = valid.split(separator: ".").map(String.init)
@@ -87,11 +87,11 @@ struct AppleTests {
         case "header": jws = "e30." + parts[1] + "." + parts[2]
         default: jws = "not a token"
         }
-        #expect(try await rejection(jws)?.code == "purchase_invalid", "\(kind)")
+        #expect(try await rejection(backend, jws)?.code == "purchase_invalid", "\(kind)")
     }
 
-    @Test("chains to an untrusted root or without Apple's markers are refused", arguments: ["untrusted", "leaf", "intermediate", "swapped-root"])
-    func chains(_ kind: String) async throws {
+    @Test("chains to an untrusted root or without Apple's markers are refused", arguments: TestBackend.all, ["untrusted", "leaf", "intermediate", "swapped-root"])
+    func chains(_ backend: TestBackend, _ kind: String) async throws {
         var options = AppleTestAuthority.Options()
         switch kind {
         case "leaf": options.leafOID = false
@@ -107,21 +107,22 @@ struct AppleTests {
         let error: WalletError?
         if kind == "leaf" || kind == "intermediate" {
             // Trusted root, missing marker: configure the wallet to trust this authority.
-            let ledger = try await TestLedger()
+            let ledger = try await TestLedger(backend)
             let purchases = ApplePurchases(configuration: try other.configuration(), ledger: ledger.store)
             error = await walletError { _ = try await purchases.redeem(playerID: "p1", signedTransaction: jws, actor: "t") }
             #expect(error?.detail.contains("marker") == true, "\(error?.detail ?? "")")
         } else {
-            error = try await rejection(jws)
+            error = try await rejection(backend, jws)
         }
         #expect(error?.code == "purchase_invalid", "\(kind)")
     }
 
-    @Test("claims: bundle, environment, type, revocation, quantity, product", arguments: [
+    @Test("claims: bundle, environment, type, revocation, quantity, product", arguments: TestBackend.all, [
         ("bundle", "purchase_invalid"), ("sandbox", "purchase_invalid"), ("type", "purchase_invalid"), ("revoked", "purchase_invalid"),
         ("quantity", "purchase_invalid"), ("inactive", "unknown_product"), ("unknown", "unknown_product"), ("token", "purchase_invalid"),
     ])
-    func claims(_ kind: String, _ code: String) async throws {
+    func claims(_ backend: TestBackend, _ kindAndCode: (String, String)) async throws {
+        let (kind, code) = kindAndCode
         let authority = Self.authority
         var player = "p1"
         let jws: String = switch kind {
@@ -135,21 +136,21 @@ struct AppleTests {
         default: try authority.transaction("T1", changes: ["appAccountToken": UUID().uuidString])
         }
         if kind == "token" { player = UUID().uuidString }
-        let error = try await rejection(jws, player: player)
+        let error = try await rejection(backend, jws, player: player)
         #expect(error?.code == code, "\(kind): \(error?.detail ?? "")")
     }
 
-    @Test("sandbox is accepted when configured, and a matching appAccountToken passes")
-    func sandboxAndToken() async throws {
-        let (purchases, _) = try await Self.purchases(environments: [.production, .sandbox])
+    @Test("sandbox is accepted when configured, and a matching appAccountToken passes", arguments: TestBackend.all)
+    func sandboxAndToken(backend: TestBackend) async throws {
+        let (purchases, _) = try await Self.purchases(backend, environments: [.production, .sandbox])
         let player = UUID()
         let jws = try Self.authority.transaction("T1", changes: ["environment": "Sandbox", "appAccountToken": player.uuidString.lowercased()])
         #expect(try await purchases.redeem(playerID: player.uuidString, signedTransaction: jws, actor: "t").balance == 5)
     }
 
-    @Test("an appAccountToken belongs to the first player it credits, whatever the player id looks like; case variants are one token")
-    func accountTokenBinding() async throws {
-        let (purchases, ledger) = try await Self.purchases()
+    @Test("an appAccountToken belongs to the first player it credits, whatever the player id looks like; case variants are one token", arguments: TestBackend.all)
+    func accountTokenBinding(backend: TestBackend) async throws {
+        let (purchases, ledger) = try await Self.purchases(backend)
         let token = UUID()
         let first = try Self.authority.transaction("T1", changes: ["appAccountToken": token.uuidString.lowercased()])
         #expect(try await purchases.redeem(playerID: "auth0|kate", signedTransaction: first, actor: "t").balance == 5)

@@ -8,7 +8,7 @@ import WalletTestSupport
 @Suite("Exports, statements and offline verification")
 struct AuditTests {
     /// Nine transactions over three days, with a hostile note and metadata.
-    static func ledger(_ backend: TestBackend = .sqlite) async throws -> (TestLedger, TestClock) {
+    static func ledger(_ backend: TestBackend) async throws -> (TestLedger, TestClock) {
         let clock = TestClock("2026-10-01T10:00:00Z")
         let ledger = try await TestLedger.withCatalog(backend, clock: clock)
         try await ledger.grant("p1", "T1", quantity: 4)                                        // 1
@@ -66,9 +66,9 @@ struct AuditTests {
         #expect(!literal.utf8.dropFirst().dropLast().contains { $0 < 0x20 }, "no raw control byte inside \(literal)")
     }
 
-    @Test("hostile notes are quoted per RFC 4180 and formula cells are defused, then read back exactly")
-    func csvQuoting() async throws {
-        let (ledger, _) = try await Self.ledger()
+    @Test("hostile notes are quoted per RFC 4180 and formula cells are defused, then read back exactly", arguments: TestBackend.all)
+    func csvQuoting(backend: TestBackend) async throws {
+        let (ledger, _) = try await Self.ledger(backend)
         let (path, _) = try await export(ledger, format: .csv)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(text.contains(#","'=HYPERLINK(""x"")","#))
@@ -117,12 +117,13 @@ struct AuditTests {
     }
 
     /// Every tamper of an export file, by line edit, named by the seq it breaks.
-    @Test("tampered exports fail at the first bad seq", arguments: [
+    @Test("tampered exports fail at the first bad seq", arguments: TestBackend.all, [
         ("amount", Int64(3)), ("balance", 5), ("delete-line", 4), ("delete-transaction", 5), ("duplicate-transaction", 7),
         ("swap-transactions", 6), ("note", 4), ("hash", 7), ("truncate", 9), ("balance-of-first-posting", 2), ("metadata", 3),
     ])
-    func tamperedFile(_ tamper: String, _ badSeq: Int64) async throws {
-        let (ledger, _) = try await Self.ledger()
+    func tamperedFile(_ backend: TestBackend, _ tamperAndSeq: (String, Int64)) async throws {
+        let (tamper, badSeq) = tamperAndSeq
+        let (ledger, _) = try await Self.ledger(backend)
         let head = try await ledger.store.head()
         for format in ExportFormat.allCases {
             let (path, _) = try await export(ledger, format: format)
@@ -179,13 +180,14 @@ struct AuditTests {
 
     /// Edits that keep every value (so every hash) but change the bytes: an export that verifies
     /// must be the very file the exporter wrote.
-    @Test("only the exporter's own bytes verify: equal values written differently fail", arguments: [
+    @Test("only the exporter's own bytes verify: equal values written differently fail", arguments: TestBackend.all, [
         ("stray-quote-prefix", ExportFormat.csv, Int64(7)), ("quoted-plain-cell", .csv, 7), ("line-ending", .csv, 6),
         ("invalid-utf8", .csv, 10), ("unicode-escape", .jsonl, 7), ("spaces", .jsonl, 7), ("member-order", .jsonl, 7),
         ("invalid-utf8", .jsonl, 0), ("checkpoint-spaces", .jsonl, 1), ("blank-line", .jsonl, 0),
     ])
-    func bytesExactly(_ edit: String, _ format: ExportFormat, _ badSeq: Int64) async throws {
-        let (ledger, _) = try await Self.ledger()
+    func bytesExactly(_ backend: TestBackend, _ editFormatAndSeq: (String, ExportFormat, Int64)) async throws {
+        let (edit, format, badSeq) = editFormatAndSeq
+        let (ledger, _) = try await Self.ledger(backend)
         // A note holding U+FFFD: an invalid byte in its place decodes back to the same text.
         _ = try await ledger.store.adjust(AdjustRequest(playerID: "p3", amount: 1, reasonCode: "goodwill", note: "odd \u{FFFD} byte", idempotencyKey: "a2", actor: "s"))
         let (path, _) = try await export(ledger, format: format)
@@ -230,11 +232,11 @@ struct AuditTests {
         #expect(!report.ok && report.firstBadSeq == badSeq, "\(edit) \(format): \(report.problem ?? "ok")")
     }
 
-    @Test("cells a spreadsheet could run are defused, spaces and full-width signs included, and read back exactly", arguments: [
+    @Test("cells a spreadsheet could run are defused, spaces and full-width signs included, and read back exactly", arguments: TestBackend.all, [
         " =1+2", "\t=cmd", "＝HYPERLINK(1)", "＋1", "－1", "＠SUM(A1)", "'", "''", "a'b", "\n=1",
     ])
-    func formulaCells(_ note: String) async throws {
-        let ledger = try await TestLedger.withCatalog()
+    func formulaCells(_ backend: TestBackend, _ note: String) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         _ = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: 1, reasonCode: "goodwill", note: note, idempotencyKey: "a1", actor: "s"))
         let (path, _) = try await export(ledger, format: .csv)
@@ -245,11 +247,11 @@ struct AuditTests {
         #expect(report.ok, "\(report.problem ?? "")")
     }
 
-    @Test("a hostile file costs bounded memory: overlong lines and rows with too many cells are refused", arguments: [
+    @Test("a hostile file costs bounded memory: overlong lines and rows with too many cells are refused", arguments: TestBackend.all, [
         "line", "cells", "jsonl-line",
     ])
-    func boundedRecords(_ kind: String) async throws {
-        let ledger = try await TestLedger()
+    func boundedRecords(_ backend: TestBackend, _ kind: String) async throws {
+        let ledger = try await TestLedger(backend)
         let (path, _) = try await export(ledger, format: kind == "jsonl-line" ? .jsonl : .csv)
         var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         switch kind {
@@ -263,9 +265,9 @@ struct AuditTests {
         #expect(error?.detail.contains(kind == "cells" ? "more than 27 cells" : "longer than 65536 bytes") == true, "\(error?.detail ?? "")")
     }
 
-    @Test("a page that cannot be read ends the export with its error, after the pages before it")
-    func pageFailure() async throws {
-        let (ledger, _) = try await Self.ledger()
+    @Test("a page that cannot be read ends the export with its error, after the pages before it", arguments: TestBackend.all)
+    func pageFailure(backend: TestBackend) async throws {
+        let (ledger, _) = try await Self.ledger(backend)
         let real = try await ledger.store.export(ExportQuery(), format: .jsonl)
         let failing = ExportStream(format: real.format, checkpoint: real.checkpoint, seqs: real.seqs, pageSize: 2) { seqs throws(WalletError) in
             if seqs.lowerBound >= 5 { throw .storage("the disk went away") }
@@ -309,9 +311,10 @@ struct AuditTests {
         #expect(try await ledger.store.head().seq == 15)
     }
 
+    // SQLite only: a checkpoint of SQLite's write-ahead log (PostgreSQL has no WAL a reader pins this way).
     @Test("an export nobody reads holds no read transaction: the WAL is checkpointed and truncated meanwhile")
     func stalledExportPinsNothing() async throws {
-        let (ledger, _) = try await Self.ledger()
+        let (ledger, _) = try await Self.ledger(.sqlite)
         let stream = try await ledger.store.export(ExportQuery(), format: .csv)
         var iterator = stream.makeAsyncIterator()
         _ = try await iterator.next()

@@ -283,7 +283,7 @@ struct ExpiryAndDebtTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("a bonus's campaign is staff-only, like its note; the player sees the expiry", arguments: [TestBackend.sqlite])
+    @Test("a bonus's campaign is staff-only, like its note; the player sees the expiry", arguments: TestBackend.all)
     func campaignHidden(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
         let bonus = try await ledger.store.bonus(

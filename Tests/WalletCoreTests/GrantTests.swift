@@ -101,7 +101,7 @@ struct GrantTests {
         #expect(again.replayed && again.transaction.id == first.transaction.id)
     }
 
-    @Test("invalid grants are refused", arguments: [
+    @Test("invalid grants are refused", arguments: TestBackend.all, [
         GrantRequest(playerID: "", store: "apple", storeTransactionID: "T", productID: "com.example.consume5credits", actor: "t"),
         GrantRequest(playerID: "p 1", store: "apple", storeTransactionID: "T", productID: "com.example.consume5credits", actor: "t"),
         GrantRequest(playerID: String(repeating: "p", count: 256), store: "apple", storeTransactionID: "T", productID: "com.example.consume5credits", actor: "t"),
@@ -115,8 +115,8 @@ struct GrantTests {
         GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T", productID: "com.example.consume5credits", quantity: Int64.max, actor: "t"),
         GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T", productID: "com.example.consume5credits", actor: ""),
     ])
-    func invalid(_ request: GrantRequest) async throws {
-        let ledger = try await TestLedger.withCatalog()
+    func invalid(_ backend: TestBackend, _ request: GrantRequest) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         #expect(await walletError { _ = try await ledger.store.grant(request) }?.code == "invalid_request")
         #expect(try await ledger.transactionCount() == 0)
     }

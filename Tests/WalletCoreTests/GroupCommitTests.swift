@@ -11,14 +11,27 @@ import WalletTestSupport
 /// The group commit keeps every ledger rule, whatever lands in one batch.
 @Suite("Group commit")
 struct GroupCommitTests {
-    static func store(_ mode: WriteMode, deterministic: Bool = false) throws -> SQLLedgerStore {
+    /// A store on `backend` in `mode`; a deterministic one stamps a fixed time and numbers its
+    /// transaction ids in order, so two ledgers built alike can be compared hash for hash.
+    static func store(_ mode: WriteMode, on backend: TestBackend, deterministic: Bool = false) async throws -> SQLLedgerStore {
+        guard deterministic else { return try await TestStores.open(backend, writeMode: mode).store }
+        let sequence = SequentialIDs()
+        let fixed = Date(timeIntervalSince1970: 1_790_000_000)
+        switch backend {
+        case .postgres:
+            return try await PostgresEngine.open(
+                url: TestPostgres.freshDatabase(), poolSize: TestStores.postgresPoolSize, writeMode: mode, clock: { fixed }, makeTransactionID: { sequence.id() })
+        default:
+            return try Self.sqliteStore(mode, clock: { fixed }, makeTransactionID: { sequence.id() })
+        }
+    }
+
+    // SQLite only: the SQLite half of `store(_:on:deterministic:)`, whose fixed clock and ids the fixture cannot set.
+    static func sqliteStore(_ mode: WriteMode, clock: @escaping @Sendable () -> Date, makeTransactionID: @escaping @Sendable () -> String) throws -> SQLLedgerStore {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-group-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let pool = try DatabasePool(path: directory.appendingPathComponent("wallet.sqlite").path)
-        guard deterministic else { return try SQLiteEngine.store(writer: pool, writeMode: mode) }
-        let sequence = SequentialIDs()
-        let fixed = Date(timeIntervalSince1970: 1_790_000_000)
-        return try SQLiteEngine.store(writer: pool, writeMode: mode, clock: { fixed }, makeTransactionID: { sequence.id() })
+        return try SQLiteEngine.store(writer: pool, writeMode: mode, clock: clock, makeTransactionID: makeTransactionID)
     }
 
     /// A grouped store on `backend`: the batch tests run on both, since PostgreSQL pipelines a
@@ -94,12 +107,12 @@ struct GroupCommitTests {
         { try await store.spend(SpendRequest(playerID: player, amount: amount, idempotencyKey: key, actor: "t")) }
     }
 
-    @Test("grouped and single writers build the same ledger, hash for hash")
-    func identicalLedgers() async throws {
+    @Test("grouped and single writers build the same ledger, hash for hash", arguments: TestBackend.all)
+    func identicalLedgers(backend: TestBackend) async throws {
         var heads: [String] = []
         var balances: [[String: Int64]] = []
         for mode in [WriteMode.grouped(), .single] {
-            let store = try Self.store(mode, deterministic: true)
+            let store = try await Self.store(mode, on: backend, deterministic: true)
             try await Self.seed(store)
             let operations: [Operation] = (0..<12).map { index in
                 Self.spend(store, index % 2 == 0 ? "p1" : "p2", Int64(index % 3 + 1), "k\(index % 9)")
@@ -178,9 +191,9 @@ struct GroupCommitTests {
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 7)
     }
 
-    @Test("a full queue answers overloaded at once and writes nothing for it")
-    func overloaded() async throws {
-        let store = try Self.store(.grouped(batchMax: 8, queueMax: 3))
+    @Test("a full queue answers overloaded at once and writes nothing for it", arguments: TestBackend.all)
+    func overloaded(backend: TestBackend) async throws {
+        let store = try await Self.store(.grouped(batchMax: 8, queueMax: 3), on: backend)
         try await Self.seed(store)
         let (gate, holder) = try await Gate.holding(store)
         var queued: [Task<MutationResult, any Error>] = []
@@ -215,9 +228,10 @@ extension GroupCommitTests {
     /// GRDB turns every statement after an aborted transaction, and the commit, into
     /// SQLITE_ABORT; this holds the batch writer to that: a write that precedes the abort in
     /// the batch must not be answered as committed.
+    // SQLite only: SQLite's own ROLLBACK inside the batch, through its session.
     @Test("if SQLite rolls the batch's transaction back, every operation of the batch fails and nothing is written")
     func transactionLost() async throws {
-        let store = try Self.store(.grouped())
+        let store = try await Self.store(.grouped(), on: .sqlite)
         try await Self.seed(store)
         let rollback: Operation = {
             try await store.write { db, _, _ in
@@ -238,9 +252,10 @@ extension GroupCommitTests {
         try await store.checkReadiness()
     }
 
+    // SQLite only: runs a statement on SQLite's writer outside a transaction.
     @Test("the write path's statements refuse to run outside a transaction, so no write can autocommit alone")
     func rawStatementNeedsTransaction() async throws {
-        let store = try Self.store(.grouped())
+        let store = try await Self.store(.grouped(), on: .sqlite)
         try await store.sqliteWriter!.writeWithoutTransaction { db in
             #expect(throws: DatabaseError.self) {
                 try SQLiteSession(db: db).execute("INSERT INTO currencies (code) VALUES (?)", [.text("gems")])

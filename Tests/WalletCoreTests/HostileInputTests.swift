@@ -60,9 +60,9 @@ struct HostileInputTests {
         String(repeating: #"{"a":"#, count: levels - 1) + "{}" + String(repeating: "}", count: levels - 1)
     }
 
-    @Test("metadata: one depth limit at the door, equal to what every reader accepts; stored metadata reads back exactly")
-    func metadataDepthAndExactness() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("metadata: one depth limit at the door, equal to what every reader accepts; stored metadata reads back exactly", arguments: TestBackend.all)
+    func metadataDepthAndExactness(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "t1", quantity: 10)
         let deepest = try JSONValue.parse(Self.nested(Limits.metadataDepthMax))
         let spend = try await ledger.store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "deep", metadata: try Metadata(deepest), actor: "t"))
@@ -98,10 +98,10 @@ struct HostileInputTests {
         #expect(try WalletJSON.text(["metadata": metadata]) == WalletJSON.text(["metadata": Self.nested(JSONParser.depthMax + 1)]))
     }
 
-    @Test("an Apple signedDate outside 2008…9999 is refused before the certificate library sees it")
-    func appleSignedDateRange() async throws {
+    @Test("an Apple signedDate outside 2008…9999 is refused before the certificate library sees it", arguments: TestBackend.all)
+    func appleSignedDateRange(backend: TestBackend) async throws {
         let authority = try AppleTestAuthority()
-        let ledger = try await TestLedger()
+        let ledger = try await TestLedger(backend)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let purchases = ApplePurchases(configuration: try authority.configuration(), ledger: ledger.store)
         for signedDate: Int64 in [253_402_300_800_000, 9_000_000_000_000_000, .max, -1, 0, .min] {
@@ -117,10 +117,10 @@ struct HostileInputTests {
         #expect(try await ledger.transactionCount() == 0)
     }
 
-    @Test("a JWS whose header or payload names a member twice is refused")
-    func appleDuplicateMembers() async throws {
+    @Test("a JWS whose header or payload names a member twice is refused", arguments: TestBackend.all)
+    func appleDuplicateMembers(backend: TestBackend) async throws {
         let authority = try AppleTestAuthority()
-        let ledger = try await TestLedger()
+        let ledger = try await TestLedger(backend)
         let purchases = ApplePurchases(configuration: try authority.configuration(), ledger: ledger.store)
         _ = try await ledger.store.setProduct(ProductUpdate(productID: "com.example.game.consume5credits", credits: 5))
         let now = AppleTestAuthority.milliseconds(Date())

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import WalletCore
 @testable import WalletSQL
+import WalletTestSupport
 
 /// Look-alike identifiers: Swift's `String ==` compares canonical equivalence, SQLite compares
 /// bytes. Every place the wallet compares or hashes ids must agree with the database.
@@ -49,9 +50,9 @@ struct IdentifierTests {
         #expect(throws: Never.self) { try Validate.text("family 👨\u{200D}👩\u{200D}👧 café", field: "note", bytesMax: 100) }
     }
 
-    @Test("look-alike player ids are refused by every operation, and the real wallet is untouched")
-    func lookAlikeOperations() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("look-alike player ids are refused by every operation, and the real wallet is untouched", arguments: TestBackend.all)
+    func lookAlikeOperations(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("Kate", "t-kate")
         for (alike, _) in Self.lookAlikes {
             let grant = await walletError { try await ledger.grant(alike, "t-\(alike.unicodeScalars.count)") }
@@ -73,9 +74,9 @@ struct IdentifierTests {
         #expect(!context.knownCurrencies.contains(Identifier("cr\u{E9}dits")))
     }
 
-    @Test("concurrent batches for an id and its look-alike: only the real id is credited, the ledger verifies")
-    func concurrentLookAlikes() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("concurrent batches for an id and its look-alike: only the real id is credited, the ledger verifies", arguments: TestBackend.all)
+    func concurrentLookAlikes(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         let outcomes = await withTaskGroup(of: String.self) { group in
             for index in 0..<200 {
                 group.addTask {
@@ -127,9 +128,9 @@ struct IdentifierTests {
     }
 
     /// Random Unicode pairs: two ids reach the same wallet exactly when their bytes are equal.
-    @Test("property: equal bytes ⇔ same wallet, over random Unicode pairs")
-    func sameWalletIffSameBytes() async throws {
-        let ledger = try await TestLedger.withCatalog()
+    @Test("property: equal bytes ⇔ same wallet, over random Unicode pairs", arguments: TestBackend.all)
+    func sameWalletIffSameBytes(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         var random = SeededRandom(seed: 20_261_122)
         let alphabet: [Unicode.Scalar] = ["a", "K", "e", "1", "_", "\u{212A}", "\u{E9}", "\u{301}", "\u{430}", "\u{200B}", "\u{202E}", "\u{FF50}", " ", "/"]
         func randomID() -> String {

@@ -6,9 +6,9 @@ import WalletTestSupport
 
 @Suite("Ledger copy")
 struct LedgerCopyTests {
-    @Test("a ledger longer than a copy page is copied whole, page by page, to either store and ends at the same head", arguments: TestBackend.all)
-    func pages(target backend: TestBackend) async throws {
-        let source = try await TestLedger.withCatalog()
+    @Test("a ledger longer than a copy page is copied whole, page by page, to either store and ends at the same head", arguments: TestBackend.all, TestBackend.all)
+    func pages(source sourceBackend: TestBackend, target backend: TestBackend) async throws {
+        let source = try await TestLedger.withCatalog(sourceBackend)
         let count = Int(SQLLedgerStore.copyPageSize) + 150
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<count {

@@ -74,9 +74,9 @@ struct HistoryTests {
         }
     }
 
-    @Test("page limits are enforced")
-    func limits() async throws {
-        let ledger = try await TestLedger()
+    @Test("page limits are enforced", arguments: TestBackend.all)
+    func limits(backend: TestBackend) async throws {
+        let ledger = try await TestLedger(backend)
         for query in [
             HistoryQuery(playerID: "p1", limit: 0), HistoryQuery(playerID: "p1", limit: Limits.pageSizeMax + 1),
             HistoryQuery(playerID: "p1", after: 0), HistoryQuery(playerID: ""),
@@ -91,8 +91,9 @@ struct HistoryTests {
 struct VerifyTests {
     /// Six transactions of every kind, then a tamper through a raw connection with the
     /// append-only triggers dropped, as someone with file access could.
+    // SQLite only: the tamper edits the file through a raw connection, its triggers dropped.
     func tampered(_ sql: String) async throws -> VerifyReport {
-        let ledger = try await TestLedger.withCatalog()
+        let ledger = try await TestLedger.withCatalog(.sqlite)
         try await ledger.grant("p1", "T1", quantity: 4)
         try await ledger.spend("p1", 3, key: "k1")
         _ = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "n", idempotencyKey: "a1", actor: "alice"))

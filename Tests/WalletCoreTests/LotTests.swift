@@ -73,9 +73,10 @@ struct LotTests {
         #expect(try await ledger.store.verify().ok)
     }
 
+    // SQLite only: the lots are edited in the file through a raw connection.
     @Test("verify names a lot that disagrees with its draws, and a wallet whose lots do not add up to its balance")
     func verifyChecksLots() async throws {
-        let ledger = try await TestLedger.withCatalog()
+        let ledger = try await TestLedger.withCatalog(.sqlite)
         try await ledger.grant("p1", "T1")
         try await ledger.spend("p1", 2, key: "s1")
         try await ledger.rawConnection().write { db in try db.execute(sql: "UPDATE lots SET remaining = 4") }

@@ -37,6 +37,7 @@ struct PostgresStoreTests {
         _ = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s4", actor: "t"))
     }
 
+    // SQLite only: its SQLite side is built by hand, with the fixed clock and ids its PostgreSQL side has.
     @Test("SQLite and PostgreSQL build the same ledger, hash for hash, and export the same bytes")
     func sameLedger() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-parity-\(UUID().uuidString)")

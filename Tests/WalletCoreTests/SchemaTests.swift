@@ -7,6 +7,7 @@ import Testing
 import WalletStores
 import WalletTestSupport
 
+// SQLite only: the SQLite file's schema, pragmas and migrations; PostgresStoreTests holds PostgreSQL's.
 @Suite("Schema and storage settings")
 struct SchemaTests {
     @Test("the embedded schema equals schema.sql byte for byte")
@@ -53,7 +54,7 @@ struct SchemaTests {
 
     @Test("a durable database runs synchronous=FULL on its writer, WAL and foreign keys")
     func durableSettings() async throws {
-        let ledger = try await TestLedger()
+        let ledger = try await TestLedger(.sqlite)
         #expect(try await (ledger.store.engine as! SQLiteEngine).synchronousSetting() == 2)
         let (journal, foreignKeys) = try await ledger.store.sqliteWriter!.read { db in
             (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"))
@@ -64,13 +65,13 @@ struct SchemaTests {
 
     @Test("durability normal is an explicit opt-out")
     func normalDurability() async throws {
-        let ledger = try await TestLedger(durability: .normal)
+        let ledger = try await TestLedger(.sqlite, durability: .normal)
         #expect(try await (ledger.store.engine as! SQLiteEngine).synchronousSetting() == 1)
     }
 
     @Test("reopening a wallet database keeps its data")
     func reopen() async throws {
-        let ledger = try await TestLedger.withCatalog()
+        let ledger = try await TestLedger.withCatalog(.sqlite)
         try await ledger.grant("p1", "T1")
         let reopened = try SQLiteEngine.open(path: ledger.path)
         #expect(try await reopened.balances(playerID: "p1").balances == ["credits": 5])
@@ -83,9 +84,9 @@ struct SchemaTests {
 
     @Test("a version 1 database is upgraded to the schema a new one has, and its wallet keys still replay")
     func migrationFrom1() async throws {
-        let fresh = try await TestLedger()
+        let fresh = try await TestLedger(.sqlite)
         let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
-        let ledger = try await TestLedger.withCatalog()
+        let ledger = try await TestLedger.withCatalog(.sqlite)
         try await ledger.grant("p1", "T1", quantity: 4)
         let spend = try await ledger.spend("p1", 3, key: "k1")
         let adjustment = try await ledger.store.adjust(AdjustRequest(playerID: "p1", amount: 2, reasonCode: "goodwill", note: "n", idempotencyKey: "k2", actor: "s"))
@@ -124,9 +125,9 @@ struct SchemaTests {
 
     @Test("a version 2 database gains the App Store account-token table and keeps its ledger")
     func migrationFrom2() async throws {
-        let fresh = try await TestLedger()
+        let fresh = try await TestLedger(.sqlite)
         let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
-        let ledger = try await TestLedger.withCatalog()
+        let ledger = try await TestLedger.withCatalog(.sqlite)
         try await ledger.grant("p1", "T1", quantity: 2)
         try await ledger.rawConnection().write { db in
             try Self.makeVersion5(db)
@@ -141,9 +142,9 @@ struct SchemaTests {
 
     @Test("a version 3 database gains the consumption answers' outbox and keeps its ledger")
     func migrationFrom3() async throws {
-        let fresh = try await TestLedger()
+        let fresh = try await TestLedger(.sqlite)
         let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
-        let ledger = try await TestLedger.withCatalog()
+        let ledger = try await TestLedger.withCatalog(.sqlite)
         try await ledger.grant("p1", "T1", quantity: 2)
         try await ledger.rawConnection().write { db in
             try Self.makeVersion5(db)
@@ -159,9 +160,9 @@ struct SchemaTests {
 
     @Test("a version 4 database gains lots and holds: its transactions table is made again with the new kinds, rows and chain intact, and each positive balance becomes one opening lot")
     func migrationFrom4() async throws {
-        let fresh = try await TestLedger()
+        let fresh = try await TestLedger(.sqlite)
         let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
-        let ledger = try await TestLedger.withCatalog()
+        let ledger = try await TestLedger.withCatalog(.sqlite)
         try await ledger.grant("p1", "T1", quantity: 2)
         try await ledger.grant("p2", "T2")
         try await ledger.spend("p2", 5, key: "all")
@@ -327,7 +328,7 @@ struct SchemaTests {
 
     @Test("a database of an unknown schema version is refused untouched")
     func unknownVersion() async throws {
-        let ledger = try await TestLedger()
+        let ledger = try await TestLedger(.sqlite)
         try await ledger.rawConnection().write { db in try db.execute(sql: "PRAGMA user_version = 99") }
         let error = await walletError { _ = try SQLiteEngine.open(path: ledger.path) }
         #expect(error?.code == "unsupported_database")
@@ -362,7 +363,7 @@ struct SchemaTests {
 
     @Test("the schema refuses edits and deletions of ledger rows")
     func appendOnly() async throws {
-        let ledger = try await TestLedger.withCatalog()
+        let ledger = try await TestLedger.withCatalog(.sqlite)
         try await ledger.grant("p1", "T1")
         let raw = try ledger.rawConnection()
         for sql in [

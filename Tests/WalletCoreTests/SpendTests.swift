@@ -48,13 +48,13 @@ struct SpendTests {
         #expect(try await ledger.store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "k", metadata: b, actor: "t")).replayed)
     }
 
-    @Test("a key reused for another request is refused and changes nothing", arguments: [
+    @Test("a key reused for another request is refused and changes nothing", arguments: TestBackend.all, [
         SpendRequest(playerID: "p1", amount: 2, idempotencyKey: "k1", actor: "t"),
         SpendRequest(playerID: "p1", amount: 1, currency: "gems", idempotencyKey: "k1", actor: "t"),
         SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "k1", reason: "other", actor: "t"),
     ])
-    func reused(_ request: SpendRequest) async throws {
-        let ledger = try await TestLedger.withCatalog()
+    func reused(_ backend: TestBackend, _ request: SpendRequest) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         try await ledger.grant("p1", "T2", product: "com.example.gems10")
         try await ledger.spend("p1", 1, key: "k1")
@@ -104,7 +104,7 @@ struct SpendTests {
         #expect(try await ledger.store.verify().ok)
     }
 
-    @Test("invalid spends are refused", arguments: [
+    @Test("invalid spends are refused", arguments: TestBackend.all, [
         SpendRequest(playerID: "p1", amount: 0, idempotencyKey: "k", actor: "t"),
         SpendRequest(playerID: "p1", amount: -1, idempotencyKey: "k", actor: "t"),
         SpendRequest(playerID: "p1", amount: Int64.min, idempotencyKey: "k", actor: "t"),
@@ -122,8 +122,8 @@ struct SpendTests {
         SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "k", reason: " ", actor: "t"),
         SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "k", reason: String(repeating: "r", count: 256), actor: "t"),
     ])
-    func invalid(_ request: SpendRequest) async throws {
-        let ledger = try await TestLedger.withCatalog()
+    func invalid(_ backend: TestBackend, _ request: SpendRequest) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("p1", "T1")
         #expect(await walletError { _ = try await ledger.store.spend(request) }?.code == "invalid_request")
         #expect(try await ledger.balance("p1") == 5)

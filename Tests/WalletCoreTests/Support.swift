@@ -18,7 +18,7 @@ struct TestLedger {
     /// A temporary directory of the test's own (exports are written there).
     let directory: URL
 
-    init(_ backend: TestBackend = .sqlite, durability: Durability = .full, clock: TestClock? = nil) async throws {
+    init(_ backend: TestBackend, durability: Durability = .full, clock: TestClock? = nil) async throws {
         self.backend = backend
         let now: @Sendable () -> Date
         if let clock { now = { clock.now } } else { now = { Date() } }
@@ -27,7 +27,7 @@ struct TestLedger {
     }
 
     /// A ledger with the tests' catalog (`TestStores.addCatalog`).
-    static func withCatalog(_ backend: TestBackend = .sqlite, clock: TestClock? = nil) async throws -> TestLedger {
+    static func withCatalog(_ backend: TestBackend, clock: TestClock? = nil) async throws -> TestLedger {
         let ledger = try await TestLedger(backend, clock: clock)
         try await TestStores.addCatalog(ledger.store)
         return ledger
@@ -53,6 +53,7 @@ struct TestLedger {
 
     /// A raw connection to the same file, as an attacker with file access would have: foreign
     /// keys off, so rows can be deleted or moved.
+    // SQLite only: the file itself, for the tests that edit it behind the wallet's back.
     func rawConnection() throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false

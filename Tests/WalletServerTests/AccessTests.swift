@@ -50,9 +50,9 @@ struct AccessTests {
         (.post, "/v1/keys/key_none/revoke", "", [.admin]),
     ]
 
-    @Test("the table covers every protected route of the router")
-    func tableCoversRouter() async throws {
-        let server = try await TestServer()
+    @Test("the table covers every protected route of the router", arguments: TestBackend.all)
+    func tableCoversRouter(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let protected = server.routes.routes.filter { !$0.access.isOpen }.map { "\($0.method.rawValue) \($0.path)" }
         let tabled = Self.allowed.map { "\($0.method.rawValue) \($0.path.split(separator: "?")[0])" }
         #expect(protected.count == tabled.count)
@@ -140,9 +140,9 @@ struct AccessTests {
         #expect(try await server.store.verify().ok)
     }
 
-    @Test("player tokens: algorithm, subject, not-before, and a server without a secret")
-    func playerTokens() async throws {
-        let server = try await TestServer()
+    @Test("player tokens: algorithm, subject, not-before, and a server without a secret", arguments: TestBackend.all)
+    func playerTokens(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1")
         try await server.test { client in
             for token in [
@@ -156,19 +156,19 @@ struct AccessTests {
             let good = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
             #expect(good.status == .ok)
         }
-        let keysOnly = try await TestServer(playerTokens: false)
+        let keysOnly = try await TestServer(backend, playerTokens: false)
         try await keysOnly.test { client in
             let response = try await client.execute(uri: "/v1/wallets/p1", method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
             #expect(response.status == .unauthorized)
         }
     }
 
-    @Test("ES256 player tokens: signatures of the configured public key only; HS256, alg none and other keys are refused")
-    func es256PlayerTokens() async throws {
+    @Test("ES256 player tokens: signatures of the configured public key only; HS256, alg none and other keys are refused", arguments: TestBackend.all)
+    func es256PlayerTokens(backend: TestBackend) async throws {
         let gameKey = P256.Signing.PrivateKey()
         let otherKey = P256.Signing.PrivateKey()
         let publicKeyPEM = gameKey.publicKey.pemRepresentation
-        let server = try await TestServer(tokens: try PlayerTokenVerifier(publicKeyPEM: publicKeyPEM))
+        let server = try await TestServer(backend, tokens: try PlayerTokenVerifier(publicKeyPEM: publicKeyPEM))
         try await server.credit("p1")
         try await server.test { client in
             for token in [
@@ -191,9 +191,9 @@ struct AccessTests {
         #expect(throws: APIError.self) { try PlayerTokenVerifier(publicKeyPEM: P256.Signing.PrivateKey().pemRepresentation) }
     }
 
-    @Test("a player spends from their own wallet, recorded as the player")
-    func playerSpends() async throws {
-        let server = try await TestServer()
+    @Test("a player spends from their own wallet, recorded as the player", arguments: TestBackend.all)
+    func playerSpends(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1")
         try await server.test { client in
             let response = try await client.execute(
@@ -207,9 +207,9 @@ struct AccessTests {
         }
     }
 
-    @Test("a player's answers show their own postings and what they did, never what support wrote")
-    func playerView() async throws {
-        let server = try await TestServer()
+    @Test("a player's answers show their own postings and what they did, never what support wrote", arguments: TestBackend.all)
+    func playerView(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1", quantity: 4)
         _ = try await server.store.adjust(AdjustRequest(
             playerID: "p1", amount: -3, reasonCode: "abuse", note: "internal: suspected chargeback fraud", ticket: "SUP-77",
@@ -263,9 +263,9 @@ struct AccessTests {
         }
     }
 
-    @Test("a key revoked while the server runs is refused within a second")
-    func revokedWhileRunning() async throws {
-        let server = try await TestServer()
+    @Test("a key revoked while the server runs is refused within a second", arguments: TestBackend.all)
+    func revokedWhileRunning(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let created = try await server.store.createAPIKey(role: .admin, name: "soon gone")
         try await server.test { client in
             let headers: HTTPFields = [.authorization: "Bearer \(created.secret)"]
@@ -278,9 +278,9 @@ struct AccessTests {
         }
     }
 
-    @Test("the key cache holds valid keys for its lifetime only, and no more than its capacity")
-    func keyCache() async throws {
-        let server = try await TestServer()
+    @Test("the key cache holds valid keys for its lifetime only, and no more than its capacity", arguments: TestBackend.all)
+    func keyCache(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let key = try await server.store.createAPIKey(role: .service, name: "cached").key
         let cache = APIKeyCache(lifetime: .milliseconds(50))
         #expect(cache.key(for: "secret") == nil)

@@ -85,9 +85,9 @@ struct ConnectionTests {
         #expect(counts.admit(v4), "a closed connection makes room for the next")
     }
 
-    @Test("one address holding more idle connections than its cap has the extra ones answered 503 and closed, and another client's authenticated read is answered")
-    func addressCap() async throws {
-        let server = try await TestServer()
+    @Test("one address holding more idle connections than its cap has the extra ones answered 503 and closed, and another client's authenticated read is answered", arguments: TestBackend.all)
+    func addressCap(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1")
         // Without the per-address cap the twelve idle connections would fill the total cap of
         // eight, and the read would wait in the backlog until the 30-second timeouts.
@@ -123,9 +123,9 @@ struct ConnectionTests {
         }
     }
 
-    @Test("a connection that sends nothing, or half a request head, is closed after the request head timeout")
-    func requestHeadTimeout() async throws {
-        let server = try await TestServer()
+    @Test("a connection that sends nothing, or half a request head, is closed after the request head timeout", arguments: TestBackend.all)
+    func requestHeadTimeout(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let configuration = ServerConfiguration(idleTimeoutSeconds: 30, requestHeadTimeoutSeconds: 1)
         try await withRunningServer(server, configuration) { port in
             let silent = try LoopbackSocket(port: port)
@@ -141,9 +141,9 @@ struct ConnectionTests {
         }
     }
 
-    @Test("a keep-alive connection that keeps sending requests outlives the request head timeout, and is closed once it stops")
-    func keepAliveOutlivesHeadTimeout() async throws {
-        let server = try await TestServer()
+    @Test("a keep-alive connection that keeps sending requests outlives the request head timeout, and is closed once it stops", arguments: TestBackend.all)
+    func keepAliveOutlivesHeadTimeout(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let configuration = ServerConfiguration(idleTimeoutSeconds: 30, requestHeadTimeoutSeconds: 1)
         try await withRunningServer(server, configuration) { port in
             let socket = try LoopbackSocket(port: port)
@@ -166,9 +166,9 @@ struct ConnectionTests {
         }
     }
 
-    @Test("a request whose body arrives more slowly than the request head timeout is answered and booked")
-    func slowBodyOutlivesHeadTimeout() async throws {
-        let server = try await TestServer()
+    @Test("a request whose body arrives more slowly than the request head timeout is answered and booked", arguments: TestBackend.all)
+    func slowBodyOutlivesHeadTimeout(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1")
         let before = try await server.store.balances(playerID: "p1").balances["credits"] ?? 0
         let configuration = ServerConfiguration(idleTimeoutSeconds: 30, requestHeadTimeoutSeconds: 1)
@@ -200,9 +200,9 @@ struct ConnectionTests {
         return holders
     }
 
-    @Test("the total cap holds: a client beyond it waits until a connection closes")
-    func totalCap() async throws {
-        let server = try await TestServer()
+    @Test("the total cap holds: a client beyond it waits until a connection closes", arguments: TestBackend.all)
+    func totalCap(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1")
         let configuration = ServerConfiguration(
             idleTimeoutSeconds: 30, connectionsMax: 4, connectionsPerAddressMax: 64, requestHeadTimeoutSeconds: 30, idleNearCapTimeoutSeconds: 30)
@@ -219,9 +219,9 @@ struct ConnectionTests {
         }
     }
 
-    @Test("near the total cap, an idle keep-alive connection is closed soon after its response")
-    func idleNearCap() async throws {
-        let server = try await TestServer()
+    @Test("near the total cap, an idle keep-alive connection is closed soon after its response", arguments: TestBackend.all)
+    func idleNearCap(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let configuration = ServerConfiguration(
             idleTimeoutSeconds: 30, connectionsMax: 4, connectionsPerAddressMax: 64, requestHeadTimeoutSeconds: 30, idleNearCapTimeoutSeconds: 1)
         try await withRunningServer(server, configuration) { port in

@@ -50,9 +50,9 @@ struct HostileRequestTests {
         }
     }
 
-    @Test("a player token naming `sub` twice is refused, whichever one a parser would pick")
-    func duplicateClaims() async throws {
-        let server = try await TestServer()
+    @Test("a player token naming `sub` twice is refused, whichever one a parser would pick", arguments: TestBackend.all)
+    func duplicateClaims(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("victim")
         try await server.test { client in
             let token = playerToken("attacker", extraClaims: #","sub":"victim""#)
@@ -61,9 +61,9 @@ struct HostileRequestTests {
         }
     }
 
-    @Test("bodies: a member twice, fractions for amounts, -0, huge numbers, deep nesting, bad UTF-8 and lone surrogates are 400s")
-    func strictBodies() async throws {
-        let server = try await TestServer()
+    @Test("bodies: a member twice, fractions for amounts, -0, huge numbers, deep nesting, bad UTF-8 and lone surrogates are 400s", arguments: TestBackend.all)
+    func strictBodies(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1", quantity: 100)
         let deep = String(repeating: #"{"a":"#, count: 64) + "{}" + String(repeating: "}", count: 64)
         let bodies: [String] = [
@@ -118,11 +118,11 @@ struct HostileRequestTests {
         }
     }
 
-    @Test("query timestamps out of range are 400s, not wrapped around", arguments: [
+    @Test("query timestamps out of range are 400s, not wrapped around", arguments: TestBackend.all, [
         "from=10000-01-01T00:00:00Z", "from=2026-02-30T00:00:00Z", "to=2026-01-01T24:00:00Z", "from=2026-01-01T00:00:60Z",
     ])
-    func queryTimestamps(_ query: String) async throws {
-        let server = try await TestServer()
+    func queryTimestamps(_ backend: TestBackend, _ query: String) async throws {
+        let server = try await TestServer(backend)
         try await server.test { client in
             let history = try await client.execute(uri: "/v1/wallets/p1/transactions?\(query)", method: .get, headers: server.bearer(.support))
             #expect(try history.status == .badRequest && history.problemCode() == "invalid_request")
@@ -131,9 +131,9 @@ struct HostileRequestTests {
         }
     }
 
-    @Test("an unauthenticated notification signed for year 10000 is a 422, and the server keeps answering")
-    func notificationFromYear10000() async throws {
-        let server = try await TestServer()
+    @Test("an unauthenticated notification signed for year 10000 is a 422, and the server keeps answering", arguments: TestBackend.all)
+    func notificationFromYear10000(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let payload = try TestServer.apple.sign([
             "notificationType": "TEST", "notificationUUID": "n-10000", "signedDate": 253_402_300_800_000, "data": ["bundleId": "com.example.game"],
         ])

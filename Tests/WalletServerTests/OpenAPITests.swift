@@ -3,6 +3,7 @@ import Testing
 @testable import WalletApple
 import WalletCore
 @testable import WalletServer
+import WalletTestSupport
 
 @Suite("The OpenAPI document")
 struct OpenAPITests {
@@ -10,9 +11,9 @@ struct OpenAPITests {
         try #require(JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
     }
 
-    @Test("it describes exactly the router's routes, with open routes marked open")
-    func matchesRouter() async throws {
-        let server = try await TestServer()
+    @Test("it describes exactly the router's routes, with open routes marked open", arguments: TestBackend.all)
+    func matchesRouter(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         let document = try document()
         #expect(document["openapi"] as? String == "3.1.0")
         let paths = try #require(document["paths"] as? [String: [String: Any]])

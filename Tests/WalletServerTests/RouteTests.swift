@@ -71,7 +71,7 @@ struct LedgerRouteTests {
         var testDescription: String { "\(body.prefix(60)) \(headers.keys.map(\.rawName)) → \(status)" }
     }
 
-    @Test("bad spend requests are 4xx problems that change nothing", arguments: [
+    @Test("bad spend requests are 4xx problems that change nothing", arguments: TestBackend.all, [
         BadSpend(body: #"{"amount": 0}"#, headers: [.idempotencyKey: "k"], status: 400),
         BadSpend(body: #"{"amount": -5}"#, headers: [.idempotencyKey: "k"], status: 400),
         BadSpend(body: #"{"amount": 1.5}"#, headers: [.idempotencyKey: "k"], status: 400),
@@ -91,8 +91,8 @@ struct LedgerRouteTests {
         BadSpend(body: #""#, headers: [.idempotencyKey: "k"], status: 400),
         BadSpend(body: #"{"amount": 1}"#, headers: [.idempotencyKey: "k", .contentType: "text/plain"], status: 415),
     ])
-    func badSpend(_ bad: BadSpend) async throws {
-        let server = try await TestServer()
+    func badSpend(_ backend: TestBackend, _ bad: BadSpend) async throws {
+        let server = try await TestServer(backend)
         try await server.credit("p1")
         try await server.test { client in
             var allHeaders = server.bearer(.service) + .jsonContent
@@ -262,10 +262,10 @@ struct OperationsRouteTests {
         }
     }
 
-    @Test("an unexpected error is a logged internal_error problem, never an empty 500")
-    func unexpectedError() async throws {
+    @Test("an unexpected error is a logged internal_error problem, never an empty 500", arguments: TestBackend.all)
+    func unexpectedError(backend: TestBackend) async throws {
         struct Surprise: Error {}
-        let server = try await TestServer()
+        let server = try await TestServer(backend)
         server.router.get("/boom") { _, _ -> Response in throw Surprise() }
         try await server.test { client in
             let response = try await client.execute(uri: "/boom", method: .get, headers: [.requestID: "trace-500"])
@@ -286,6 +286,7 @@ struct OperationsRouteTests {
         #expect((apiError.headers[.retryAfter] != nil) == (status == 503))
     }
 
+    // SQLite only: the database file is overwritten; PostgresStoreTests takes a PostgreSQL server away.
     @Test("readiness fails with 503 when the database is gone")
     func notReady() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-gone-\(UUID().uuidString)")
@@ -349,9 +350,10 @@ struct AuditRouteTests {
         }
     }
 
+    // SQLite only: the tamper goes through SQLite's writer, its append-only trigger dropped.
     @Test("verify reports ok with the head hash, and the first bad seq after tampering")
     func verify() async throws {
-        let server = try await TestServer()
+        let server = try await TestServer(.sqlite)
         try await server.credit("p1", transactionID: "T1")
         try await server.credit("p1", transactionID: "T2")
         try await server.test { client in
@@ -424,9 +426,9 @@ struct ApplePurchaseRouteTests {
         #expect(try await server.store.balances(playerID: "p2").balances["credits"] == 0)
     }
 
-    @Test("without a bundle id the route answers not_configured")
-    func notConfigured() async throws {
-        let server = try await TestServer(apple: false)
+    @Test("without a bundle id the route answers not_configured", arguments: TestBackend.all)
+    func notConfigured(backend: TestBackend) async throws {
+        let server = try await TestServer(backend, apple: false)
         try await server.test { client in
             let response = try await client.execute(
                 uri: "/v1/purchases/apple", method: .post, headers: server.bearer(.service) + .jsonContent,
@@ -594,9 +596,9 @@ struct KeyAndConsoleRouteTests {
         #expect(try await server.store.apiKeys().count == KeyRole.allCases.count + 1)
     }
 
-    @Test("the console's files are served from the binary with a strict policy, and hold no inline script or style")
-    func console() async throws {
-        let server = try await TestServer()
+    @Test("the console's files are served from the binary with a strict policy, and hold no inline script or style", arguments: TestBackend.all)
+    func console(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
         try await server.test { client in
             for (path, type) in [("/console/", "text/html"), ("/console", "text/html"), ("/console/console.js", "text/javascript"), ("/console/console.css", "text/css")] {
                 let response = try await client.execute(uri: path, method: .get)

@@ -26,7 +26,7 @@ struct TestServer: @unchecked Sendable {
     /// `tokens` replaces the HS256 verifier of `playerTokens` (an ES256 one, say).
     /// `appleAPI` is the App Store Server API the Apple routes ask (a stand-in's).
     init(
-        _ backend: TestBackend = .sqlite, playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true,
+        _ backend: TestBackend, playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true,
         appleAPI: AppStoreServerAPIConfiguration? = nil
     ) async throws {
         store = try await TestStores.open(backend).store

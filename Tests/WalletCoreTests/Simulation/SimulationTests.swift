@@ -23,14 +23,14 @@ struct SimulationTests {
         }
     }
 
-    @Test("the same seed generates the same steps, and a generated run replays as a fixed sequence")
-    func determinism() async throws {
+    @Test("the same seed generates the same steps, and a generated run replays as a fixed sequence", arguments: TestBackend.all)
+    func determinism(backend: TestBackend) async throws {
         var config = SimulationConfig.fromEnvironment([:])
         config.steps = 40
-        let first = try await SimulationRunner.run(.generated(seed: 7), backend: .sqlite, config: config)
-        let second = try await SimulationRunner.run(.generated(seed: 7), backend: .sqlite, config: config)
+        let first = try await SimulationRunner.run(.generated(seed: 7), backend: backend, config: config)
+        let second = try await SimulationRunner.run(.generated(seed: 7), backend: backend, config: config)
         #expect(first.steps.map(\.description) == second.steps.map(\.description))
-        let other = try await SimulationRunner.run(.generated(seed: 8), backend: .sqlite, config: config)
+        let other = try await SimulationRunner.run(.generated(seed: 8), backend: backend, config: config)
         #expect(first.steps.map(\.description) != other.steps.map(\.description))
     }
 
