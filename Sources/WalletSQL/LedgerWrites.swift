@@ -63,9 +63,12 @@ enum LedgerWrites {
         }
         let corrections = try Corrections.of(db, purchase: purchase)
         let (wallet, _) = try load(db, purchase.playerID, currency: purchase.currency, now: now, context: context, settling: true)
-        let plan = try Decide.refund(request, of: purchase, corrections: corrections, wallet: wallet)
-        try apply(db, plan.settlement, now: now, context: &context)
-        return try apply(db, plan.refund, key: key, now: now, context: &context)
+        // The wallet is settled before the refund is decided, and stays settled when the refund
+        // is refused: a notification records such a refusal in this same write.
+        let settlement = try Decide.settle(wallet, debiting: nil)
+        try apply(db, settlement, now: now, context: &context)
+        let plan = try Decide.refund(request, of: purchase, corrections: corrections, settled: settlement.wallet)
+        return try apply(db, plan, key: key, now: now, context: &context)
     }
 
     /// Re-credits what the purchase's refunds since the last reversal took back, keyed by the

@@ -261,10 +261,10 @@ struct SchemaTests {
 
     @Test("a version 5 database is upgraded: transactions made once more, referencing transaction_kinds (one row per Core kind) instead of a CHECK; every row, the chain, indexes and triggers kept; foreign keys clean")
     func migrationFrom5() async throws {
-        let fresh = try await TestLedger()
+        let fresh = try await TestLedger(.sqlite)
         let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
         let clock = TestClock("2026-11-22T12:00:00Z")
-        let ledger = try await TestLedger.withCatalog(clock: clock)
+        let ledger = try await TestLedger.withCatalog(.sqlite, clock: clock)
         try await Self.bookEveryKind(ledger, clock: clock)
         let rows = try await Self.everyRow(try #require(ledger.store.sqliteWriter))
         let head = try await ledger.store.head()

@@ -177,13 +177,12 @@ package enum Decide {
         return (settlement, ledger)
     }
 
-    /// A refund of `request.shareMillipercent` of `purchase` in all (`LedgerRules.refund`), after
-    /// settling the wallet; what is left of the purchase's own lot is taken first.
+    /// A refund of `request.shareMillipercent` of `purchase` in all (`LedgerRules.refund`) from a
+    /// wallet settled first (`settle(_:debiting: nil)`, applied whether or not the refund then
+    /// is: a refund needs no funds); what is left of the purchase's own lot is taken first.
     package static func refund(
-        _ request: RefundRequest, of purchase: LedgerTransaction, corrections: Corrections, wallet: WalletSnapshot
-    ) throws(WalletError) -> (settlement: SettlementPlan, refund: LedgerPlan) {
-        let settlement = try settle(wallet, debiting: nil)
-        let settled = settlement.wallet
+        _ request: RefundRequest, of purchase: LedgerTransaction, corrections: Corrections, settled: WalletSnapshot
+    ) throws(WalletError) -> LedgerPlan {
         let (owed, taken) = try LedgerRules.refund(request, of: purchase, corrections: corrections, playerBalance: settled.balance)
         var draft = LedgerTransaction(draftOf: .refund, playerID: purchase.playerID, currency: purchase.currency, amount: -taken, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
@@ -193,7 +192,7 @@ package enum Decide {
         draft.uncollected = owed - taken
         var ledger = LedgerPlan(draft, amount: -taken, counterpart: .refunds, playerBalance: settled.balance)
         ledger.draws = LotRules.drawAvailable(taken, from: settled.lots, at: settled.at, firstFrom: purchase.seq)
-        return (settlement, ledger)
+        return ledger
     }
 
     // MARK: - Holds
