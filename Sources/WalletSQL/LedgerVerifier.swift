@@ -63,7 +63,7 @@ enum LedgerVerifier {
             SELECT a.owner, a.currency, a.balance, CAST(coalesce(sum(l.remaining), 0) AS BIGINT),
                 CAST(coalesce((SELECT max(p.seq) FROM postings p WHERE p.account_id = a.id), 1) AS BIGINT)
             FROM accounts a LEFT JOIN lots l ON l.account_id = a.id
-            WHERE substr(a.owner, 1, 7) = 'player:'
+            WHERE substr(a.owner, 1, \(AccountOwner.playerPrefix.count)) = '\(AccountOwner.playerPrefix)'
             GROUP BY a.id, a.owner, a.currency, a.balance
             HAVING coalesce(sum(l.remaining), 0) <> CASE WHEN a.balance > 0 THEN a.balance ELSE 0 END
             ORDER BY 5 LIMIT 1

@@ -33,7 +33,7 @@ struct HistoryCommand: AsyncParsableCommand {
         try Output.result(page, json: options.json) {
             var lines = page.transactions.map { transaction in
                 var line = "\(transaction.seq)\t\(transaction.createdAt)\t\(transaction.kind.rawValue)\t\(Output.signed(transaction.amount, transaction.currency))"
-                let player = "player:\(transaction.playerID)"
+                let player = AccountOwner.player(transaction.playerID).text
                 if let posting = transaction.postings.first(where: { $0.account == player }) { line += "\tbalance \(posting.balanceAfter)" }
                 if let reasonCode = transaction.reasonCode { line += "\t\(reasonCode)" }
                 if let note = transaction.note { line += "\t\(note.split(whereSeparator: \.isNewline).joined(separator: " "))" }

@@ -13,7 +13,7 @@ public enum Caller: Sendable, Equatable {
     var actor: String {
         switch self {
         case .key(let key): key.id
-        case .player(let id): "player:\(id.text)"
+        case .player(let id): AccountOwner.player(id.text).text
         }
     }
 }
