@@ -81,9 +81,12 @@ public struct ApplePurchases: Sendable {
         switch notification.notificationType {
         case "REFUND":
             let share = transaction?.revocationPercentage ?? Limits.refundShareMax
-            effect = (1...Limits.refundShareMax).contains(share)
-                ? .refund(shareMillipercent: share, policy: configuration.refundPolicy)
-                : .refuse(reason: "revocationPercentage \(share) is outside 1...\(Limits.refundShareMax)")
+            do {
+                try Validate.refundShare(share)
+                effect = .refund(shareMillipercent: share, policy: configuration.refundPolicy)
+            } catch {
+                effect = .refuse(reason: "revocationPercentage \(share) is outside 1...\(Limits.refundShareMax)")
+            }
         case "REFUND_REVERSED": effect = .refundReversal
         case "CONSUMPTION_REQUEST": effect = .consumptionRequest
         default: effect = .none

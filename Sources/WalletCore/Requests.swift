@@ -317,9 +317,7 @@ public struct RefundRequest: LedgerMutation, Equatable {
     package func validate() throws(WalletError) {
         try Validate.store(store)
         try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id")
-        guard (1...Limits.refundShareMax).contains(shareMillipercent) else {
-            throw .invalidRequest("the refunded share must be between 1 and \(Limits.refundShareMax) thousandths of a percent")
-        }
+        try Validate.refundShare(shareMillipercent)
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 

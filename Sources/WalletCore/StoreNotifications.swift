@@ -56,9 +56,7 @@ public struct StoreNotification: Sendable, Equatable {
         if let subtype { try Validate.visibleText(subtype, field: "notification subtype", bytesMax: 64) }
         if let storeTransactionID { try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id") }
         if effect != .none, !isRefusal, storeTransactionID == nil { throw .invalidRequest("a \(type) notification needs a store transaction id") }
-        if case .refund(let share, _) = effect, !(1...Limits.refundShareMax).contains(share) {
-            throw .invalidRequest("the refunded share must be between 1 and \(Limits.refundShareMax) thousandths of a percent")
-        }
+        if case .refund(let share, _) = effect { try Validate.refundShare(share) }
     }
 }
 

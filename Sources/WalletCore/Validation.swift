@@ -34,6 +34,14 @@ package enum Validate {
     }
 
     /// An amount one operation moves: 1 ... `Limits.amountPerOperationMax`.
+    /// The share of a purchase a refund claims in all, in thousandths of a percent: 1 to
+    /// `Limits.refundShareMax` (100%).
+    package static func refundShare(_ value: Int64) throws(WalletError) {
+        guard (1...Limits.refundShareMax).contains(value) else {
+            throw .invalidRequest("the refunded share must be between 1 and \(Limits.refundShareMax) thousandths of a percent")
+        }
+    }
+
     package static func positiveAmount(_ value: Int64, field: String = "amount") throws(WalletError) {
         guard value >= 1 else { throw .invalidRequest("\(field) must be a positive whole number") }
         guard value <= Limits.amountPerOperationMax else {
