@@ -27,6 +27,7 @@ enum LedgerWrites {
     static func bonus(_ db: any SQLSession, _ checked: Checked<BonusRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
+        _ = try Decide.bonusExpiry(request, now: now)
         try requireKnownCurrency(db, request.currency, context: &context)
         let (wallet, account) = try load(db, request.playerID, currency: request.currency, now: now, context: context, settling: false)
         let plan = try Decide.bonus(request, wallet: wallet, walletFull: try LotStorage.isFull(db, account: account))

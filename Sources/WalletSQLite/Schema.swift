@@ -74,16 +74,36 @@ enum Schema {
                 PRAGMA defer_foreign_keys = ON;
                 \(created[0])
                 \(SchemaMigrator.transactionKindRows);
-                CREATE TEMP TABLE transactions_v5 AS SELECT * FROM transactions;
+                \(migrationIndexes.map { "CREATE INDEX \($0.name) ON \($0.on);" }.joined(separator: "\n"))
+                CREATE TABLE transactions_v5_copy AS SELECT * FROM transactions;
                 DROP TABLE transactions;
                 \(created[1])
-                INSERT INTO transactions SELECT * FROM temp.transactions_v5;
-                DROP TABLE temp.transactions_v5;
+                CREATE INDEX migration6_transactions_refund_of_seq ON transactions (refund_of_seq);
+                INSERT INTO transactions SELECT * FROM transactions_v5_copy;
+                DROP TABLE transactions_v5_copy;
+                \(migrationIndexes.filter { !$0.on.hasPrefix("transactions ") }.map { "DROP INDEX \($0.name);" }.joined(separator: "\n"))
+                DROP INDEX migration6_transactions_refund_of_seq;
                 \(created[2...].joined(separator: "\n"))
                 """
             ])
         },
     ].compactMap { $0 }
+
+    /// Indexes on every column that references `transactions (seq)` without one, for the length of
+    /// version 6's upgrade only: with foreign keys on, dropping the table and copying its rows back
+    /// looks up each row's children, and without an index each lookup reads the whole child table
+    /// (hours for a ledger of a million transactions; seconds with them). The copy is a table of
+    /// the database, on disk, not a temporary one (`temp_store` is memory).
+    private static let migrationIndexes: [(name: String, on: String)] = [
+        // Goes with the old table when it is dropped.
+        ("migration6_transactions_refund_of_seq_v5", "transactions (refund_of_seq)"),
+        ("migration6_idempotency_keys_seq", "idempotency_keys (seq)"),
+        ("migration6_store_notifications_ledger_seq", "store_notifications (ledger_seq)"),
+        ("migration6_store_account_tokens_seq", "store_account_tokens (seq)"),
+        ("migration6_lots_source_seq", "lots (source_seq)"),
+        ("migration6_holds_hold_seq", "holds (hold_seq)"),
+        ("migration6_holds_resolved_seq", "holds (resolved_seq)"),
+    ]
 
     /// The `transactions` table as version 5 made it, its kinds in a CHECK: version 5's upgrade
     /// makes this table, and version 6's makes it again with the reference to `transaction_kinds`.

@@ -56,7 +56,7 @@ struct DecideTests {
         #expect(captured.hold.status == .captured && captured.hold.captured == 4)
         #expect(captured.ledger.draft.kind == .capture && captured.ledger.draws == [LotDraw(lotID: 1, amount: -1)], "the rest goes back to the lot it came from")
         #expect(captured.ledger.legs.reduce(0) { $0 + $1.amount } == 0)
-        #expect(throws: WalletError.captureExceedsHold("the hold holds 5; a capture of 6 is more")) { try resolve(live, .capture(amount: 6)) }
+        #expect(throws: WalletError.captureExceedsHold("the hold holds 5 credits; a capture of 6 is more")) { try resolve(live, .capture(amount: 6)) }
         var done = live
         done.hold.status = .released
         #expect((try? resolve(done, .release)) == nil)

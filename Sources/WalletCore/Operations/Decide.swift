@@ -98,10 +98,7 @@ package enum Decide {
     /// Bonus credits, possibly expiring. `walletFull`: the wallet keeps the most open lots it may
     /// (read only when `LotRules.mayBeFull` says the balance allows it).
     package static func bonus(_ request: BonusRequest, wallet: WalletSnapshot, walletFull: Bool) throws(WalletError) -> LedgerPlan {
-        let expiry = try request.expiry
-        if let expiry, expiry <= wallet.at {
-            throw .invalidRequest("expires_at must be in the future; \(request.expiresAt ?? "") has passed")
-        }
+        let expiry = try bonusExpiry(request, now: wallet.now)
         try LotRules.requireRoom(walletFull: walletFull, credit: request.amount, wallet: wallet)
         var draft = LedgerTransaction(draftOf: .bonus, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
@@ -114,6 +111,15 @@ package enum Decide {
         var ledger = LedgerPlan(draft, amount: request.amount, counterpart: BonusRequest.counterpart, playerBalance: wallet.balance)
         ledger.lot = LotRules.lot(ofCredit: request.amount, balance: wallet.balance, category: .bonus, expiresAt: expiry)
         return ledger
+    }
+
+    /// A bonus's expiry, which must be in the future at `now`: checked before anything is read.
+    package static func bonusExpiry(_ request: BonusRequest, now: Date) throws(WalletError) -> String? {
+        let expiry = try request.expiry
+        if let expiry, expiry <= Timestamp.format(now) {
+            throw .invalidRequest("expires_at must be in the future; \(request.expiresAt ?? "") has passed")
+        }
+        return expiry
     }
 
     /// A support correction: a credit makes an `adjustment` lot; a debit settles the wallet
@@ -231,6 +237,9 @@ package enum Decide {
             if expired { throw .holdResolved(status: .expired, detail: "the hold expired at \(hold.expiresAt) and cannot be captured; nothing changed") }
             status = .captured
             captured = amount ?? hold.amount
+            guard captured <= hold.amount else {
+                throw .captureExceedsHold("the hold holds \(hold.amount) \(hold.currency); a capture of \(captured) is more")
+            }
         case .release:
             status = expired ? .expired : .released
             captured = 0
