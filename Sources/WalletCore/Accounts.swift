@@ -18,21 +18,9 @@ public enum AccountOwner: Sendable, Hashable {
         }
     }
 
-    /// The owner stored as `text`, nil for text that names no account.
-    package init?(text: String) {
-        if text.utf8.starts(with: Self.playerPrefix.utf8) {
-            self = .player(String(text.dropFirst(Self.playerPrefix.count)))
-        } else if let account = SystemAccount(text: text) {
-            self = .system(account)
-        } else {
-            return nil
-        }
-    }
-
     /// The player whose wallet `text` is, nil for any other account.
     package static func playerID(ofOwner text: String) -> String? {
-        if case .player(let id)? = AccountOwner(text: text) { return id }
-        return nil
+        text.utf8.starts(with: playerPrefix.utf8) ? String(text.dropFirst(playerPrefix.count)) : nil
     }
 }
 
@@ -54,9 +42,6 @@ public enum SystemAccount: Sendable, Hashable {
     /// Credits that expired unspent (breakage).
     case expired
 
-    /// Every account but the stores', which are one per store.
-    package static let fixed: [SystemAccount] = [.spend, .holds, .bonuses, .adjustments, .refunds, .expired]
-
     public var text: String {
         switch self {
         case .store(let store): "@store:\(store)"
@@ -66,16 +51,6 @@ public enum SystemAccount: Sendable, Hashable {
         case .adjustments: "@adjustments"
         case .refunds: "@refunds"
         case .expired: "@expired"
-        }
-    }
-
-    package init?(text: String) {
-        if let fixed = Self.fixed.first(where: { $0.text == text }) {
-            self = fixed
-        } else if text.hasPrefix("@store:"), text.count > "@store:".count {
-            self = .store(String(text.dropFirst("@store:".count)))
-        } else {
-            return nil
         }
     }
 }

@@ -34,17 +34,6 @@ enum LotStorage {
             [.integer(account.id), .integer(lotsMax - 1)]) { _ in true } ?? false
     }
 
-    /// Refuses a free credit of `amount` to `account`, whose balance is `balanceBefore`, when it
-    /// would make a lot in a full wallet (`LotRules.requireRoom`).
-    static func requireRoom(
-        _ db: any SQLSession, account: Account, balanceBefore: Int64, amount: Int64, lotsMax: Int64 = Limits.openLotsPerWalletMax
-    ) throws {
-        let read = Account(id: account.id, owner: account.owner, currency: account.currency, balance: balanceBefore)
-        let wallet = WalletSnapshot(
-            playerID: AccountOwner.playerID(ofOwner: account.owner) ?? account.owner, currency: account.currency, balance: balanceBefore, lots: [], now: Date())
-        try LotRules.requireRoom(walletFull: try isFull(db, account: read, lotsMax: lotsMax), credit: amount, wallet: wallet, lotsMax: lotsMax)
-    }
-
     /// Makes the lot a credit decided (`LedgerPlan.lot`), in the account of `accountID`.
     static func insert(_ db: any SQLSession, accountID: Int64, _ lot: NewLot, transaction: LedgerTransaction) throws {
         try db.execute(

@@ -45,6 +45,21 @@ struct DecideTests {
         #expect(throws: WalletError.insufficientFunds(balance: 8, currency: "credits")) { try Decide.placeHold(hold, wallet: Self.wallet(balance: 15, lots: Self.lots)) }
     }
 
+    @Test("a debit whose funds check passes but whose lots hold less than the balance is refused as a corrupt ledger, never drawn short")
+    func lotsShortOfBalance() throws {
+        let wallet = Self.wallet(balance: 10, lots: [Self.lot(1, .paid, 4)])
+        let spend = SpendRequest(playerID: "p", amount: 6, idempotencyKey: "s", actor: "game")
+        #expect(throws: WalletError.self) { try Decide.spend(spend, wallet: wallet) }
+        do {
+            _ = try Decide.spend(spend, wallet: wallet)
+        } catch {
+            #expect(error.code == "ledger_corrupt")
+        }
+        // Allowed below zero, a support debit takes what the lots have and leaves the rest as debt.
+        let debit = AdjustRequest(playerID: "p", amount: -6, reasonCode: "fraud", note: "n", idempotencyKey: "a", allowNegative: true, actor: "support")
+        #expect(try Decide.adjust(debit, wallet: wallet, walletFull: false).adjustment.draws == [LotDraw(lotID: 1, amount: 4)])
+    }
+
     @Test("a hold resolves once: resolved ones answer hold_<status>, an expired one cannot be captured, a capture above the hold is refused")
     func holdStateMachine() throws {
         let draws = [LotDraw(lotID: 2, amount: 3), LotDraw(lotID: 1, amount: 2)]
@@ -122,7 +137,8 @@ struct DecideTests {
             holds.append(HeldCredits(hold: Self.hold("h\(index)", amount: amount, expires: "2026-11-21T00:00:00.000Z"), draws: drawn, lots: lots))
         }
         let balance = lots.reduce(0) { $0 + $1.remaining } - Int64.random(in: 0...6, using: &random)
-        let wallet = Self.wallet(balance: balance, lots: lots, holds: holds)
+        // As a store loads it: the wallet's lots with something left; the holds' lots as they are.
+        let wallet = Self.wallet(balance: balance, lots: lots.filter { $0.remaining > 0 }, holds: holds)
         let settlement = try Decide.settle(wallet, debiting: nil)
         let plans = settlement.releases.map(\.ledger) + (settlement.expiry.map { [$0.ledger] } ?? [])
         #expect(balance + plans.reduce(0) { $0 + $1.playerAmount } == settlement.wallet.balance, "the plans move the balance to the settled one")

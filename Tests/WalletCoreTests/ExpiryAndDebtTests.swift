@@ -357,7 +357,10 @@ struct ManyLotsTests {
             var outcome: [String] = []
             for (balance, lotsMax) in [(Int64(3), Int64(3)), (3, 4), (-10, 3)] {
                 do {
-                    try LotStorage.requireRoom(db, account: account, balanceBefore: balance, amount: 5, lotsMax: lotsMax)
+                    // What a bonus of 5 loads (`isFull`, read only when the balance allows it) and decides.
+                    let read = Account(id: account.id, owner: account.owner, currency: account.currency, balance: balance)
+                    let wallet = WalletSnapshot(playerID: "p", currency: "credits", balance: balance, lots: [], now: Date())
+                    try LotRules.requireRoom(walletFull: try LotStorage.isFull(db, account: read, lotsMax: lotsMax), credit: 5, wallet: wallet, lotsMax: lotsMax)
                     outcome.append("ok")
                 } catch let error as WalletError {
                     outcome.append(error.code)

@@ -19,6 +19,11 @@ package enum Decide {
     ///   of the settlement is booked either, and the wallet stays as it was.
     package static func settle(_ wallet: WalletSnapshot, debiting debit: Int64?) throws(WalletError) -> SettlementPlan {
         let at = wallet.at
+        // Most debits find nothing to settle: then the wallet is as read, without a copy of its lots.
+        if wallet.expiredHolds.isEmpty, !wallet.lots.contains(where: { $0.remaining > 0 && $0.isExpired(at: at) }) {
+            if let debit { try LedgerRules.requireFunds(balance: wallet.balance, debit: debit, currency: wallet.currency) }
+            return unsettled(wallet)
+        }
         let settled = LotRules.settle(
             wallet.balance, lots: wallet.lots + wallet.expiredHolds.flatMap(\.lots),
             expiredHolds: wallet.expiredHolds.map { ($0.hold.amount, $0.draws) }, at: at)
@@ -127,26 +132,18 @@ package enum Decide {
     package static func adjust(
         _ request: AdjustRequest, wallet: WalletSnapshot, walletFull: Bool
     ) throws(WalletError) -> (settlement: SettlementPlan, adjustment: LedgerPlan) {
-        let settlement: SettlementPlan
-        if request.amount < 0 {
-            settlement = try settle(wallet, debiting: request.allowNegative ? nil : -request.amount)
-        } else {
-            try LotRules.requireRoom(walletFull: walletFull, credit: request.amount, wallet: wallet)
-            settlement = unsettled(wallet)
-        }
-        let settled = settlement.wallet
         var draft = LedgerTransaction(draftOf: .adjustment, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.reasonCode = request.reasonCode
         draft.note = request.note
         draft.ticket = request.ticket
-        var ledger = LedgerPlan(draft, amount: request.amount, counterpart: AdjustRequest.counterpart, playerBalance: settled.balance)
-        if request.amount > 0 {
-            ledger.lot = LotRules.lot(ofCredit: request.amount, balance: settled.balance, category: .adjustment)
-        } else {
-            ledger.draws = LotRules.drawAvailable(-request.amount, from: settled.lots, at: settled.at)
+        if request.amount < 0 {
+            return try debit(draft, from: wallet, counterpart: AdjustRequest.counterpart, allowingDebt: request.allowNegative)
         }
-        return (settlement, ledger)
+        try LotRules.requireRoom(walletFull: walletFull, credit: request.amount, wallet: wallet)
+        var ledger = LedgerPlan(draft, amount: request.amount, counterpart: AdjustRequest.counterpart, playerBalance: wallet.balance)
+        ledger.lot = LotRules.lot(ofCredit: request.amount, balance: wallet.balance, category: .adjustment)
+        return (unsettled(wallet), ledger)
     }
 
     /// Re-credits what the purchase's refunds since the last reversal took back, as a purchase
@@ -172,14 +169,28 @@ package enum Decide {
 
     /// A spend: the wallet settled, its settled balance covering `amount`, drawn in burn order.
     package static func spend(_ request: SpendRequest, wallet: WalletSnapshot) throws(WalletError) -> (settlement: SettlementPlan, spend: LedgerPlan) {
-        let settlement = try settle(wallet, debiting: request.amount)
-        let settled = settlement.wallet
         var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.note = request.reason
         draft.metadata = request.metadata
-        var ledger = LedgerPlan(draft, amount: -request.amount, counterpart: SpendRequest.counterpart, playerBalance: settled.balance)
-        ledger.draws = try LotRules.drawCovering(request.amount, from: settled.lots, at: settled.at, wallet: settled)
+        let (settlement, ledger) = try debit(draft, from: wallet, counterpart: SpendRequest.counterpart, allowingDebt: false)
+        return (settlement, ledger)
+    }
+
+    /// The one way credits leave a wallet by request (a spend, a hold, a support debit): the
+    /// wallet settled first, then `-draft.amount` drawn in burn order to `counterpart`. Refused
+    /// when the settled balance cannot cover it, unless `allowingDebt` (then it takes every lot
+    /// and leaves the rest as debt).
+    private static func debit(
+        _ draft: LedgerTransaction, from wallet: WalletSnapshot, counterpart: SystemAccount, allowingDebt: Bool
+    ) throws(WalletError) -> (SettlementPlan, LedgerPlan) {
+        let amount = -draft.amount
+        let settlement = try settle(wallet, debiting: allowingDebt ? nil : amount)
+        let settled = settlement.wallet
+        var ledger = LedgerPlan(draft, amount: draft.amount, counterpart: counterpart, playerBalance: settled.balance)
+        ledger.draws = allowingDebt
+            ? LotRules.drawAvailable(amount, from: settled.lots, at: settled.at)
+            : try LotRules.drawCovering(amount, from: settled.lots, at: settled.at, wallet: settled)
         return (settlement, ledger)
     }
 
@@ -205,16 +216,13 @@ package enum Decide {
 
     /// A hold: the wallet settled, `amount` drawn in burn order to `@holds` until it expires.
     package static func placeHold(_ request: HoldRequest, wallet: WalletSnapshot) throws(WalletError) -> (settlement: SettlementPlan, hold: HoldPlacement) {
-        let settlement = try settle(wallet, debiting: request.amount)
-        let settled = settlement.wallet
         var draft = LedgerTransaction(draftOf: .hold, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.note = request.reason
         // The game's metadata as it sent it, within a spend's limits: the hold's id and expiry
         // are in `holds` (by `hold_seq`), and its capture or release names both.
         draft.metadata = request.metadata
-        var ledger = LedgerPlan(draft, amount: -request.amount, counterpart: HoldRequest.counterpart, playerBalance: settled.balance)
-        ledger.draws = try LotRules.drawCovering(request.amount, from: settled.lots, at: settled.at, wallet: settled)
+        let (settlement, ledger) = try debit(draft, from: wallet, counterpart: HoldRequest.counterpart, allowingDebt: false)
         let expiresAt = Timestamp.format(wallet.now.addingTimeInterval(Double(request.expiresInSeconds)))
         return (settlement, HoldPlacement(ledger: ledger, expiresAt: expiresAt))
     }

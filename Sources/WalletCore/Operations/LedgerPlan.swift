@@ -11,7 +11,9 @@ package struct WalletSnapshot: Sendable {
     /// Its open holds past their expiry, soonest first, each with what it drew.
     package var expiredHolds: [HeldCredits]
     /// When the write runs.
-    package var now: Date
+    package let now: Date
+    /// `now` as the ledger writes times, which compare as text.
+    package let at: String
 
     package init(playerID: String, currency: String, balance: Int64, lots: [Lot], expiredHolds: [HeldCredits] = [], now: Date) {
         self.playerID = playerID
@@ -20,10 +22,8 @@ package struct WalletSnapshot: Sendable {
         self.lots = lots
         self.expiredHolds = expiredHolds
         self.now = now
+        at = Timestamp.format(now)
     }
-
-    /// `now` as the ledger writes times, which compare as text.
-    package var at: String { Timestamp.format(now) }
 }
 
 /// A hold with what its hold transaction took from each lot, in burn order, and those lots as
