@@ -65,13 +65,15 @@ struct ConsumptionReplyTests {
     func sent(backend: TestBackend) async throws {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
-        let opened = try await TestStores.open(backend)
+        // The stores and the senders keep one clock, so a slow run cannot leave an answer queued
+        // after the time its sender thinks it is.
+        let clock = TestClock(Date())
+        let opened = try await TestStores.open(backend, clock: { clock.now })
         try await TestStores.addCatalog(opened.store)
         let purchases = try Self.purchases(opened.store, apple: apple)
         let bought = try Self.authority.transaction("5201")
         _ = try await purchases.redeem(playerID: "p1", signedTransaction: bought, actor: "t")
         _ = try await purchases.handleNotification(signedPayload: try Self.authority.notification("CONSUMPTION_REQUEST", signedTransaction: bought))
-        let clock = TestClock(Date())
 
         // Apple fails every attempt of this pass: the answer waits 30 seconds.
         apple.script(.failure(status: 500), .failure(status: 500), .failure(status: 500), .failure(status: 500))
@@ -82,7 +84,7 @@ struct ConsumptionReplyTests {
         #expect(try await Self.sender(opened.store, apple: apple, clock: clock).sendDue() == ConsumptionReplySender.Pass(), "not due yet")
 
         // A restart: another store on the same database, another sender, 31 seconds on.
-        let reopened = try await SQLLedgerStore.open(database: opened.location, durability: .full, writeMode: .default, poolSize: 2, clock: { Date() })
+        let reopened = try await SQLLedgerStore.open(database: opened.location, durability: .full, writeMode: .default, poolSize: 2, clock: { clock.now })
         clock.advance(31)
         pass = try await Self.sender(reopened, apple: apple, clock: clock).sendDue()
         #expect(pass.sent == 1)

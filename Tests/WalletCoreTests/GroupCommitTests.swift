@@ -241,12 +241,13 @@ extension GroupCommitTests {
             }
         }
         let results = try await Self.inOneBatch(store, [Self.spend(store, "p1", 1, "before"), rollback, Self.spend(store, "p1", 2, "after")])
+        // Until a commit succeeds (for `failureHoldSeconds`), readiness says writes cannot commit, so
+        // a balancer stops sending them: asked first, before the reads below can use up that time.
+        let unready = await walletError { try await store.checkReadiness() }
         for result in results { #expect(result.failureCode == "storage_error", "\(result)") }
+        #expect(unready?.code == "storage_error" && unready?.detail.contains("cannot commit") == true)
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 10)
         #expect(try await store.verify().transactions == 2)
-        // Until a commit succeeds, readiness says writes cannot commit, so a balancer stops sending them.
-        let unready = await walletError { try await store.checkReadiness() }
-        #expect(unready?.code == "storage_error" && unready?.detail.contains("cannot commit") == true)
         // The writer goes on working afterwards, and is ready again.
         #expect(try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "before", actor: "t")).balance == 9)
         try await store.checkReadiness()
