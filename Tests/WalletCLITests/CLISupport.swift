@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WalletTestSupport
 
 /// The `wallet` binary that `swift test` built beside the test bundle.
 let walletBinary: URL = {
@@ -41,24 +42,17 @@ struct CLI {
         databasePath = database
     }
 
-    func start(_ arguments: [String], environment: [String: String]? = nil) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = walletBinary
-        process.arguments = arguments
+    func start(_ arguments: [String], environment: [String: String]? = nil) throws -> (ChildProcess, ChildPipe, ChildPipe) {
         var processEnvironment = ProcessInfo.processInfo.environment
         processEnvironment["WALLET_DB"] = databasePath
         for (name, value) in environment ?? [:] { processEnvironment[name] = value }
-        process.environment = processEnvironment
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let stdout = try ChildPipe()
+        let stderr = try ChildPipe()
+        let process = try ChildProcess(walletBinary.path, arguments, environment: processEnvironment, stdout: .pipe(stdout), stderr: .pipe(stderr))
         return (process, stdout, stderr)
     }
 
-    static func finish(_ started: (Process, Pipe, Pipe)) -> CommandOutput {
+    static func finish(_ started: (ChildProcess, ChildPipe, ChildPipe)) -> CommandOutput {
         let (process, stdout, stderr) = started
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
         let err = stderr.fileHandleForReading.readDataToEndOfFile()

@@ -138,11 +138,8 @@ struct CLITests {
         let cli = try CLI.withCatalog()
         _ = try cli.grant("p1", "T1")
         _ = try cli.json("spend", "--player", "p1", "--amount", "1", "--key", "k1")
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sqlite.arguments = ["sqlite3", cli.databasePath, "DROP TRIGGER postings_append_only_update; UPDATE postings SET amount = 2 WHERE seq = 2 AND amount = 1;"]
-        try sqlite.run()
-        sqlite.waitUntilExit()
+        let sqlite = try ChildProcess(
+            "/usr/bin/env", ["sqlite3", cli.databasePath, "DROP TRIGGER postings_append_only_update; UPDATE postings SET amount = 2 WHERE seq = 2 AND amount = 1;"])
         try #require(sqlite.terminationStatus == 0, "sqlite3 is needed for this test")
         let output = try cli.run("verify", "--json")
         #expect(output.status == 1)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WalletTestSupport
 
 /// What a careless operator does at a shell: output to a full device, an export over a device
 /// node or a link, the wallet pointed at another program's database.
@@ -8,15 +9,11 @@ struct HostileCLITests {
     @Test("keys create into /dev/full exits non-zero and revokes the key whose secret was lost")
     func outputToFullDevice() throws {
         let cli = try CLI()
-        let process = Process()
-        process.executableURL = walletBinary
-        process.arguments = ["keys", "create", "--role", "admin", "--name", "lost"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["WALLET_DB": cli.databasePath]) { $1 }
         guard let full = FileHandle(forWritingAtPath: "/dev/full") else { Issue.record("no /dev/full"); return }
-        let stderr = Pipe()
-        process.standardOutput = full
-        process.standardError = stderr
-        try process.run()
+        let stderr = try ChildPipe()
+        let process = try ChildProcess(
+            walletBinary.path, ["keys", "create", "--role", "admin", "--name", "lost"],
+            environment: ProcessInfo.processInfo.environment.merging(["WALLET_DB": cli.databasePath]) { $1 }, stdout: .descriptor(full.fileDescriptor), stderr: .pipe(stderr))
         let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus != 0)
@@ -52,11 +49,7 @@ struct HostileCLITests {
     @Test("another program's SQLite database is refused and left byte for byte untouched")
     func foreignDatabaseUntouched() throws {
         let cli = try CLI()
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = [cli.databasePath, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');"]
-        try sqlite.run()
-        sqlite.waitUntilExit()
+        let sqlite = try ChildProcess("/usr/bin/sqlite3", [cli.databasePath, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');"])
         #expect(sqlite.terminationStatus == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: cli.databasePath))
         let output = try cli.run("balance", "--player", "p1", "--json")

@@ -81,7 +81,7 @@ struct PostgresCLITests {
         #expect(try cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
         for player in 0..<4 { _ = try cli.grant("p\(player)", "seed-\(player)", quantity: 10) }
         let key = try #require(try cli.json("keys", "create", "--role", "service", "--name", "load")["key"] as? String)
-        var servers: [((Process, Pipe, Pipe), String)] = []
+        var servers: [((ChildProcess, ChildPipe, ChildPipe), String)] = []
         for _ in 0..<3 { servers.append(try await ServeTests.serve(cli)) }
         let bases = servers.map(\.1)
         let headers = ["Authorization": "Bearer \(key)", "Content-Type": "application/json"]

@@ -187,7 +187,7 @@ struct ServeTests {
 
     /// Starts `wallet serve` on a free loopback port and waits until it answers; returns the
     /// process and the base URL.
-    static func serve(_ cli: CLI, environment: [String: String]? = nil) async throws -> ((Process, Pipe, Pipe), String) {
+    static func serve(_ cli: CLI, environment: [String: String]? = nil) async throws -> ((ChildProcess, ChildPipe, ChildPipe), String) {
         let port = try freeLoopbackPort()
         let server = try cli.start(["serve", "--port", "\(port)", "--log-level", "warning"], environment: environment)
         let base = "http://127.0.0.1:\(port)"

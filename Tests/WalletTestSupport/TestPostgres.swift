@@ -196,39 +196,19 @@ public enum TestPostgres {
         }
     }
 
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np`, which Swift's Glibc module does not show.
-    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
-
     /// Runs a program to its end, its output in a temporary file; a non-zero exit is a failure
-    /// carrying that output. (posix_spawn and waitpid: Foundation's `Process` was seen to wait
-    /// forever for a child that had exited.)
+    /// carrying that output.
     static func run(_ executable: String, _ arguments: [String]) throws {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-pg-run-\(UUID().uuidString).log").path
         defer { try? FileManager.default.removeItem(atPath: log) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // Nothing else of this process goes along: a server started here must not hold the pipe
-        // of a `wallet` process another test is reading to its end (seen: a hung test run).
-        guard let closeFrom = closeFrom, closeFrom(&actions, 3) == 0 else {
-            throw Failure(description: "posix_spawn_file_actions_addclosefrom_np is missing (glibc 2.34 or later is needed)")
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(executable, arguments, stdout: .file(log), stderr: .stdout)
+        } catch {
+            throw Failure(description: "cannot start \(executable): \(error)")
         }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw Failure(description: "cannot start \(executable): error \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        let exited = status & 0x7f == 0
-        let code = (status >> 8) & 0xff
-        guard exited, code == 0 else {
+        let status = child.terminationStatus
+        guard status == 0 else {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             throw Failure(description: "\(URL(fileURLWithPath: executable).lastPathComponent) failed (status \(status)): \(output.prefix(2_000))")
         }
