@@ -97,8 +97,7 @@ struct ExpiryAndDebtTests {
         #expect(try await ExpirySweep.all { limit throws(WalletError) in try await ledger.store.expireLots(limit: limit) } == 0, "the holds' credits were booked with their release")
         #expect(try await ledger.balance("p0") == 0)
         #expect(try await ledger.balance("p\(count - 1)") == 0)
-        let report = try await ledger.store.verify()
-        #expect(report.ok, "\(report.problem ?? "")")
+        try await ledger.expectIntact()
     }
 
     @Test("a lot whose first expiry key is taken (an older version's release put credits back after it) is booked under a fresh key, never stuck", arguments: TestBackend.all)
@@ -121,8 +120,7 @@ struct ExpiryAndDebtTests {
         let history = try await ledger.store.history(HistoryQuery(playerID: "p", limit: 1))
         #expect(history.transactions.first?.kind == .expiry && history.transactions.first?.idempotencyKey == "lot:1:after:\(bonus.transaction.seq)")
         #expect(try await ledger.balance("p") == 0)
-        let report = try await ledger.store.verify()
-        #expect(report.ok, "\(report.problem ?? "")")
+        try await ledger.expectIntact()
     }
 
     @Test("a refund under debt while the credits are held: the release repays the debt before anything goes back to lots", arguments: TestBackend.all)
@@ -140,8 +138,7 @@ struct ExpiryAndDebtTests {
         #expect(try await ledger.spend("p", 3, key: "s").balance == 0)
         let more = await walletError { _ = try await ledger.spend("p", 1, key: "s2") }
         #expect(more == .insufficientFunds(balance: 0, currency: "credits"))
-        let report = try await ledger.store.verify()
-        #expect(report.ok, "\(report.problem ?? "")")
+        try await ledger.expectIntact()
     }
 
     @Test("credits a hold gives back to a lot that expired meanwhile repay no debt: they expire, and the debt stays", arguments: TestBackend.all)
@@ -160,8 +157,7 @@ struct ExpiryAndDebtTests {
         let released = try await Self.resolve(ledger, held.hold.id, .release, key: "r")
         #expect(released.balance == -5 && released.transaction.postings.contains { $0.account == "@expired" && $0.amount == 10 })
         #expect(try await LotTests.lots(ledger, "p") == ["paid 5 0", "bonus 10 0"])
-        let report = try await ledger.store.verify()
-        #expect(report.ok, "\(report.problem ?? "")")
+        try await ledger.expectIntact()
     }
 
     @Test("a debit the settled balance cannot cover is refused before anything is written: the expired hold stays open, the lot unbooked", arguments: TestBackend.all)
@@ -178,8 +174,7 @@ struct ExpiryAndDebtTests {
         #expect(try await ledger.transactionCount() == before, "nothing was booked")
         #expect(try await ledger.store.holds(playerID: "p").first?.status == .open)
         #expect(try await ledger.spend("p", 5, key: "s2").balance == 0, "what the refusal named can be spent")
-        let report = try await ledger.store.verify()
-        #expect(report.ok, "\(report.problem ?? "")")
+        try await ledger.expectIntact()
     }
 
     @Test("a debit books many expired lots of its wallet as one expiry transaction", arguments: TestBackend.all)
@@ -194,8 +189,7 @@ struct ExpiryAndDebtTests {
         #expect(history.transactions.map(\.kind) == [.spend, .expiry])
         #expect(history.transactions[1].amount == -60)
         #expect(try await LotTests.draws(ledger, seq: history.transactions[1].seq).count == 30)
-        let report = try await ledger.store.verify()
-        #expect(report.ok, "\(report.problem ?? "")")
+        try await ledger.expectIntact()
     }
 
     @Test("a refund under debt while held, then a partial capture: the rest repays the debt; the wallet stays in debt for what is left", arguments: TestBackend.all)
@@ -211,8 +205,7 @@ struct ExpiryAndDebtTests {
         _ = try await ledger.store.adjust(AdjustRequest(playerID: "p", amount: 5, reasonCode: "goodwill", note: "make good", idempotencyKey: "a", actor: "support"))
         #expect(try await ledger.balance("p") == 1)
         #expect(try await LotTests.lots(ledger, "p") == ["paid 10 0", "adjustment 1 1"], "a credit repays the rest of the debt first")
-        let report = try await ledger.store.verify()
-        #expect(report.ok, "\(report.problem ?? "")")
+        try await ledger.expectIntact()
     }
 
     @Test("an expired hold's credits are spendable at once: a debit releases its wallet's expired holds first, before any sweep", arguments: TestBackend.all)
@@ -340,8 +333,7 @@ struct ManyLotsTests {
         #expect(draws?.0 == Int64(count) && draws?.1 == Int64(count))
         // The next write of the instance goes through.
         _ = try await ledger.store.adjust(AdjustRequest(playerID: "p", amount: 1, reasonCode: "goodwill", note: "after", idempotencyKey: "b", actor: "support"))
-        let report = try await ledger.store.verify()
-        #expect(report.ok, "\(report.problem ?? "")")
+        try await ledger.expectIntact()
     }
 
     @Test("at its open-lot limit a wallet refuses a credit that would make another lot, and accepts one that only repays a debt", arguments: TestBackend.all)

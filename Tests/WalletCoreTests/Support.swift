@@ -98,3 +98,11 @@ final class TestClock: Sendable {
         time.withLock { $0 = $0.addingTimeInterval(seconds) }
     }
 }
+
+extension TestLedger {
+    /// `verify` passes: the chain, every sum, every lot and hold; a failure names the problem.
+    func expectIntact(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let report = try await store.verify()
+        #expect(report.ok, "\(report.problem ?? "")", sourceLocation: sourceLocation)
+    }
+}
