@@ -51,6 +51,20 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        // Google Play: the Android Publisher API client (service-account OAuth, purchases, consume,
+        // voided purchases), Pub/Sub push authentication, and crediting through the ledger.
+        .target(
+            name: "WalletGoogle",
+            dependencies: [
+                "WalletCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         // The ledger's reads and writes on any SQL engine, written once, and the store's lifecycle
         // (`LedgerDatabase`, run as a service): kept out of Core, which needs no service.
         .target(
@@ -84,7 +98,7 @@ let package = Package(
         .target(
             name: "WalletServer",
             dependencies: [
-                "WalletCore", "WalletApple",
+                "WalletCore", "WalletApple", "WalletGoogle",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -107,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "wallet",
             dependencies: [
-                "WalletCore", "WalletApple", "WalletSQL", "WalletStores", "WalletServer",
+                "WalletCore", "WalletApple", "WalletGoogle", "WalletSQL", "WalletStores", "WalletServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -117,7 +131,7 @@ let package = Package(
         .target(
             name: "WalletTestSupport",
             dependencies: [
-                "WalletCore", "WalletApple", "WalletSQL", "WalletStores",
+                "WalletCore", "WalletApple", "WalletGoogle", "WalletSQL", "WalletStores",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -133,7 +147,7 @@ let package = Package(
         .testTarget(
             name: "WalletCoreTests",
             dependencies: [
-                "WalletCore", "WalletApple", "WalletSQL", "WalletSQLite", "WalletPostgres", "WalletStores", "WalletTestSupport",
+                "WalletCore", "WalletApple", "WalletGoogle", "WalletSQL", "WalletSQLite", "WalletPostgres", "WalletStores", "WalletTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -141,7 +155,7 @@ let package = Package(
         .testTarget(
             name: "WalletServerTests",
             dependencies: [
-                "WalletServer", "WalletCore", "WalletApple", "WalletSQL", "WalletSQLite", "WalletPostgres", "WalletStores", "WalletTestSupport",
+                "WalletServer", "WalletCore", "WalletApple", "WalletGoogle", "WalletSQL", "WalletSQLite", "WalletPostgres", "WalletStores", "WalletTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
