@@ -1,4 +1,4 @@
--- CreditsWallet ledger schema, version 6.
+-- CreditsWallet ledger schema, version 7.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -177,6 +177,40 @@ CREATE TABLE consumption_replies (
 
 CREATE INDEX consumption_replies_due ON consumption_replies (next_attempt_at) WHERE status = 'pending';
 
+-- What a store reported about a purchase beyond what the grant books (Google Play: the order id,
+-- the purchase's type and billing region), written with the credit, once per store transaction.
+-- Support finds a purchase by its order id. Version 6 kept none.
+CREATE TABLE store_purchases (
+    store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+    store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+    order_id TEXT CHECK (order_id IS NULL OR length(order_id) BETWEEN 1 AND 255),
+    purchase_type TEXT NOT NULL CHECK (purchase_type IN ('paid', 'test', 'promo', 'rewarded')),
+    region TEXT CHECK (region IS NULL OR length(region) BETWEEN 2 AND 8),
+    seq INTEGER NOT NULL REFERENCES transactions (seq),
+    PRIMARY KEY (store, store_transaction_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX store_purchases_order ON store_purchases (store, order_id) WHERE order_id IS NOT NULL;
+
+-- Purchases the wallet must finish on the store's side (Google Play: consume), queued in the
+-- credit's own write (a transactional outbox) and tried by `wallet serve` until the store takes
+-- it or answers that it was finished already. `next_attempt_at` moves on with each claim.
+CREATE TABLE purchase_finishes (
+    store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+    store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+    product_id TEXT NOT NULL CHECK (length(product_id) BETWEEN 1 AND 255),
+    status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    created_at TEXT NOT NULL,
+    next_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    finished_at TEXT,
+    PRIMARY KEY (store, store_transaction_id),
+    FOREIGN KEY (store, store_transaction_id) REFERENCES store_purchases (store, store_transaction_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX purchase_finishes_due ON purchase_finishes (next_attempt_at) WHERE status = 'pending';
+
 -- Credit lots (see `LotRules`): every credit of a player's wallet is a lot; debits draw from
 -- the open ones in one burn order, and `lot_draws` records each transaction's breakdown. A lot's
 -- `remaining` is its amount less what draws took (plus what releases gave back). Only bonus lots
@@ -270,4 +304,4 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;

@@ -64,3 +64,20 @@ public enum AccountToken {
             ))
     }
 }
+
+extension AccountToken {
+    /// The namespace in which a store account id that is not a UUID becomes one (`text(ofStoreAccountID:)`):
+    /// uuid5(NAMESPACE_URL, "creditswallet:google-play:obfuscatedExternalAccountId").
+    public static let storeAccountIDNamespace = UUID(uuid: (0x1F, 0xCF, 0xC2, 0x75, 0xFD, 0x73, 0x59, 0x66, 0x83, 0xB7, 0x50, 0x8C, 0x19, 0x15, 0xAF, 0x15))
+
+    /// The account token a store account id binds as. Google Play's `obfuscatedExternalAccountId`
+    /// is any text of up to 64 characters, while the ledger binds UUIDs: a UUID (what
+    /// `derived(namespace:playerID:)` gives, the form this wallet asks games to set) is taken as
+    /// it is, and any other text as its name-based UUID in `storeAccountIDNamespace`, so one id
+    /// always binds as one token. Nil for no id.
+    public static func text(ofStoreAccountID id: String?) -> String? {
+        guard let id, !id.isEmpty else { return nil }
+        if let uuid = UUID(uuidString: id) { return uuid.uuidString.lowercased() }
+        return derived(namespace: storeAccountIDNamespace, playerID: id).uuidString.lowercased()
+    }
+}

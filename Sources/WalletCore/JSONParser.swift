@@ -9,7 +9,7 @@
 package struct JSONParser {
     /// Why the text is refused, for a person.
     package struct Invalid: Error {
-        var reason = "it is not valid JSON"
+        package var reason = "it is not valid JSON"
     }
 
     package let bytes: UnsafeBufferPointer<UInt8>

@@ -62,11 +62,16 @@ public struct GrantRequest: LedgerMutation, Equatable {
     /// lowercase), when the purchase carries one. The first credit that carries a token binds
     /// it to its player; a purchase with a token bound to another player is refused.
     public var accountToken: String?
+    /// What the store reported beyond the grant (order id, type, region), recorded with the credit;
+    /// with `finishes`, the purchase is queued to be finished on the store's side. Not part of the
+    /// request's identity: a replay answers the original whatever it carries.
+    public var record: StorePurchaseRecord?
 
     public init(
         playerID: String, store: String, storeTransactionID: String, productID: String, quantity: Int64 = 1, actor: String,
-        accountToken: String? = nil
+        accountToken: String? = nil, record: StorePurchaseRecord? = nil
     ) {
+        self.record = record
         self.playerID = playerID
         self.store = store
         self.storeTransactionID = storeTransactionID
@@ -88,6 +93,7 @@ public struct GrantRequest: LedgerMutation, Equatable {
         if let accountToken, UUID(uuidString: accountToken)?.uuidString.lowercased() != accountToken {
             throw .invalidRequest("an account token must be a UUID in lowercase")
         }
+        try record?.validate()
     }
 
     /// Keyed by the store transaction, globally.

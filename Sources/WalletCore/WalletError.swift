@@ -30,6 +30,9 @@ public enum WalletError: Error, Equatable, Sendable {
     case alreadyRefunded(String)
     /// A store's signed purchase failed verification; the detail names the reason.
     case purchaseInvalid(String)
+    /// The store holds the purchase as pending (Google Play: a cash payment or a parent's
+    /// approval not yet given): nothing was recorded, and the same request may credit later.
+    case purchasePending(String)
     /// The feature needs configuration the service does not have (an Apple bundle id, ...).
     case notConfigured(String)
     /// A store's server API could not answer (unreachable, failing, rate limiting, or refusing
@@ -61,6 +64,7 @@ public enum WalletError: Error, Equatable, Sendable {
         case .overloaded: "overloaded"
         case .alreadyRefunded: "already_refunded"
         case .purchaseInvalid: "purchase_invalid"
+        case .purchasePending: "purchase_pending"
         case .notConfigured: "not_configured"
         case .storeUnavailable: "store_unavailable"
         case .holdResolved(let status, _): "hold_\(status.rawValue)"
@@ -75,7 +79,7 @@ public enum WalletError: Error, Equatable, Sendable {
         switch self {
         case .invalidRequest(let detail), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
             .unknownCurrency(let detail), .notFound(let detail), .unsupportedDatabase(let detail),
-            .storage(let detail), .corrupt(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .notConfigured(let detail), .alreadyRefunded(let detail),
+            .storage(let detail), .corrupt(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .purchasePending(let detail), .notConfigured(let detail), .alreadyRefunded(let detail),
             .storeUnavailable(let detail), .captureExceedsHold(let detail), .holdResolved(_, let detail), .forbidden(let detail), .tooManyLots(let detail):
             detail
         case .insufficientFunds(let balance, let currency):

@@ -42,7 +42,7 @@ public struct GoogleProductPurchase: Decodable, Sendable, Equatable {
 }
 
 /// One entry of the Voided Purchases API (`purchases.voidedpurchases.list`, `VoidedPurchase`).
-public struct GoogleVoidedPurchase: Decodable, Sendable, Equatable {
+public struct GoogleVoidedPurchase: Codable, Sendable, Equatable {
     public var purchaseToken: String
     public var orderId: String?
     /// Milliseconds since 1970, as a decimal string.

@@ -7,7 +7,7 @@ import WalletSQL
 /// do, so both stores order accounts, postings and exports alike, and so hash alike.
 enum PostgresSchema {
     /// The version in `wallet_schema` this build writes and understands.
-    static let version = 4
+    static let version = 5
 
     /// Versions as `SchemaMigrator` runs them: `statements` create the latest schema in an empty
     /// database; each later version adds a migration here, made of statements `statements` holds.
@@ -42,6 +42,8 @@ enum PostgresSchema {
                     "ALTER TABLE transactions DROP CONSTRAINT transactions_kind_check",
                     "ALTER TABLE transactions ADD CONSTRAINT \(kindReference) FOREIGN KEY (kind) REFERENCES transaction_kinds (kind)",
                 ]),
+            // Version 4 kept no store purchase records and no outbox of purchases to finish.
+            SchemaMigrator.Migration(version: 5, statements: storePurchases),
         ],
         everyOpen: [SchemaMigrator.transactionKindRows],
         name: "the PostgreSQL database")
@@ -186,7 +188,7 @@ enum PostgresSchema {
             PRIMARY KEY (store, token)
         )
         """,
-    ] + consumptionReplies + lotsAndHolds + [
+    ] + consumptionReplies + lotsAndHolds + storePurchases + [
         // The ledger is append-only: edits, deletions and out-of-order rows are refused.
         """
         CREATE FUNCTION wallet_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -239,6 +241,39 @@ enum PostgresSchema {
         )
         """,
         "CREATE INDEX consumption_replies_due ON consumption_replies (next_attempt_at) WHERE status = 'pending'",
+    ]
+
+    /// What stores reported about purchases, and the outbox of purchases to finish on the stores'
+    /// side (schema.sql's `store_purchases` and `purchase_finishes`).
+    static let storePurchases = [
+        """
+        CREATE TABLE store_purchases (
+            store TEXT COLLATE "C" NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+            store_transaction_id TEXT COLLATE "C" NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+            order_id TEXT COLLATE "C" CHECK (order_id IS NULL OR length(order_id) BETWEEN 1 AND 255),
+            purchase_type TEXT COLLATE "C" NOT NULL CHECK (purchase_type IN ('paid', 'test', 'promo', 'rewarded')),
+            region TEXT COLLATE "C" CHECK (region IS NULL OR length(region) BETWEEN 2 AND 8),
+            seq BIGINT NOT NULL REFERENCES transactions (seq),
+            PRIMARY KEY (store, store_transaction_id)
+        )
+        """,
+        "CREATE INDEX store_purchases_order ON store_purchases (store, order_id) WHERE order_id IS NOT NULL",
+        """
+        CREATE TABLE purchase_finishes (
+            store TEXT COLLATE "C" NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+            store_transaction_id TEXT COLLATE "C" NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+            product_id TEXT COLLATE "C" NOT NULL CHECK (length(product_id) BETWEEN 1 AND 255),
+            status TEXT COLLATE "C" NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
+            attempts BIGINT NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+            created_at TEXT COLLATE "C" NOT NULL,
+            next_attempt_at TEXT COLLATE "C" NOT NULL,
+            last_error TEXT COLLATE "C",
+            finished_at TEXT COLLATE "C",
+            PRIMARY KEY (store, store_transaction_id),
+            FOREIGN KEY (store, store_transaction_id) REFERENCES store_purchases (store, store_transaction_id)
+        )
+        """,
+        "CREATE INDEX purchase_finishes_due ON purchase_finishes (next_attempt_at) WHERE status = 'pending'",
     ]
 
     /// The kinds of transaction (schema.sql's `transaction_kinds`), one row per `TransactionKind`.

@@ -92,6 +92,8 @@ extension SQLLedgerStore {
             [("store", false), ("store_transaction_id", false), ("state", false), ("share_thousandths", true), ("reported_at", true)]),
         CopiedTable("store_account_tokens", [("store", false), ("token", false), ("player_id", false), ("seq", true)], pageColumn: "seq"),
         CopiedTable("consumption_replies", ConsumptionReplyStorage.columns.map { ($0, ConsumptionReplyStorage.integerColumns.contains($0)) }),
+        CopiedTable("store_purchases", StorePurchaseStorage.purchaseColumns.map { ($0, $0 == "seq") }, pageColumn: "seq"),
+        CopiedTable("purchase_finishes", StorePurchaseStorage.finishColumns.map { ($0, StorePurchaseStorage.finishIntegerColumns.contains($0)) }),
         CopiedTable(
             "lots",
             [("id", true), ("account_id", true), ("category", false), ("amount", true), ("remaining", true), ("created_at", false), ("expires_at", false),

@@ -21,6 +21,7 @@ enum LedgerWrites {
         if let token = plan.bindAccountToken {
             try StoreAccountToken.bind(db, store: request.store, token: token, playerID: request.playerID, seq: result.transaction.seq)
         }
+        if let record = request.record { try StorePurchaseStorage.insert(db, record, purchase: result.transaction, now: now) }
         return result
     }
 

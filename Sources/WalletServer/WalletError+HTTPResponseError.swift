@@ -6,7 +6,7 @@ extension WalletError {
     var apiError: APIError {
         let status: HTTPResponse.Status = switch self {
         case .invalidRequest: .badRequest
-        case .insufficientFunds, .idempotencyKeyReused, .alreadyRefunded, .holdResolved, .tooManyLots: .conflict
+        case .insufficientFunds, .idempotencyKeyReused, .alreadyRefunded, .holdResolved, .tooManyLots, .purchasePending: .conflict
         case .forbidden: .forbidden
         case .unknownProduct, .unknownCurrency, .purchaseInvalid, .captureExceedsHold: .unprocessableContent
         case .notConfigured: .notImplemented

@@ -1,0 +1,118 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import WalletCore
+
+/// Consumes on Google's side every purchase the wallet credited (the ledger's `purchase_finishes`
+/// outbox, queued in each credit's own write): until Google consumes it or answers that it was
+/// consumed already. Unconsumed, Google refunds a purchase after three days and the player cannot
+/// buy the product again. Claims keep two instances from sending one at once; a restart takes up
+/// where the last run stopped, since the outbox is in the ledger.
+public struct GooglePurchaseFinisher: Service {
+    let outbox: any PurchaseFinishOutbox
+    let api: any GooglePlayPurchasesAPI
+    let clock: @Sendable () -> Date
+    let interval: Duration
+    let logger: Logger
+
+    /// Purchases one pass consumes at most.
+    static let batchMax = 50
+    /// How long a claimed purchase is held by its sender: longer than a consume's attempts take.
+    static let lease: Duration = .seconds(300)
+
+    public init(
+        outbox: any PurchaseFinishOutbox, api: any GooglePlayPurchasesAPI, clock: @escaping @Sendable () -> Date = { Date() }, interval: Duration = .seconds(5),
+        logger: Logger
+    ) {
+        self.outbox = outbox
+        self.api = api
+        self.clock = clock
+        self.interval = interval
+        self.logger = logger
+    }
+
+    /// What one pass did, by the status each purchase ended in.
+    public struct Pass: Codable, Sendable, Equatable {
+        public var consumed = 0
+        public var retrying = 0
+        public var failed = 0
+    }
+
+    /// Consumes every purchase due now (up to `batchMax`), once, each claimed just before it is sent.
+    public func consumeDue() async throws(WalletError) -> Pass {
+        var pass = Pass()
+        for _ in 0..<Self.batchMax {
+            guard let finish = try await outbox.claimPurchaseFinishes(at: clock(), limit: 1, lease: Self.lease).first else { break }
+            let attempt = await consume(finish)
+            let recorded = try await outbox.recordPurchaseFinish(finish, attempt, at: clock())
+            switch recorded.status {
+            case .done: pass.consumed += 1
+            case .pending: pass.retrying += 1
+            case .failed: pass.failed += 1
+            }
+            if recorded.status != .done {
+                logger.warning(
+                    "google purchase not consumed",
+                    metadata: ["product_id": .string(finish.productID), "status": .string(recorded.status.rawValue), "error": .string(recorded.lastError ?? "")])
+            }
+        }
+        return pass
+    }
+
+    private func consume(_ finish: PurchaseFinish) async -> PurchaseFinish.Attempt {
+        guard finish.store == GooglePurchases.store else { return .refused(error: "not a Google Play purchase (\(finish.store))") }
+        do {
+            _ = try await api.consume(productID: finish.productID, purchaseToken: finish.storeTransactionID)
+            return .done
+        } catch .notFound(let detail) {
+            // Google no longer knows the purchase (voided and gone): consuming cannot help.
+            return .refused(error: detail)
+        } catch {
+            return .failed(error: error.detail, retryAt: clock().addingTimeInterval(Self.backoff(afterAttempts: finish.attempts)))
+        }
+    }
+
+    /// 30 seconds after the first failure, doubling, at most 30 minutes: well inside Google's three days.
+    static func backoff(afterAttempts attempts: Int64) -> TimeInterval {
+        min(30 * pow(2, Double(max(0, min(attempts - 1, 10)))), 1_800)
+    }
+
+    public func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                _ = try await consumeDue()
+            } catch {
+                logger.error("google purchases could not be consumed", metadata: ["error": .string(error.detail)])
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+}
+
+/// Applies the voids Google lists, now and then, through the same path as live notifications: a
+/// notification missed while the service was down is applied late, not never.
+public struct GoogleCatchUpService: Service {
+    let purchases: GooglePurchases
+    let interval: Duration
+    let logger: Logger
+
+    public init(purchases: GooglePurchases, interval: Duration, logger: Logger) {
+        self.purchases = purchases
+        self.interval = interval
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                let report = try await purchases.catchUp(since: nil)
+                if report.applied > 0 || !report.refused.isEmpty {
+                    logger.notice("google catch-up", metadata: ["applied": .stringConvertible(report.applied), "refused": .stringConvertible(report.refused.count)])
+                }
+            } catch {
+                logger.error("google catch-up failed; the next pass reads the voids again", metadata: ["error": .string(error.detail)])
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+}
