@@ -103,3 +103,11 @@ public protocol GooglePlayPurchasesAPI: Sendable {
     /// `includeQuantityBasedPartialRefund=true`, between `start` and `end`.
     func voidedPurchases(start: Date, end: Date, pageToken: String?) async throws(WalletError) -> GoogleVoidedPurchasePage
 }
+
+/// Authenticates a Pub/Sub push before anything in it is read: Google's OIDC token in the
+/// `Authorization` header, or a stand-in's in tests.
+public protocol GooglePushAuthenticating: Sendable {
+    /// Nil when the header carries a token Google signed for this wallet's push subscription;
+    /// otherwise why not (for the log: the caller answers 401 and does nothing).
+    func refusal(authorization: String?, now: Date) async -> String?
+}

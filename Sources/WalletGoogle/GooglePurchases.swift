@@ -253,7 +253,12 @@ public struct GooglePurchases: Sendable {
                 var notification = try await voidNotification(id: "", purchaseToken: token, voids: voids, actor: "google:catch-up")
                 notification.notificationUUID = Self.catchUpID(token: token, notification: notification)
                 let outcome = try await ledger.recordNotification(notification)
-                if outcome.replayed { report.alreadyApplied += 1 } else { report.applied += 1 }
+                // Applied live (or by an earlier pass) under another id: the ledger took nothing more.
+                if outcome.replayed || outcome.outcome == .alreadyApplied || outcome.outcome == .superseded {
+                    report.alreadyApplied += 1
+                } else {
+                    report.applied += 1
+                }
                 report.outcomes[outcome.outcome.rawValue, default: 0] += 1
             } catch where error.isRefusal {
                 report.refused.append(GoogleCatchUpReport.Refusal(purchaseToken: token, code: error.code, detail: error.detail))

@@ -476,5 +476,6 @@ BEGIN
 END;
 
 PRAGMA user_version = 7;
+
 """#
 }

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import WalletApple
 import WalletCore
+import WalletGoogle
 
 /// What `wallet serve` needs beyond the store.
 public struct ServerConfiguration: Sendable {
@@ -13,6 +14,10 @@ public struct ServerConfiguration: Sendable {
     public var playerTokens: PlayerTokenVerifier?
     /// Redeems StoreKit 2 transactions; nil when no Apple bundle id is configured.
     public var applePurchases: ApplePurchases?
+    /// Redeems Google Play purchases; nil when no package name and service account are configured.
+    public var googlePurchases: GooglePurchases?
+    /// Authenticates Pub/Sub pushes; nil when no push audience is configured.
+    public var googlePush: (any GooglePushAuthenticating)?
     /// A connection that sends nothing for this long is closed: an idle keep-alive, or a request
     /// head or body left half-sent; so is one that stops reading its response for this long.
     /// (Idle connections and heads are cut sooner by `requestHeadTimeoutSeconds` when shorter.)
@@ -43,8 +48,11 @@ public struct ServerConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, playerTokens: PlayerTokenVerifier? = nil, applePurchases: ApplePurchases? = nil,
         idleTimeoutSeconds: Int64 = idleTimeoutSecondsDefault, connectionsMax: Int = connectionsMaxDefault,
         connectionsPerAddressMax: Int = connectionsPerAddressMaxDefault, requestHeadTimeoutSeconds: Int64 = requestHeadTimeoutSecondsDefault,
-        idleNearCapTimeoutSeconds: Int64 = idleNearCapTimeoutSecondsDefault
+        idleNearCapTimeoutSeconds: Int64 = idleNearCapTimeoutSecondsDefault, googlePurchases: GooglePurchases? = nil,
+        googlePush: (any GooglePushAuthenticating)? = nil
     ) {
+        self.googlePurchases = googlePurchases
+        self.googlePush = googlePush
         self.host = host
         self.port = port
         self.playerTokens = playerTokens
@@ -70,6 +78,7 @@ public func buildRouter(store: any LedgerStore, configuration: ServerConfigurati
     OperationsController(store: store).addRoutes(to: routes)
     ProductController(store: store).addRoutes(to: routes)
     PurchaseController(store: store, applePurchases: configuration.applePurchases).addRoutes(to: routes)
+    GoogleController(google: configuration.googlePurchases, push: configuration.googlePush).addRoutes(to: routes)
     WalletController(store: store).addRoutes(to: routes)
     LedgerController(store: store).addRoutes(to: routes)
     KeyController(store: store).addRoutes(to: routes)

@@ -75,6 +75,14 @@ extension WalletRequestContext {
 /// type, then `checkStrictly`, then the decoding.
 enum RequestBodyReader {
     static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request, bytesMax: Int = ServerLimits.bodyBytesMax) async throws -> Body {
+        let bytes = try await self.bytes(of: request, bytesMax: bytesMax)
+        try checkStrictly(bytes, fieldNames: Body.fieldNames)
+        // Wrong types of known fields are `DecodingError`s, which the problem middleware answers as 400s.
+        return try JSONDecoder().decode(Body.self, from: Data(bytes))
+    }
+
+    /// The body's bytes, once its media type is JSON and it is at most `bytesMax` bytes long.
+    static func bytes(of request: Request, bytesMax: Int = ServerLimits.bodyBytesMax) async throws -> [UInt8] {
         if let contentType = request.headers[.contentType]?.lowercased(),
             !(contentType.hasPrefix("application/json") || contentType.contains("+json"))
         {
@@ -94,10 +102,7 @@ enum RequestBodyReader {
             // A malformed chunked encoding or a connection cut mid-body: the client's fault.
             throw APIError.invalidRequest("the request body could not be read: it is malformed or incomplete")
         }
-        let bytes = Array(buffer.readableBytesView)
-        try checkStrictly(bytes, fieldNames: Body.fieldNames)
-        // Wrong types of known fields are `DecodingError`s, which the problem middleware answers as 400s.
-        return try JSONDecoder().decode(Body.self, from: Data(bytes))
+        return Array(buffer.readableBytesView)
     }
 
     /// What `JSONDecoder` does not check, with the parser every reader of stored JSON uses: a

@@ -158,6 +158,27 @@ struct SchemaTests {
         #expect(try await upgraded.verify().ok)
     }
 
+    @Test("a version 6 database gains the store purchase records and their outbox, keeps its ledger, and records a Google credit afterwards")
+    func migrationFrom6() async throws {
+        let fresh = try await TestLedger(.sqlite)
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
+        let ledger = try await TestLedger.withCatalog(.sqlite)
+        try await ledger.grant("p1", "T1", quantity: 2)
+        let head = try await ledger.store.head()
+        try await ledger.rawConnection().write { db in
+            try db.execute(sql: "DROP TABLE purchase_finishes; DROP TABLE store_purchases; PRAGMA user_version = 6;")
+        }
+        let upgraded = try SQLiteEngine.open(path: ledger.path)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
+        #expect(try await upgraded.head() == head)
+        let record = StorePurchaseRecord(orderID: "GPA.1", purchaseType: .paid, region: "DE", finishes: true)
+        _ = try await upgraded.grant(
+            GrantRequest(playerID: "p1", store: "google", storeTransactionID: "tok", productID: "com.example.consume5credits", actor: "t", record: record))
+        #expect(try await upgraded.storePurchases(store: "google", orderID: "GPA.1").first?.finish?.status == .pending)
+        #expect(try await upgraded.verify().ok)
+    }
+
     @Test("a version 4 database gains lots and holds: its transactions table is made again with the new kinds, rows and chain intact, and each positive balance becomes one opening lot")
     func migrationFrom4() async throws {
         let fresh = try await TestLedger(.sqlite)
@@ -197,7 +218,7 @@ struct SchemaTests {
 
     /// Rewrites a database of this version as version 5 left it, for the upgrade tests: the
     /// `transactions` table made again with version 5's CHECK of kinds (its indexes and triggers
-    /// with it) and no `transaction_kinds`. Needs foreign keys off, as `rawConnection` has them.
+    /// with it), no `transaction_kinds`, no store purchase records or their outbox. Needs foreign keys off, as `rawConnection` has them.
     static func makeVersion5(_ db: Database) throws {
         let remade = try [
             "CREATE UNIQUE INDEX transactions_purchase_store_transaction\n", "CREATE INDEX transactions_corrections ", "CREATE INDEX transactions_player ",
@@ -213,6 +234,8 @@ struct SchemaTests {
                 DROP TABLE temp.transactions_v6;
                 \(remade.joined(separator: "\n"))
                 DROP TABLE transaction_kinds;
+                DROP TABLE purchase_finishes;
+                DROP TABLE store_purchases;
                 PRAGMA user_version = 5;
                 """)
     }

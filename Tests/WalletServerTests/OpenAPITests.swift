@@ -147,7 +147,7 @@ struct OpenAPITests {
     /// answer are derived from `WalletError.code` itself.
     enum WalletErrorCase: CaseIterable {
         case invalidRequest, insufficientFunds, idempotencyKeyReused, unknownProduct, unknownCurrency, notFound, unsupportedDatabase, storage
-        case corrupt, overloaded, alreadyRefunded, purchaseInvalid, notConfigured, storeUnavailable, holdResolved, captureExceedsHold
+        case corrupt, overloaded, alreadyRefunded, purchaseInvalid, purchasePending, notConfigured, storeUnavailable, holdResolved, captureExceedsHold
         case forbidden, tooManyLots
 
         /// The case of `error`. The switch has no `default`: a case added to `WalletError` does not
@@ -167,6 +167,7 @@ struct OpenAPITests {
             case .overloaded: self = .overloaded
             case .alreadyRefunded: self = .alreadyRefunded
             case .purchaseInvalid: self = .purchaseInvalid
+            case .purchasePending: self = .purchasePending
             case .notConfigured: self = .notConfigured
             case .storeUnavailable: self = .storeUnavailable
             case .holdResolved: self = .holdResolved
@@ -192,6 +193,7 @@ struct OpenAPITests {
             case .overloaded: [.overloaded("")]
             case .alreadyRefunded: [.alreadyRefunded("")]
             case .purchaseInvalid: [.purchaseInvalid("")]
+            case .purchasePending: [.purchasePending("")]
             case .notConfigured: [.notConfigured("")]
             case .storeUnavailable: [.storeUnavailable("")]
             case .holdResolved: Hold.Status.allCases.filter { $0 != .open }.map { .holdResolved(status: $0, detail: "") }
@@ -242,6 +244,10 @@ struct OpenAPITests {
             // Unity IAP's wrapper may add up to 1 KiB around the base64 (`AppReceipt.der(receipt:)`).
             schemas + "AppleReceiptBody/properties/receipt/maxLength": Int64(AppReceipt.base64BytesMax + 1_024),
             schemas + "NotificationOutcome/properties/spent_share_millipercent/maximum": Limits.refundShareMax,
+            schemas + "GooglePurchaseBody/properties/product_id/maxLength": identifier,
+            schemas + "GooglePurchaseBody/properties/purchase_token/maxLength": identifier,
+            schemas + "GooglePushBody/properties/message/properties/messageId/maxLength": 64,
+            Self.path("/v1/google/orders/{order_id}") + "/get/parameters/0/schema/maxLength": identifier,
             // The API takes whole percent; the ledger keeps thousandths of a percent.
             schemas + "RefundBody/properties/percentage/maximum": Limits.refundShareMax / 1_000,
             history + "maximum": Int64(Limits.pageSizeMax),

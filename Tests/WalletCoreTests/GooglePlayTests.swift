@@ -1,0 +1,383 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import WalletCore
+@testable import WalletGoogle
+@testable import WalletSQL
+import WalletTestSupport
+
+/// What Google holds, in memory: the ledger side of Google Play (redeeming, consuming, voids,
+/// notifications, catch-up, lookup) is tested against it on both stores; the HTTP client and
+/// its stand-in server are tested in `GooglePlayClientTests`.
+final class FakeGooglePlay: GooglePlayPurchasesAPI {
+    struct State {
+        var purchases: [String: (productID: String, purchase: GoogleProductPurchase)] = [:]
+        var voids: [GoogleVoidedPurchase] = []
+        var consumeFailures: [WalletError] = []
+        var gets = 0
+        var consumes = 0
+        var voidPageSize = 2
+    }
+
+    let state = Mutex(State())
+
+    func add(_ token: String, product: String = "com.example.consume5credits", _ purchase: GoogleProductPurchase = GoogleProductPurchase(orderId: nil)) {
+        state.withLock { $0.purchases[token] = (product, purchase) }
+    }
+
+    func update(_ token: String, _ change: (inout GoogleProductPurchase) -> Void) {
+        state.withLock { state in
+            if var entry = state.purchases[token] {
+                change(&entry.purchase)
+                state.purchases[token] = entry
+            }
+        }
+    }
+
+    func void(_ token: String, at millis: Int64, quantity: Int? = nil) {
+        state.withLock {
+            $0.voids.append(
+                GoogleVoidedPurchase(
+                    purchaseToken: token, orderId: "GPA.\(token)", voidedTimeMillis: String(millis), voidedSource: 0, voidedReason: 1,
+                    refundType: quantity == nil ? 1 : 2, voidedQuantity: quantity))
+        }
+    }
+
+    func productPurchase(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleProductPurchase {
+        let entry = state.withLock { state in
+            state.gets += 1
+            return state.purchases[purchaseToken]
+        }
+        guard let entry, entry.productID == productID else { throw .notFound("Google knows no such purchase") }
+        return entry.purchase
+    }
+
+    func consume(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleConsumeOutcome {
+        let outcome: Result<GoogleConsumeOutcome, WalletError> = state.withLock { state in
+            state.consumes += 1
+            if !state.consumeFailures.isEmpty { return .failure(state.consumeFailures.removeFirst()) }
+            guard var entry = state.purchases[purchaseToken], entry.productID == productID else { return .failure(.notFound("Google knows no such purchase")) }
+            if entry.purchase.consumptionState == 1 { return .success(.alreadyConsumed) }
+            entry.purchase.consumptionState = 1
+            state.purchases[purchaseToken] = entry
+            return .success(.consumed)
+        }
+        return try outcome.get()
+    }
+
+    func voidedPurchases(start: Date, end: Date, pageToken: String?) async throws(WalletError) -> GoogleVoidedPurchasePage {
+        let (from, to) = (Int64(start.timeIntervalSince1970 * 1_000), Int64(end.timeIntervalSince1970 * 1_000))
+        return state.withLock { state in
+            let listed = state.voids.filter { void in (Int64(void.voidedTimeMillis ?? "") ?? 0) >= from && (Int64(void.voidedTimeMillis ?? "") ?? 0) <= to }
+            let offset = pageToken.flatMap(Int.init) ?? 0
+            let page = Array(listed.dropFirst(offset).prefix(state.voidPageSize))
+            let next = offset + page.count < listed.count ? String(offset + page.count) : nil
+            return GoogleVoidedPurchasePage(voidedPurchases: page, nextPageToken: next)
+        }
+    }
+}
+
+@Suite("Google Play purchases")
+struct GooglePlayTests {
+    static let package = "com.example.game"
+
+    static func purchases(_ ledger: TestLedger, _ google: FakeGooglePlay, allowTests: Bool = false) throws -> GooglePurchases {
+        var configuration = try GoogleConfiguration(packageName: package)
+        configuration.allowTestPurchases = allowTests
+        return GooglePurchases(configuration: configuration, api: google, ledger: ledger.store)
+    }
+
+    static func push(_ id: String, _ notification: String, package: String = Self.package) throws -> GooglePushMessage {
+        let data = Data((#"{"version":"1.0","packageName":"\#(package)","eventTimeMillis":"1","# + notification + "}").utf8).base64EncodedString()
+        return try GooglePushMessage(envelope: Array(#"{"message":{"data":"\#(data)","messageId":"\#(id)"},"subscription":"projects/p/subscriptions/s"}"#.utf8))
+    }
+
+    static func voided(_ token: String) -> String {
+        #""voidedPurchaseNotification":{"purchaseToken":"\#(token)","orderId":"GPA.\#(token)","productType":2,"refundType":1}"#
+    }
+
+    static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1_000) }
+
+    @Test("a purchase credits credits × quantity once, with its order id, type and region, and its consumption queued; replays ask Google nothing", arguments: TestBackend.all)
+    func creditOnce(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = FakeGooglePlay()
+        google.add("tok-1", GoogleProductPurchase(orderId: "GPA.1111-2222-3333-44444", quantity: 3, regionCode: "FR"))
+        let purchases = try Self.purchases(ledger, google)
+
+        let first = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-1", actor: "t")
+        #expect(!first.replayed && first.transaction.amount == 15 && first.balance == 15 && first.transaction.quantity == 3)
+        let again = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-1", actor: "t")
+        #expect(again.replayed && again.transaction.seq == first.transaction.seq)
+        #expect(google.state.withLock(\.gets) == 1, "a replay is answered from the ledger")
+        #expect(try await ledger.balance("p1") == 15)
+
+        // The same token can never credit a second player, nor as another product.
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "p2", productID: "com.example.consume5credits", purchaseToken: "tok-1", actor: "t") }?.code == "idempotency_key_reused")
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "p1", productID: "com.example.gems10", purchaseToken: "tok-1", actor: "t") }?.code == "idempotency_key_reused")
+        #expect(try await ledger.balance("p2") == 0)
+
+        let record = try #require(try await ledger.store.storePurchase(store: "google", storeTransactionID: "tok-1"))
+        #expect(record.orderID == "GPA.1111-2222-3333-44444" && record.purchaseType == .paid && record.region == "FR" && record.seq == first.transaction.seq)
+        #expect(record.finish?.status == .pending && record.finish?.productID == "com.example.consume5credits")
+        #expect(try await ledger.store.storePurchases(store: "google", orderID: "GPA.1111-2222-3333-44444").map(\.storeTransactionID) == ["tok-1"])
+        #expect(try await ledger.store.storePurchases(store: "google", orderID: "GPA.0000").isEmpty)
+        try await ledger.expectIntact()
+    }
+
+    @Test("two players racing one token: one is credited, the other refused, the ledger holds one purchase", arguments: TestBackend.all)
+    func race(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = FakeGooglePlay()
+        google.add("tok-race")
+        let purchases = try Self.purchases(ledger, google)
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for player in ["p1", "p2", "p3", "p4"] {
+                group.addTask {
+                    do {
+                        _ = try await purchases.redeem(playerID: player, productID: "com.example.consume5credits", purchaseToken: "tok-race", actor: "t")
+                        return "ok"
+                    } catch let error as WalletError {
+                        return error.code
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 == "ok" }.count == 1 && outcomes.filter { $0 == "idempotency_key_reused" }.count == 3)
+        var total: Int64 = 0
+        for player in ["p1", "p2", "p3", "p4"] { total += try await ledger.balance(player) }
+        #expect(total == 5)
+        try await ledger.expectIntact()
+    }
+
+    @Test("pending is 409 purchase_pending with nothing recorded, then credits once purchased; canceled, unknown and test purchases are refused", arguments: TestBackend.all)
+    func states(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = FakeGooglePlay()
+        google.add("tok-pending", GoogleProductPurchase(purchaseState: 2))
+        google.add("tok-canceled", GoogleProductPurchase(purchaseState: 1))
+        google.add("tok-test", GoogleProductPurchase(purchaseType: 0))
+        google.add("tok-promo", GoogleProductPurchase(purchaseType: 1))
+        let purchases = try Self.purchases(ledger, google)
+        let product = "com.example.consume5credits"
+
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "p1", productID: product, purchaseToken: "tok-pending", actor: "t") }?.code == "purchase_pending")
+        #expect(try await ledger.transactionCount() == 0)
+        #expect(try await ledger.store.storePurchase(store: "google", storeTransactionID: "tok-pending") == nil)
+        google.update("tok-pending") { $0.purchaseState = 0 }
+        #expect(try await purchases.redeem(playerID: "p1", productID: product, purchaseToken: "tok-pending", actor: "t").balance == 5)
+
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "p1", productID: product, purchaseToken: "tok-canceled", actor: "t") }?.code == "purchase_invalid")
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "p1", productID: product, purchaseToken: "tok-nobody", actor: "t") }?.code == "purchase_invalid")
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "p1", productID: "com.example.gems10", purchaseToken: "tok-promo", actor: "t") }?.code == "purchase_invalid",
+                "the token is for another product")
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "p1", productID: product, purchaseToken: "tok-test", actor: "t") }?.code == "purchase_invalid")
+        #expect(try await purchases.redeem(playerID: "p1", productID: product, purchaseToken: "tok-promo", actor: "t").balance == 10)
+        let testers = try Self.purchases(ledger, google, allowTests: true)
+        #expect(try await testers.redeem(playerID: "p1", productID: product, purchaseToken: "tok-test", actor: "t").balance == 15)
+        #expect(try await ledger.store.storePurchase(store: "google", storeTransactionID: "tok-test")?.purchaseType == .test)
+        #expect(try await ledger.store.storePurchase(store: "google", storeTransactionID: "tok-promo")?.purchaseType == .promo)
+
+        // Malformed input never reaches Google.
+        let before = google.state.withLock(\.gets)
+        for token in ["", "a/b", "..", String(repeating: "t", count: 256), "tok\u{0}", "tök"] {
+            #expect(await walletError { _ = try await purchases.redeem(playerID: "p1", productID: product, purchaseToken: token, actor: "t") }?.code == "invalid_request")
+        }
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "p 1", productID: product, purchaseToken: "tok-x", actor: "t") }?.code == "invalid_request")
+        #expect(google.state.withLock(\.gets) == before)
+        try await ledger.expectIntact()
+    }
+
+    @Test("the account id binds to the first player credited with it; a purchase carrying it never credits another", arguments: TestBackend.all)
+    func binding(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = FakeGooglePlay()
+        google.add("tok-a", GoogleProductPurchase(obfuscatedExternalAccountId: "hash-of-alice"))
+        google.add("tok-b", GoogleProductPurchase(obfuscatedExternalAccountId: "hash-of-alice"))
+        google.add("tok-c", GoogleProductPurchase(obfuscatedExternalAccountId: "hash-of-alice"))
+        let purchases = try Self.purchases(ledger, google)
+        _ = try await purchases.redeem(playerID: "alice", productID: "com.example.consume5credits", purchaseToken: "tok-a", actor: "t")
+        let stolen = await walletError { _ = try await purchases.redeem(playerID: "mallory", productID: "com.example.consume5credits", purchaseToken: "tok-b", actor: "t") }
+        #expect(stolen?.code == "purchase_invalid")
+        #expect(try await ledger.balance("mallory") == 0)
+        #expect(try await purchases.redeem(playerID: "alice", productID: "com.example.consume5credits", purchaseToken: "tok-c", actor: "t").balance == 10)
+        let token = try #require(AccountToken.text(ofStoreAccountID: "hash-of-alice"))
+        #expect(try await ledger.store.accountTokenOwner(store: "google", token: token) == "alice")
+        #expect(AccountToken.text(ofStoreAccountID: "0F8FAD5B-D9CB-469F-A165-70867728950E") == "0f8fad5b-d9cb-469f-a165-70867728950e")
+        try await ledger.expectIntact()
+    }
+
+    @Test("every credited purchase is consumed from the outbox: retried with backoff after a failure and a restart, done when already consumed, failed when Google lost it", arguments: TestBackend.all)
+    func consumed(backend: TestBackend) async throws {
+        let clock = TestClock(Date())
+        let ledger = try await TestLedger.withCatalog(backend, clock: clock)
+        let google = FakeGooglePlay()
+        for token in ["tok-1", "tok-2", "tok-3"] { google.add(token) }
+        let purchases = try Self.purchases(ledger, google)
+        for token in ["tok-1", "tok-2", "tok-3"] {
+            _ = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: token, actor: "t")
+        }
+        google.update("tok-2") { $0.consumptionState = 1 }
+        google.state.withLock { $0.consumeFailures = [.storeUnavailable("Google answered 500")] }
+        let finisher = GooglePurchaseFinisher(outbox: ledger.store, api: google, clock: { clock.now }, logger: Logger(label: "test"))
+        let pass = try await finisher.consumeDue()
+        #expect(pass == GooglePurchaseFinisher.Pass(consumed: 2, retrying: 1, failed: 0))
+        let retrying = try #require(try await ledger.store.purchaseFinishes(store: "google", status: .pending, limit: 10).first)
+        #expect(retrying.attempts == 1 && retrying.lastError == "Google answered 500")
+        #expect(try await finisher.consumeDue() == GooglePurchaseFinisher.Pass(), "not due before its backoff")
+
+        // A new process (a restart) takes it up once due; Google has lost this one meanwhile.
+        clock.advance(60)
+        google.state.withLock { $0.purchases[retrying.storeTransactionID] = nil }
+        let restarted = GooglePurchaseFinisher(outbox: ledger.store, api: google, clock: { clock.now }, logger: Logger(label: "test"))
+        #expect(try await restarted.consumeDue() == GooglePurchaseFinisher.Pass(consumed: 0, retrying: 0, failed: 1))
+        #expect(try await ledger.store.purchaseFinishes(store: "google", status: .done, limit: 10).count == 2)
+        #expect(try await ledger.store.purchaseFinishes(store: "google", status: .failed, limit: 10).first?.finishedAt != nil)
+        #expect(google.state.withLock { $0.purchases.values.filter { $0.purchase.consumptionState == 1 }.count } == 2)
+    }
+
+    @Test("a full void takes the purchase back through the refund rules, once, however often and in whatever order it arrives", arguments: TestBackend.all)
+    func fullVoid(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = FakeGooglePlay()
+        google.add("tok-v")
+        let purchases = try Self.purchases(ledger, google)
+        _ = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-v", actor: "t")
+        try await ledger.spend("p1", 3, key: "s1")
+
+        // Google notifies before it lists the void: 503, so that Pub/Sub delivers again.
+        #expect(await walletError { _ = try await purchases.handleNotification(try Self.push("m1", Self.voided("tok-v"))) }?.code == "store_unavailable")
+        google.void("tok-v", at: Self.nowMillis - 1_000)
+        let applied = try await purchases.handleNotification(try Self.push("m1", Self.voided("tok-v")))
+        #expect(applied.outcome == .refunded && !applied.replayed)
+        #expect(try await ledger.balance("p1") == -3, "debt policy: the spent part stays owed")
+        #expect(try await purchases.handleNotification(try Self.push("m1", Self.voided("tok-v"))).replayed)
+        let other = try await purchases.handleNotification(try Self.push("m2", Self.voided("tok-v")))
+        #expect(other.outcome == .alreadyApplied)
+        let caught = try await purchases.catchUp(since: nil)
+        #expect(caught.purchases == 1 && caught.refused.isEmpty)
+        #expect(try await ledger.balance("p1") == -3)
+        #expect(try await ledger.store.storePurchase(store: "google", storeTransactionID: "tok-v")?.corrections.count == 1)
+        try await ledger.expectIntact()
+    }
+
+    @Test("partial voids of one purchase add up, at most its quantity, applied live or by catch-up in any order", arguments: TestBackend.all)
+    func partialVoids(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = FakeGooglePlay()
+        google.add("tok-q", GoogleProductPurchase(quantity: 3))
+        let purchases = try Self.purchases(ledger, google)
+        _ = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-q", actor: "t")
+        let partial = #""voidedPurchaseNotification":{"purchaseToken":"tok-q","productType":2,"refundType":2}"#
+
+        google.void("tok-q", at: Self.nowMillis - 5_000, quantity: 1)
+        _ = try await purchases.handleNotification(try Self.push("m1", partial))
+        #expect(try await ledger.balance("p1") == 10)
+        google.void("tok-q", at: Self.nowMillis - 4_000, quantity: 1)
+        // The catch-up sees both voids first; the live notification of the second arrives after.
+        let caught = try await purchases.catchUp(since: nil)
+        #expect(caught.applied == 1)
+        #expect(try await ledger.balance("p1") == 5)
+        let late = try await purchases.handleNotification(try Self.push("m2", partial))
+        #expect(late.outcome == .alreadyApplied)
+        #expect(try await ledger.balance("p1") == 5)
+        // More units voided than were bought take the whole purchase, never more.
+        google.void("tok-q", at: Self.nowMillis - 3_000, quantity: 5)
+        _ = try await purchases.handleNotification(try Self.push("m3", partial))
+        #expect(try await ledger.balance("p1") == 0)
+        #expect(try await purchases.catchUp(since: nil).applied == 0)
+        try await ledger.expectIntact()
+
+        #expect(GooglePurchases.voidedShare([], quantity: 3) == 0)
+        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 2, voidedQuantity: 1)], quantity: 3) == 33_334)
+        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 1)], quantity: 3) == 100_000)
+        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 2, voidedQuantity: 1)], quantity: nil) == 100_000)
+    }
+
+    @Test("a purchase voided before it was redeemed never credits", arguments: TestBackend.all)
+    func voidedFirst(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = FakeGooglePlay()
+        google.add("tok-early")
+        google.void("tok-early", at: Self.nowMillis - 1_000)
+        let purchases = try Self.purchases(ledger, google)
+        #expect(try await purchases.handleNotification(try Self.push("m1", Self.voided("tok-early"))).outcome == .noPurchase)
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-early", actor: "t") }?.code == "purchase_invalid")
+        #expect(try await ledger.balance("p1") == 0)
+        try await ledger.expectIntact()
+    }
+
+    @Test("a pending purchase completed later is credited by the push to the player its account id is bound to", arguments: TestBackend.all)
+    func pendingCompletedByPush(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = FakeGooglePlay()
+        google.add("tok-first", GoogleProductPurchase(obfuscatedExternalAccountId: "acct-7"))
+        google.add("tok-later", GoogleProductPurchase(purchaseState: 2, obfuscatedExternalAccountId: "acct-7"))
+        google.add("tok-stranger", GoogleProductPurchase(obfuscatedExternalAccountId: "acct-unknown"))
+        let purchases = try Self.purchases(ledger, google)
+        _ = try await purchases.redeem(playerID: "p7", productID: "com.example.consume5credits", purchaseToken: "tok-first", actor: "t")
+        #expect(await walletError { _ = try await purchases.redeem(playerID: "p7", productID: "com.example.consume5credits", purchaseToken: "tok-later", actor: "t") }?.code == "purchase_pending")
+        google.update("tok-later") { $0.purchaseState = 0 }
+        let purchased = #""oneTimeProductNotification":{"version":"1.0","notificationType":1,"purchaseToken":"tok-later","sku":"com.example.consume5credits"}"#
+        _ = try await purchases.handleNotification(try Self.push("m1", purchased))
+        #expect(try await ledger.balance("p7") == 10)
+        _ = try await purchases.handleNotification(try Self.push("m2", purchased))
+        #expect(try await ledger.balance("p7") == 10, "credited once")
+        // An account id bound to nobody credits nobody: the app redeems it.
+        let stranger = #""oneTimeProductNotification":{"version":"1.0","notificationType":1,"purchaseToken":"tok-stranger","sku":"com.example.consume5credits"}"#
+        #expect(try await purchases.handleNotification(try Self.push("m3", stranger)).outcome == .recorded)
+        #expect(try await ledger.store.purchase(store: "google", storeTransactionID: "tok-stranger") == nil)
+        try await ledger.expectIntact()
+    }
+
+    @Test("pushes: tests and another package's are recorded, malformed ones refused before anything is done", arguments: TestBackend.all)
+    func pushes(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = FakeGooglePlay()
+        let purchases = try Self.purchases(ledger, google)
+        #expect(try await purchases.handleNotification(try Self.push("m1", #""testNotification":{"version":"1.0"}"#)).outcome == .recorded)
+        #expect(try await purchases.handleNotification(try Self.push("m2", Self.voided("tok-x"), package: "com.other.game")).outcome == .invalid)
+        #expect(google.state.withLock(\.gets) == 0)
+
+        func refused(_ envelope: String) -> String? {
+            do {
+                _ = try GooglePushMessage(envelope: Array(envelope.utf8))
+                return nil
+            } catch {
+                return error.code
+            }
+        }
+        let data = Data(#"{"packageName":"com.example.game","testNotification":{}}"#.utf8).base64EncodedString()
+        #expect(refused(#"{"message":{"data":"\#(data)","messageId":"1"}}"#) == nil)
+        #expect(refused(#"{"message":{"data":"\#(data)","messageId":"1","messageId":"2"}}"#) == "invalid_request")
+        #expect(refused(#"{"message":{"data":"%%%","messageId":"1"}}"#) == "invalid_request")
+        #expect(refused(#"{"message":{"data":"\#(data)"}}"#) == "invalid_request")
+        #expect(refused(#"{"message":{"data":"\#(data)","messageId":"\#(String(repeating: "9", count: 65))"}}"#) == "invalid_request")
+        #expect(refused(String(repeating: "[", count: 10_000)) == "invalid_request")
+        let dup = Data(#"{"packageName":"com.example.game","packageName":"com.example.game"}"#.utf8).base64EncodedString()
+        #expect(refused(#"{"message":{"data":"\#(dup)","messageId":"1"}}"#) == "invalid_request")
+        let badToken = Data(#"{"packageName":"com.example.game","voidedPurchaseNotification":{"purchaseToken":"a/../b","productType":2}}"#.utf8).base64EncodedString()
+        #expect(refused(#"{"message":{"data":"\#(badToken)","messageId":"1"}}"#) == "invalid_request")
+        try await ledger.expectIntact()
+    }
+
+    @Test("support finds an order: the purchase, its credit and refunds, its consumption, and Google's voids", arguments: TestBackend.all)
+    func lookUp(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = FakeGooglePlay()
+        google.add("tok-o", GoogleProductPurchase(orderId: "GPA.tok-o"))
+        let purchases = try Self.purchases(ledger, google)
+        let credit = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-o", actor: "t")
+        google.void("tok-o", at: Self.nowMillis - 1_000)
+        _ = try await purchases.handleNotification(try Self.push("m1", Self.voided("tok-o")))
+        let found = try await purchases.lookUp(orderID: "GPA.tok-o")
+        #expect(found.purchases.count == 1 && found.purchases.first?.credit?.seq == credit.transaction.seq)
+        #expect(found.purchases.first?.purchase.corrections.count == 1 && found.voids.count == 1 && found.voidsError == nil)
+        #expect(try await purchases.lookUp(orderID: "GPA.none").purchases.isEmpty)
+        #expect(await walletError { _ = try await purchases.lookUp(orderID: "GPA 1") }?.code == "invalid_request")
+    }
+}
