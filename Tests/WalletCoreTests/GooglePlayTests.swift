@@ -7,82 +7,11 @@ import Testing
 @testable import WalletSQL
 import WalletTestSupport
 
-/// What Google holds, in memory: the ledger side of Google Play (redeeming, consuming, voids,
-/// notifications, catch-up, lookup) is tested against it on both stores; the HTTP client and
-/// its stand-in server are tested in `GooglePlayClientTests`.
-final class FakeGooglePlay: GooglePlayPurchasesAPI {
-    struct State {
-        var purchases: [String: (productID: String, purchase: GoogleProductPurchase)] = [:]
-        var voids: [GoogleVoidedPurchase] = []
-        var consumeFailures: [WalletError] = []
-        var gets = 0
-        var consumes = 0
-        var voidPageSize = 2
-    }
-
-    let state = Mutex(State())
-
-    func add(_ token: String, product: String = "com.example.consume5credits", _ purchase: GoogleProductPurchase = GoogleProductPurchase(orderId: nil)) {
-        state.withLock { $0.purchases[token] = (product, purchase) }
-    }
-
-    func update(_ token: String, _ change: (inout GoogleProductPurchase) -> Void) {
-        state.withLock { state in
-            if var entry = state.purchases[token] {
-                change(&entry.purchase)
-                state.purchases[token] = entry
-            }
-        }
-    }
-
-    func void(_ token: String, at millis: Int64, quantity: Int? = nil) {
-        state.withLock {
-            $0.voids.append(
-                GoogleVoidedPurchase(
-                    purchaseToken: token, orderId: "GPA.\(token)", voidedTimeMillis: String(millis), voidedSource: 0, voidedReason: 1,
-                    refundType: quantity == nil ? 1 : 2, voidedQuantity: quantity))
-        }
-    }
-
-    func productPurchase(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleProductPurchase {
-        let entry = state.withLock { state in
-            state.gets += 1
-            return state.purchases[purchaseToken]
-        }
-        guard let entry, entry.productID == productID else { throw .notFound("Google knows no such purchase") }
-        return entry.purchase
-    }
-
-    func consume(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleConsumeOutcome {
-        let outcome: Result<GoogleConsumeOutcome, WalletError> = state.withLock { state in
-            state.consumes += 1
-            if !state.consumeFailures.isEmpty { return .failure(state.consumeFailures.removeFirst()) }
-            guard var entry = state.purchases[purchaseToken], entry.productID == productID else { return .failure(.notFound("Google knows no such purchase")) }
-            if entry.purchase.consumptionState == 1 { return .success(.alreadyConsumed) }
-            entry.purchase.consumptionState = 1
-            state.purchases[purchaseToken] = entry
-            return .success(.consumed)
-        }
-        return try outcome.get()
-    }
-
-    func voidedPurchases(start: Date, end: Date, pageToken: String?) async throws(WalletError) -> GoogleVoidedPurchasePage {
-        let (from, to) = (Int64(start.timeIntervalSince1970 * 1_000), Int64(end.timeIntervalSince1970 * 1_000))
-        return state.withLock { state in
-            let listed = state.voids.filter { void in (Int64(void.voidedTimeMillis ?? "") ?? 0) >= from && (Int64(void.voidedTimeMillis ?? "") ?? 0) <= to }
-            let offset = pageToken.flatMap(Int.init) ?? 0
-            let page = Array(listed.dropFirst(offset).prefix(state.voidPageSize))
-            let next = offset + page.count < listed.count ? String(offset + page.count) : nil
-            return GoogleVoidedPurchasePage(voidedPurchases: page, nextPageToken: next)
-        }
-    }
-}
-
 @Suite("Google Play purchases")
 struct GooglePlayTests {
     static let package = "com.example.game"
 
-    static func purchases(_ ledger: TestLedger, _ google: FakeGooglePlay, allowTests: Bool = false) throws -> GooglePurchases {
+    static func purchases(_ ledger: TestLedger, _ google: InMemoryGooglePlay, allowTests: Bool = false) throws -> GooglePurchases {
         var configuration = try GoogleConfiguration(packageName: package)
         configuration.allowTestPurchases = allowTests
         return GooglePurchases(configuration: configuration, api: google, ledger: ledger.store)
@@ -102,7 +31,7 @@ struct GooglePlayTests {
     @Test("a purchase credits credits × quantity once, with its order id, type and region, and its consumption queued; replays ask Google nothing", arguments: TestBackend.all)
     func creditOnce(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         google.add("tok-1", GoogleProductPurchase(orderId: "GPA.1111-2222-3333-44444", quantity: 3, regionCode: "FR"))
         let purchases = try Self.purchases(ledger, google)
 
@@ -129,7 +58,7 @@ struct GooglePlayTests {
     @Test("two players racing one token: one is credited, the other refused, the ledger holds one purchase", arguments: TestBackend.all)
     func race(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         google.add("tok-race")
         let purchases = try Self.purchases(ledger, google)
         let outcomes = await withTaskGroup(of: String.self) { group in
@@ -157,7 +86,7 @@ struct GooglePlayTests {
     @Test("pending is 409 purchase_pending with nothing recorded, then credits once purchased; canceled, unknown and test purchases are refused", arguments: TestBackend.all)
     func states(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         google.add("tok-pending", GoogleProductPurchase(purchaseState: 2))
         google.add("tok-canceled", GoogleProductPurchase(purchaseState: 1))
         google.add("tok-test", GoogleProductPurchase(purchaseType: 0))
@@ -195,7 +124,7 @@ struct GooglePlayTests {
     @Test("the account id binds to the first player credited with it; a purchase carrying it never credits another", arguments: TestBackend.all)
     func binding(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         google.add("tok-a", GoogleProductPurchase(obfuscatedExternalAccountId: "hash-of-alice"))
         google.add("tok-b", GoogleProductPurchase(obfuscatedExternalAccountId: "hash-of-alice"))
         google.add("tok-c", GoogleProductPurchase(obfuscatedExternalAccountId: "hash-of-alice"))
@@ -215,7 +144,7 @@ struct GooglePlayTests {
     func consumed(backend: TestBackend) async throws {
         let clock = TestClock(Date())
         let ledger = try await TestLedger.withCatalog(backend, clock: clock)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         for token in ["tok-1", "tok-2", "tok-3"] { google.add(token) }
         let purchases = try Self.purchases(ledger, google)
         for token in ["tok-1", "tok-2", "tok-3"] {
@@ -243,7 +172,7 @@ struct GooglePlayTests {
     @Test("a full void takes the purchase back through the refund rules, once, however often and in whatever order it arrives", arguments: TestBackend.all)
     func fullVoid(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         google.add("tok-v")
         let purchases = try Self.purchases(ledger, google)
         _ = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-v", actor: "t")
@@ -268,7 +197,7 @@ struct GooglePlayTests {
     @Test("partial voids of one purchase add up, at most its quantity, applied live or by catch-up in any order", arguments: TestBackend.all)
     func partialVoids(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         google.add("tok-q", GoogleProductPurchase(quantity: 3))
         let purchases = try Self.purchases(ledger, google)
         _ = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-q", actor: "t")
@@ -301,7 +230,7 @@ struct GooglePlayTests {
     @Test("a purchase voided before it was redeemed never credits", arguments: TestBackend.all)
     func voidedFirst(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         google.add("tok-early")
         google.void("tok-early", at: Self.nowMillis - 1_000)
         let purchases = try Self.purchases(ledger, google)
@@ -314,7 +243,7 @@ struct GooglePlayTests {
     @Test("a pending purchase completed later is credited by the push to the player its account id is bound to", arguments: TestBackend.all)
     func pendingCompletedByPush(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         google.add("tok-first", GoogleProductPurchase(obfuscatedExternalAccountId: "acct-7"))
         google.add("tok-later", GoogleProductPurchase(purchaseState: 2, obfuscatedExternalAccountId: "acct-7"))
         google.add("tok-stranger", GoogleProductPurchase(obfuscatedExternalAccountId: "acct-unknown"))
@@ -337,7 +266,7 @@ struct GooglePlayTests {
     @Test("pushes: tests and another package's are recorded, malformed ones refused before anything is done", arguments: TestBackend.all)
     func pushes(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         let purchases = try Self.purchases(ledger, google)
         #expect(try await purchases.handleNotification(try Self.push("m1", #""testNotification":{"version":"1.0"}"#)).outcome == .recorded)
         #expect(try await purchases.handleNotification(try Self.push("m2", Self.voided("tok-x"), package: "com.other.game")).outcome == .invalid)
@@ -368,7 +297,7 @@ struct GooglePlayTests {
     @Test("support finds an order: the purchase, its credit and refunds, its consumption, and Google's voids", arguments: TestBackend.all)
     func lookUp(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
-        let google = FakeGooglePlay()
+        let google = InMemoryGooglePlay()
         google.add("tok-o", GoogleProductPurchase(orderId: "GPA.tok-o"))
         let purchases = try Self.purchases(ledger, google)
         let credit = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-o", actor: "t")

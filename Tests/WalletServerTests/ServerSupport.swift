@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Testing
 @testable import WalletApple
 @testable import WalletCore
+import WalletGoogle
 @testable import WalletSQL
 @testable import WalletSQLite
 @testable import WalletPostgres
@@ -22,12 +23,14 @@ struct TestServer: @unchecked Sendable {
     let keys: [KeyRole: String]
 
     static let apple = try! AppleTestAuthority()
+    /// What a push must carry with `google:` (Google's OIDC tokens themselves: `GooglePlayClientTests`).
+    static let googlePushToken = "push-token-for-tests"
 
     /// `tokens` replaces the HS256 verifier of `playerTokens` (an ES256 one, say).
     /// `appleAPI` is the App Store Server API the Apple routes ask (a stand-in's).
     init(
         _ backend: TestBackend, playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true,
-        appleAPI: AppStoreServerAPIConfiguration? = nil
+        appleAPI: AppStoreServerAPIConfiguration? = nil, google: InMemoryGooglePlay? = nil
     ) async throws {
         store = try await TestStores.open(backend).store
         var keys: [KeyRole: String] = [:]
@@ -36,7 +39,13 @@ struct TestServer: @unchecked Sendable {
         try await TestStores.addCatalog(store)
         let applePurchases = apple ? ApplePurchases(configuration: try Self.apple.configuration(), ledger: store, api: appleAPI.map(AppStoreServerAPI.init)) : nil
         let verifier = try tokens ?? (playerTokens ? PlayerTokenVerifier(secret: playerSecret) : nil)
-        let configuration = ServerConfiguration(playerTokens: verifier, applePurchases: applePurchases)
+        let ledger = store
+        let googlePurchases = try google.map { api in
+            GooglePurchases(configuration: try GoogleConfiguration(packageName: "com.example.game"), api: api, ledger: ledger)
+        }
+        let configuration = ServerConfiguration(
+            playerTokens: verifier, applePurchases: applePurchases, googlePurchases: googlePurchases,
+            googlePush: google == nil ? nil : FixedGooglePushToken(Self.googlePushToken))
         (router, routes) = buildRouter(store: store, configuration: configuration)
     }
 

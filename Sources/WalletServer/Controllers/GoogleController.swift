@@ -29,7 +29,7 @@ struct GoogleController {
         }
     }
 
-    /// Asks Google for the purchase and credits it once: 201 when credited now, 200 for a replay,
+    /// Asks Google for the purchase and credits it once: 201, a replay marked `Idempotent-Replayed`,
     /// 409 `purchase_pending` while Google holds it pending. A player token redeems into its own
     /// wallet only.
     @Sendable func redeem(request: Request, context: WalletRequestContext) async throws -> Response {
