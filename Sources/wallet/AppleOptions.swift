@@ -125,7 +125,13 @@ struct AppleOptions: ParsableArguments {
     /// configured namespace, else bound on first use. Named without a store: Google's
     /// `obfuscatedExternalAccountId` takes the same setting.
     func accountTokenBinding() throws -> AccountTokenBinding {
-        guard let text = accountTokenNamespace ?? environment["WALLET_ACCOUNT_TOKEN_NAMESPACE"], !text.isEmpty else { return .firstUse }
+        try Self.accountTokenBinding(namespace: accountTokenNamespace ?? environment["WALLET_ACCOUNT_TOKEN_NAMESPACE"])
+    }
+
+    /// The binding a `--account-token-namespace` value (or its variable's) names: the one parser
+    /// for the Apple and Google commands alike.
+    static func accountTokenBinding(namespace text: String?) throws -> AccountTokenBinding {
+        guard let text, !text.isEmpty else { return .firstUse }
         guard let namespace = UUID(uuidString: text) else {
             throw ValidationError("--account-token-namespace (or WALLET_ACCOUNT_TOKEN_NAMESPACE) must be a UUID such as 6ba7b810-9dad-11d1-80b4-00c04fd430c8, not '\(text.prefix(40))'.")
         }

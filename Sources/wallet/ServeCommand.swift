@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import WalletApple
+import WalletGoogle
 import WalletCore
 import WalletSQL
 import WalletServer
@@ -31,6 +32,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
     @OptionGroup var apple: AppleOptions
+    @OptionGroup var google: GoogleOptions
+    @OptionGroup var googlePush: GooglePushOptions
 
     @Option(help: ArgumentHelp("Address to listen on (env WALLET_HOST; default 127.0.0.1).", valueName: "address"))
     var host: String?
@@ -80,6 +83,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Catch up on App Store notifications every this many minutes, 1 to 1440 (Get Notification History over the last day, then overlapping windows); needs the App Store Server API key (env WALLET_APPLE_CATCH_UP_EVERY; default off).", valueName: "minutes"))
     var appleCatchUpEvery: Int?
 
+    @Option(help: ArgumentHelp("Apply the voided purchases Google lists every this many minutes, 1 to 1440 (env WALLET_GOOGLE_CATCH_UP_EVERY; default off).", valueName: "minutes"))
+    var googleCatchUpEvery: Int?
+
     enum WriteModeArgument: String, ExpressibleByArgument, CaseIterable {
         case grouped, single
     }
@@ -96,6 +102,14 @@ struct ServeCommand: AsyncParsableCommand {
         if try resolvedCatchUpMinutes() != nil, try apple.serverAPI() == nil {
             throw ValidationError("--apple-catch-up-every needs the App Store Server API key: --apple-issuer-id, --apple-key-id and --apple-private-key.")
         }
+        _ = try googlePush.authentication()
+        if try resolvedGoogleCatchUpMinutes() != nil, try google.api() == nil {
+            throw ValidationError("--google-catch-up-every needs --google-package-name and --google-service-account.")
+        }
+    }
+
+    func resolvedGoogleCatchUpMinutes() throws -> Int? {
+        try Self.number(googleCatchUpEvery, environment["WALLET_GOOGLE_CATCH_UP_EVERY"], name: "--google-catch-up-every (or WALLET_GOOGLE_CATCH_UP_EVERY)", range: 1...1_440)
     }
 
     func resolvedCatchUpMinutes() throws -> Int? {
@@ -196,11 +210,13 @@ struct ServeCommand: AsyncParsableCommand {
         let store = try await options.openStore(writeMode: writeMode == .grouped ? .default : .single)
         let playerTokens = try playerTokens()
         let apple = try self.apple.purchases(ledger: store)
+        let google = try self.google.purchases(ledger: store, binding: try self.apple.accountTokenBinding())
+        let push = try googlePush.authentication()
         let limits = try resolvedLimits()
         let configuration = ServerConfiguration(
             host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens, applePurchases: apple, idleTimeoutSeconds: limits.idleTimeoutSeconds,
             connectionsMax: limits.connectionsMax, connectionsPerAddressMax: limits.connectionsPerAddressMax,
-            requestHeadTimeoutSeconds: limits.requestHeadTimeoutSeconds)
+            requestHeadTimeoutSeconds: limits.requestHeadTimeoutSeconds, googlePurchases: google, googlePush: push)
         logger.info(
             "starting",
             metadata: [
@@ -210,6 +226,8 @@ struct ServeCommand: AsyncParsableCommand {
                 "apple_bundle_id": .string(apple?.verifier.configuration.bundleID ?? "not configured"),
                 "apple_server_api": .string(apple?.api?.configuration.productionURL ?? "not configured"),
                 "apple_consumption_replies": .string(apple?.verifier.configuration.consumptionReplies == nil ? "off" : "on"),
+                "google_package_name": .string(google?.configuration.packageName ?? "not configured"),
+                "google_push": .string(push == nil ? "off" : "on"),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)
         // Expired lots are booked every minute; what talks to Apple, when configured.
@@ -222,7 +240,14 @@ struct ServeCommand: AsyncParsableCommand {
                 background.append(AppleCatchUpService(purchases: apple, interval: .seconds(minutes * 60), logger: logger))
             }
         }
-        // Shut down in reverse order: the deadline is set first, the notice hears of it, then the
+        if let google {
+            // Every credited purchase is consumed on Google's side, or Google refunds it in three days.
+            background.append(GooglePurchaseFinisher(outbox: store, api: google.api, logger: logger))
+            if let minutes = try resolvedGoogleCatchUpMinutes() {
+                background.append(GoogleCatchUpService(purchases: google, interval: .seconds(minutes * 60), logger: logger))
+            }
+        }
+                // Shut down in reverse order: the deadline is set first, the notice hears of it, then the
         // application drains its requests (and with them the writer), then the background work
         // stops, and the store closes its pool last.
         let services = ServiceGroup(
