@@ -225,3 +225,14 @@ public actor GooglePushAuthentication {
         var e: String?
     }
 }
+
+extension GooglePushAuthentication: GooglePushAuthenticating {
+    public func refusal(authorization: String?, now: Date) async -> String? {
+        do {
+            try await verify(authorization: authorization, now: now)
+            return nil
+        } catch {
+            return error.reason
+        }
+    }
+}

@@ -116,9 +116,13 @@ struct GooglePushOptions: ParsableArguments {
         switch (audience.flatMap { $0.isEmpty ? nil : $0 }, account.flatMap { $0.isEmpty ? nil : $0 }) {
         case (nil, nil): return nil
         case (let audience?, let account?):
-            return GooglePushAuthentication(
-                audience: audience, serviceAccountEmail: account,
-                jwksURL: googleJWKSURL ?? environment["WALLET_GOOGLE_JWKS_URL"] ?? GooglePushAuthentication.googleJWKSURL)
+            do {
+                return try GooglePushAuthentication(
+                    audience: audience, serviceAccountEmail: account,
+                    jwksURL: googleJWKSURL ?? environment["WALLET_GOOGLE_JWKS_URL"] ?? GooglePushAuthentication.googleJWKSURL)
+            } catch {
+                throw ValidationError(error.detail)
+            }
         default:
             throw ValidationError("Google push notifications need both --google-push-audience and --google-push-service-account (or their WALLET_GOOGLE_PUSH_* variables).")
         }
