@@ -48,6 +48,10 @@ struct RedeemGoogleCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The purchase token the Play Billing Library gave the app.", valueName: "token"))
     var token: String
 
+    func validate() throws {
+        try google.requireAPI()
+    }
+
     func run() async throws {
         let result = try await options.withStore { ledger in
             try await google.requirePurchases(ledger: ledger, binding: try accountTokens.binding())
@@ -89,6 +93,10 @@ struct GoogleCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("The order id (GPA.…) from Google's receipt email or the Play Console.", valueName: "id"))
         var orderID: String
 
+        func validate() throws {
+            try google.requireAPI()
+        }
+
         func run() async throws {
             let result = try await options.withStore { ledger in
                 try await google.requirePurchases(ledger: ledger, binding: .firstUse).lookUp(orderID: orderID)
@@ -126,6 +134,10 @@ struct GoogleCommand: AsyncParsableCommand {
 
         @Option(help: ArgumentHelp("Only purchases voided since then, RFC 3339 (default: all Google keeps, 30 days).", valueName: "time"))
         var since: String?
+
+        func validate() throws {
+            try google.requireAPI()
+        }
 
         func run() async throws {
             let start = try since.map { try Timestamp.date($0, field: "--since") }
@@ -165,6 +177,10 @@ struct GoogleCommand: AsyncParsableCommand {
 
         @Flag(help: "Consume the purchases due now first (as wallet serve does every few seconds).")
         var send = false
+
+        func validate() throws {
+            if send { try google.requireAPI() }
+        }
 
         struct Listing: Encodable {
             var sent: GooglePurchaseFinisher.Pass?

@@ -34,6 +34,13 @@ struct GoogleOptions: ParsableArguments {
         _ = try configuration(binding: .firstUse)
     }
 
+    /// Refuses, before any database is opened, a command that must ask Google but has no client.
+    func requireAPI() throws {
+        guard try api() != nil else {
+            throw ValidationError("this command asks Google Play: give --google-package-name and --google-service-account (or WALLET_GOOGLE_PACKAGE_NAME and WALLET_GOOGLE_SERVICE_ACCOUNT).")
+        }
+    }
+
     /// The Android Publisher API client, or nil when no package name is set. A package name
     /// without a service account (or the reverse) is refused, naming what is missing.
     func api() throws -> GooglePlayAPI? {
