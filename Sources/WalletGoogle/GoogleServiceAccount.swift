@@ -62,7 +62,7 @@ public struct GoogleServiceAccount: Sendable, CustomStringConvertible, CustomDeb
     private static func privateKey(_ pem: String) throws(WalletError) -> _RSA.Signing.PrivateKey {
         // An encrypted key would ask for a passphrase; Google Cloud never issues one.
         guard pem.contains("-----BEGIN PRIVATE KEY-----") || pem.contains("-----BEGIN RSA PRIVATE KEY-----") else {
-            throw .invalidRequest("the Google service account's 'private_key' is not an unencrypted PEM private key (-----BEGIN PRIVATE KEY-----)")
+            throw .invalidRequest("the Google service account's 'private_key' is not an unencrypted PKCS#8 PEM private key, as Google Cloud issues it")
         }
         do {
             return try _RSA.Signing.PrivateKey(pemRepresentation: pem)
