@@ -6,7 +6,7 @@ import _CryptoExtras
 /// issues it (`type` `service_account`, `client_email`, `private_key` as a PKCS#8 RSA PEM,
 /// `private_key_id`, `token_uri`). The wallet signs its OAuth assertions with it. The private
 /// key is never printed: not by `description`, not by `debugDescription`, not in any error.
-public struct GoogleServiceAccount: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct GoogleServiceAccount: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The service account's email: the assertion's issuer.
     public let clientEmail: String
     /// The key's id: the assertion's `kid`.
@@ -98,4 +98,8 @@ public struct GoogleServiceAccount: Sendable, CustomStringConvertible, CustomDeb
 
     public var description: String { "Google service account \(clientEmail) (key \(privateKeyID))" }
     public var debugDescription: String { description }
+    /// What `dump` and debuggers show: everything but the key.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["clientEmail": clientEmail, "privateKeyID": privateKeyID, "tokenURI": tokenURI], displayStyle: .struct)
+    }
 }

@@ -313,6 +313,8 @@ public final class GoogleStandIn: Sendable {
             case nil:
                 break
             }
+            // Google's front end refuses a POST that does not state its length.
+            if request.method == .post, request.headers[.contentLength] == nil { return googleError(411, "Length Required") }
             if let tokenProblem {
                 if kind == .token { return json(["error": "invalid_grant", "error_description": tokenProblem], status: 400) }
                 return googleError(401, "Request had invalid authentication credentials. Expected OAuth 2 access token.")
