@@ -32,8 +32,8 @@ enum GoogleHTTP {
         if let body {
             request.body = .bytes(ByteBuffer(bytes: body))
         } else if method == .POST {
-            // Google's front end answers 411 to a POST without a length.
-            request.headers.add(name: "Content-Length", value: "0")
+            // An empty body, sent with its length: Google's front end answers 411 to a POST without one.
+            request.body = .bytes(ByteBuffer())
         }
         do {
             let response = try await client.execute(request, deadline: .now() + timeAmount(timeout))

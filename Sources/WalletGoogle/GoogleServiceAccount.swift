@@ -6,7 +6,7 @@ import _CryptoExtras
 /// issues it (`type` `service_account`, `client_email`, `private_key` as a PKCS#8 RSA PEM,
 /// `private_key_id`, `token_uri`). The wallet signs its OAuth assertions with it. The private
 /// key is never printed: not by `description`, not by `debugDescription`, not in any error.
-public struct GoogleServiceAccount: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct GoogleServiceAccount: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The service account's email: the assertion's issuer.
     public let clientEmail: String
     /// The key's id: the assertion's `kid`.
@@ -62,7 +62,7 @@ public struct GoogleServiceAccount: Sendable, CustomStringConvertible, CustomDeb
     private static func privateKey(_ pem: String) throws(WalletError) -> _RSA.Signing.PrivateKey {
         // An encrypted key would ask for a passphrase; Google Cloud never issues one.
         guard pem.contains("-----BEGIN PRIVATE KEY-----") || pem.contains("-----BEGIN RSA PRIVATE KEY-----") else {
-            throw .invalidRequest("the Google service account's 'private_key' is not an unencrypted PEM private key (-----BEGIN PRIVATE KEY-----)")
+            throw .invalidRequest("the Google service account's 'private_key' is not an unencrypted PKCS#8 PEM private key, as Google Cloud issues it")
         }
         do {
             return try _RSA.Signing.PrivateKey(pemRepresentation: pem)
@@ -98,4 +98,8 @@ public struct GoogleServiceAccount: Sendable, CustomStringConvertible, CustomDeb
 
     public var description: String { "Google service account \(clientEmail) (key \(privateKeyID))" }
     public var debugDescription: String { description }
+    /// What `dump` and debuggers show: everything but the key.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["clientEmail": clientEmail, "privateKeyID": privateKeyID, "tokenURI": tokenURI], displayStyle: .struct)
+    }
 }
