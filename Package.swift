@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "WalletCLITests",
             dependencies: [
-                "wallet", "WalletCore", "WalletSQL", "WalletSQLite", "WalletStores", "WalletTestSupport",
+                "wallet", "WalletCore", "WalletGoogle", "WalletSQL", "WalletSQLite", "WalletStores", "WalletTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
