@@ -50,14 +50,14 @@ struct IdentifierTests {
         #expect(throws: Never.self) { try Validate.text("family 👨\u{200D}👩\u{200D}👧 café", field: "note", bytesMax: 100) }
     }
 
-    @Test("look-alike player ids are refused by every operation, and the real wallet is untouched", arguments: TestBackend.all)
+    @Test("look-alike player ids are refused where they are parsed, before any operation, and the real wallet is untouched", arguments: TestBackend.all)
     func lookAlikeOperations(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
         try await ledger.grant("Kate", "t-kate")
         for (alike, _) in Self.lookAlikes {
-            let grant = await walletError { try await ledger.grant(alike, "t-\(alike.unicodeScalars.count)") }
-            let spend = await walletError { try await ledger.spend(alike, 1, key: "k1") }
-            let read = await walletError { _ = try await ledger.store.balances(playerID: alike) }
+            let grant = await walletError { try await ledger.grant(try PlayerID(alike), "t-\(alike.unicodeScalars.count)") }
+            let spend = await walletError { try await ledger.spend(try PlayerID(alike), 1, key: "k1") }
+            let read = await walletError { _ = try await ledger.store.balances(playerID: try PlayerID(alike)) }
             #expect(grant?.code == "invalid_request" && spend?.code == "invalid_request" && read?.code == "invalid_request")
         }
         #expect(try await ledger.balance("Kate") == 5)
@@ -82,7 +82,7 @@ struct IdentifierTests {
                 group.addTask {
                     let player = index.isMultiple(of: 2) ? "Kate" : "\u{212A}ate"
                     do {
-                        try await ledger.grant(player, "t\(index)")
+                        try await ledger.grant(try PlayerID(player), "t\(index)")
                         return "credited " + player
                     } catch let error as WalletError {
                         return error.code
@@ -142,14 +142,14 @@ struct IdentifierTests {
         for index in 0..<300 {
             let (first, second) = (randomID(), randomID())
             guard (try? PlayerID.validate(first)) != nil else {
-                let error = await walletError { try await ledger.grant(first, "g\(index)") }
+                let error = await walletError { try await ledger.grant(try PlayerID(first), "g\(index)") }
                 #expect(error?.code == "invalid_request")
                 continue
             }
-            try await ledger.grant(first, "g\(index)")
+            try await ledger.grant(try PlayerID(first), "g\(index)")
             credited[Identifier(first), default: 0] += 5
             guard (try? PlayerID.validate(second)) != nil else { continue }
-            let seen = try await ledger.balance(second)
+            let seen = try await ledger.balance(try PlayerID(second))
             #expect(seen == credited[Identifier(second), default: 0], "\(first) / \(second)")
         }
         #expect(try await ledger.store.verify().ok)
