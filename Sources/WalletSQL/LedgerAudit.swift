@@ -47,7 +47,9 @@ extension SQLLedgerStore {
             try await read { db in
                 var transactions: [LedgerTransaction] = []
                 try TransactionStream.forEach(db, seqs: pageSeqs) { transaction in
-                    if let playerID = query.playerID, transaction.playerID != playerID.text { return }
+                    // By bytes, as the checkpoint's `a.owner = ?` picks the opening balances: a stored
+                    // look-alike id (`\u{212A}ate`, older than the id syntax) is another wallet.
+                    if let playerID = query.playerID, Identifier(transaction.playerID) != playerID.identifier { return }
                     if let currency = query.currency, transaction.currency != currency { return }
                     transactions.append(transaction)
                 }
