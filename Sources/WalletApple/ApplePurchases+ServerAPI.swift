@@ -16,8 +16,7 @@ extension ApplePurchases {
     /// genuine receipt is the caller's to prove (a player token, a service key); an
     /// `appAccountToken` ties each purchase to its player whatever the receipt says, bound on
     /// first use or derived from the player id (`AccountTokenBinding`).
-    public func redeemReceipt(playerID: String, receipt: String, actor: String) async throws(WalletError) -> ReceiptRedemption {
-        try PlayerID.validate(playerID)
+    public func redeemReceipt(playerID: PlayerID, receipt: String, actor: String) async throws(WalletError) -> ReceiptRedemption {
         let named = try await AppReceipt.verifiedTransactionIDs(receipt: receipt, trustedRoots: verifier.configuration.receiptRoots)
         guard let transactionID = named.first else {
             throw .invalidRequest("the receipt holds no in-app purchase, so there is nothing to credit")
@@ -37,15 +36,14 @@ extension ApplePurchases {
         }
         let outcome = try await credit(verified, to: playerID, actor: actor)
         return ReceiptRedemption(
-            playerID: playerID, environment: history.environment.rawValue, credited: outcome.now, alreadyCredited: outcome.before,
+            playerID: playerID.text, environment: history.environment.rawValue, credited: outcome.now, alreadyCredited: outcome.before,
             refused: refused + outcome.refused, complete: true)
     }
 
     /// The transactions of an order id (from Apple's emailed receipt), each with whether and to
     /// whom it was credited; with `creditTo`, those not yet credited are credited to that
     /// player in one write.
-    public func lookUpOrder(orderID: String, creditTo: String?, actor: String) async throws(WalletError) -> OrderLookupResult {
-        if let creditTo { try PlayerID.validate(creditTo) }
+    public func lookUpOrder(orderID: String, creditTo: PlayerID?, actor: String) async throws(WalletError) -> OrderLookupResult {
         try AppStoreServerAPI.validatePathSegment(orderID, field: "the order id")
         let api = try requireAPI("order lookups")
         var entries: [OrderLookupResult.Entry] = []
@@ -106,7 +104,7 @@ extension ApplePurchases {
     /// been credited to this player before, and what was refused (another player's, a product
     /// not in the catalog, a refunded purchase).
     private func credit(
-        _ transactions: [AppleTransaction], to playerID: String, actor: String
+        _ transactions: [AppleTransaction], to playerID: PlayerID, actor: String
     ) async throws(WalletError) -> (now: [StoreTransactionCredit], before: [StoreTransactionCredit], refused: [StoreTransactionRefusal]) {
         var requests: [GrantRequest] = []
         var refused: [StoreTransactionRefusal] = []
@@ -143,6 +141,7 @@ public struct StoreTransactionCredit: Codable, Sendable, Equatable {
     public var storeTransactionID: String
     public var productID: String
     public var quantity: Int64
+    /// Text, as stored: see `LedgerTransaction.playerID`.
     public var playerID: String
     public var amount: Int64
     public var currency: String
@@ -194,6 +193,7 @@ public struct StoreTransactionRefusal: Codable, Sendable, Equatable, Error {
 
 /// What a StoreKit 1 receipt credited.
 public struct ReceiptRedemption: Codable, Sendable, Equatable {
+    /// Text, as every answer names a player (see `LedgerTransaction.playerID`).
     public var playerID: String
     /// `Production` or `Sandbox`: the environment whose history was read.
     public var environment: String

@@ -19,8 +19,7 @@ public struct ApplePurchases: Sendable {
     }
 
     /// Verifies `signedTransaction` and credits `credits × quantity` of its product to the player.
-    public func redeem(playerID: String, signedTransaction: String, actor: String) async throws(WalletError) -> MutationResult {
-        try PlayerID.validate(playerID)
+    public func redeem(playerID: PlayerID, signedTransaction: String, actor: String) async throws(WalletError) -> MutationResult {
         let transaction = try await verifiedTransaction(signedTransaction)
         return try await ledger.grant(
             GrantRequest(playerID: playerID, store: "apple", storeTransactionID: transaction.transactionId, productID: transaction.productId,
@@ -30,7 +29,7 @@ public struct ApplePurchases: Sendable {
     /// The transaction's `appAccountToken` in lowercase, which the ledger binds to the player it
     /// credits, once it passes the configured binding (`AccountTokenBinding`): every Apple credit
     /// (StoreKit 2, receipts, order credits) goes through here.
-    func accountToken(of transaction: AppleTransaction, playerID: String) throws(WalletError) -> String? {
+    func accountToken(of transaction: AppleTransaction, playerID: PlayerID) throws(WalletError) -> String? {
         try verifier.configuration.accountTokenBinding.boundToken(transaction.appAccountToken, playerID: playerID)
     }
 

@@ -18,7 +18,7 @@ public enum AccountTokenBinding: Sendable, Equatable {
     /// - Throws: `purchaseInvalid` when the token is not a UUID, is missing or differs from the
     ///   player's derived token (`derived`), or when a player id that is itself a UUID differs
     ///   from it (`firstUse`).
-    public func boundToken(_ text: String?, playerID: String) throws(WalletError) -> String? {
+    public func boundToken(_ text: String?, playerID: PlayerID) throws(WalletError) -> String? {
         let token: UUID?
         if let text, !text.isEmpty {
             guard let parsed = UUID(uuidString: text) else { throw .purchaseInvalid("the purchase's account token is not a UUID") }
@@ -28,7 +28,7 @@ public enum AccountTokenBinding: Sendable, Equatable {
         }
         switch self {
         case .firstUse:
-            if let token, let playerUUID = UUID(uuidString: playerID), playerUUID != token {
+            if let token, let playerUUID = UUID(uuidString: playerID.text), playerUUID != token {
                 throw .purchaseInvalid("the purchase's account token belongs to another player")
             }
         case .derived(let namespace):
@@ -50,10 +50,17 @@ public enum AccountToken {
     /// `namespace`: SHA-1 over the namespace's 16 bytes then the name, its first 16 bytes with
     /// the version set to 5 and the variant to RFC 9562's. The same inputs give the same UUID
     /// everywhere (Python's `uuid.uuid5`, Java's and .NET's implementations of the RFC).
-    public static func derived(namespace: UUID, playerID: String) -> UUID {
+    public static func derived(namespace: UUID, playerID: PlayerID) -> UUID {
+        nameBased(namespace: namespace, name: playerID.text)
+    }
+
+    /// The name-based UUID (version 5) of `name`'s UTF-8 bytes in `namespace`, for any text, so
+    /// that the derivation is tested against other implementations on names no player id may
+    /// be (non-ASCII ones).
+    package static func nameBased(namespace: UUID, name: String) -> UUID {
         var hash = Insecure.SHA1()
         withUnsafeBytes(of: namespace.uuid) { hash.update(bufferPointer: $0) }
-        hash.update(data: Data(playerID.utf8))
+        hash.update(data: Data(name.utf8))
         var bytes = Array(hash.finalize().prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50
         bytes[8] = (bytes[8] & 0x3F) | 0x80
@@ -78,6 +85,6 @@ extension AccountToken {
     public static func text(ofStoreAccountID id: String?) -> String? {
         guard let id, !id.isEmpty else { return nil }
         if let uuid = UUID(uuidString: id) { return uuid.uuidString.lowercased() }
-        return derived(namespace: storeAccountIDNamespace, playerID: id).uuidString.lowercased()
+        return nameBased(namespace: storeAccountIDNamespace, name: id).uuidString.lowercased()
     }
 }

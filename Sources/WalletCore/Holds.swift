@@ -29,6 +29,7 @@ public struct Hold: Codable, Sendable, Equatable {
     }
 
     public var id: String
+    /// Text, as stored: see `LedgerTransaction.playerID`.
     public var playerID: String
     public var currency: String
     public var amount: Int64
@@ -66,10 +67,10 @@ public struct Hold: Codable, Sendable, Equatable {
     /// key, or the CLI) only by a service key or the CLI, so a player cannot release the game's
     /// match fee or capture it for less; one a player placed by that player or a service key.
     /// Another player's hold is unknown to a player (`not_found`, as if it did not exist).
-    package static func requireResolvable(placedBy placer: HoldParty, wallet playerID: String, by resolver: HoldParty, holdID: String) throws(WalletError) {
+    package func requireResolvable(by resolver: HoldParty) throws(WalletError) {
         guard case .player(let resolving) = resolver else { return }
-        guard Identifier.same(resolving, playerID) else { throw .notFound("no hold \(holdID.prefix(64))") }
-        guard case .player = placer else {
+        guard Identifier.same(resolving, playerID) else { throw .notFound("no hold \(id.prefix(64))") }
+        guard case .player = placedBy else {
             throw .forbidden("the game placed this hold: only the game's service key can capture or release it")
         }
     }
@@ -85,11 +86,12 @@ public struct Hold: Codable, Sendable, Equatable {
 
 /// A player's holds, as the API and the CLI answer them.
 public struct PlayerHolds: Encodable, Sendable {
+    /// Text, as every answer names a player (see `LedgerTransaction.playerID`).
     public var playerID: String
     public var holds: [Hold]
 
-    public init(playerID: String, holds: [Hold]) {
-        self.playerID = playerID
+    public init(playerID: PlayerID, holds: [Hold]) {
+        self.playerID = playerID.text
         self.holds = holds
     }
 
@@ -121,7 +123,7 @@ public struct HoldResult: Codable, Sendable, Equatable {
 
 /// Reserve credits until the outcome is known (a matchmaking fee, a bid, a crafting job).
 public struct HoldRequest: LedgerMutation, Equatable {
-    public var playerID: String
+    public var playerID: PlayerID
     public var amount: Int64
     public var currency: String
     /// 1 to 604800 (a week).
@@ -134,7 +136,7 @@ public struct HoldRequest: LedgerMutation, Equatable {
     public static let expiresInSecondsRange: ClosedRange<Int64> = 1...604_800
 
     public init(
-        playerID: String, amount: Int64, currency: String = defaultCurrency, expiresInSeconds: Int64, reason: String? = nil, metadata: Metadata? = nil,
+        playerID: PlayerID, amount: Int64, currency: String = defaultCurrency, expiresInSeconds: Int64, reason: String? = nil, metadata: Metadata? = nil,
         idempotencyKey: String, actor: String
     ) {
         self.playerID = playerID
@@ -148,7 +150,6 @@ public struct HoldRequest: LedgerMutation, Equatable {
     }
 
     package func validate() throws(WalletError) {
-        try Validate.playerID(playerID)
         try Validate.positiveAmount(amount)
         try Validate.currency(currency)
         guard Self.expiresInSecondsRange.contains(expiresInSeconds) else {
@@ -164,7 +165,7 @@ public struct HoldRequest: LedgerMutation, Equatable {
     package var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("hold")
-        canonical.append(playerID)
+        canonical.append(playerID.text)
         canonical.append(amount)
         canonical.append(currency)
         canonical.append(expiresInSeconds)

@@ -95,3 +95,15 @@ public struct PlayerID: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension PlayerID: Decodable {
+    /// Decodes a JSON string and checks it as `init(_:)` does. An id that breaks the syntax
+    /// throws that `WalletError.invalidRequest` itself (the decoder passes it on unchanged), so
+    /// a request body with one is answered 400 `invalid_request` with the same words as when
+    /// the request was checked after decoding; a value that is not a string stays a
+    /// `DecodingError`.
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        try self.init(text)
+    }
+}

@@ -42,11 +42,11 @@ public protocol LedgerReading: Sendable {
     /// The whole catalog, ordered by product id.
     func products() async throws(WalletError) -> [Product]
     /// The player's balances; the default currency is always listed.
-    func balances(playerID: String) async throws(WalletError) -> WalletBalances
+    func balances(playerID: PlayerID) async throws(WalletError) -> WalletBalances
     /// The player's open lots, per currency in burn order (expired ones not yet booked last).
-    func lots(playerID: String) async throws(WalletError) -> [WalletLot]
+    func lots(playerID: PlayerID) async throws(WalletError) -> [WalletLot]
     /// The player's open holds, then the 50 most recent resolved ones.
-    func holds(playerID: String) async throws(WalletError) -> [Hold]
+    func holds(playerID: PlayerID) async throws(WalletError) -> [Hold]
     /// A page of the player's transactions, newest first.
     func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage
     /// The purchase that credited a store transaction, or nil when none did.

@@ -79,11 +79,12 @@ public struct WalletLot: Codable, Sendable, Equatable {
 
 /// A player's open lots, as the API and the CLI answer them.
 public struct PlayerLots: Encodable, Sendable {
+    /// Text, as every answer names a player (see `LedgerTransaction.playerID`).
     public var playerID: String
     public var lots: [WalletLot]
 
-    public init(playerID: String, lots: [WalletLot]) {
-        self.playerID = playerID
+    public init(playerID: PlayerID, lots: [WalletLot]) {
+        self.playerID = playerID.text
         self.lots = lots
     }
 

@@ -46,6 +46,10 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
     public var seq: Int64
     public var id: String
     public var kind: TransactionKind
+    /// Text, not a `PlayerID`: what is read back from storage (transactions, holds, balances,
+    /// statements, exports) keeps the id as stored. A ledger written before the player id syntax
+    /// was checked may hold ids that break it, and reading must never fail on them; requests
+    /// take a `PlayerID`, so nothing new breaks it.
     public var playerID: String
     public var currency: String
     /// What the transaction moved into the player's wallet (negative: out of it).
@@ -216,6 +220,7 @@ public struct Product: Codable, Sendable, Equatable {
 
 /// A player's balances by currency. The default currency is always present.
 public struct WalletBalances: Codable, Sendable, Equatable {
+    /// Text, as every answer names a player (see `LedgerTransaction.playerID`).
     public var playerID: String
     public var balances: [String: Int64]
     /// Per currency, what bonus lots will take away in the next 7 days if not spent, so a game
@@ -235,8 +240,8 @@ public struct WalletBalances: Codable, Sendable, Equatable {
         case held
     }
 
-    package init(playerID: String, balances: [String: Int64], expiringWithin7Days: [String: Int64] = [:], held: [String: Int64] = [:]) {
-        self.playerID = playerID
+    package init(playerID: PlayerID, balances: [String: Int64], expiringWithin7Days: [String: Int64] = [:], held: [String: Int64] = [:]) {
+        self.playerID = playerID.text
         self.balances = balances
         self.expiringWithin7Days = expiringWithin7Days
         self.held = held

@@ -3,7 +3,8 @@ import Foundation
 /// The currency used when a request names none.
 public let defaultCurrency = "credits"
 
-/// A request that changes the ledger under an idempotency key.
+/// A request that changes the ledger under an idempotency key. Its player id, if it names one,
+/// is a `PlayerID`, checked where the request was made (the API, the CLI).
 package protocol LedgerMutation: Sendable {
     /// Throws `invalidRequest` for a value outside the wallet's limits.
     func validate() throws(WalletError)
@@ -22,9 +23,9 @@ package struct IdempotencyKey: Sendable {
     /// A caller's key for a spend or adjustment, scoped to the wallet and to the kind of
     /// operation: players and game servers spend, support adjusts, and neither can occupy a key
     /// the other will use.
-    package static func wallet(_ playerID: String, kind: TransactionKind, key: String, requestHash: String) -> IdempotencyKey {
+    package static func wallet(_ playerID: PlayerID, kind: TransactionKind, key: String, requestHash: String) -> IdempotencyKey {
         IdempotencyKey(
-            scope: "\(kind.rawValue):\(playerID)", key: key, requestHash: requestHash,
+            scope: "\(kind.rawValue):\(playerID.text)", key: key, requestHash: requestHash,
             reusedDetail: "idempotency key '\(key)' was already used for a different \(kind.rawValue) on this wallet")
     }
 
@@ -52,7 +53,7 @@ package struct Checked<Request: LedgerMutation>: Sendable {
 /// Credit a player for a store transaction that a trusted caller already verified.
 /// Keyed by `(store, storeTransactionID)` globally and forever.
 public struct GrantRequest: LedgerMutation, Equatable {
-    public var playerID: String
+    public var playerID: PlayerID
     public var store: String
     public var storeTransactionID: String
     public var productID: String
@@ -68,7 +69,7 @@ public struct GrantRequest: LedgerMutation, Equatable {
     public var record: StorePurchaseRecord?
 
     public init(
-        playerID: String, store: String, storeTransactionID: String, productID: String, quantity: Int64 = 1, actor: String,
+        playerID: PlayerID, store: String, storeTransactionID: String, productID: String, quantity: Int64 = 1, actor: String,
         accountToken: String? = nil, record: StorePurchaseRecord? = nil
     ) {
         self.record = record
@@ -82,7 +83,6 @@ public struct GrantRequest: LedgerMutation, Equatable {
     }
 
     package func validate() throws(WalletError) {
-        try Validate.playerID(playerID)
         try Validate.store(store)
         try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id")
         try Validate.asciiIdentifier(productID, field: "product id")
@@ -107,7 +107,7 @@ public struct GrantRequest: LedgerMutation, Equatable {
     package var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("purchase")
-        canonical.append(playerID)
+        canonical.append(playerID.text)
         canonical.append(store)
         canonical.append(storeTransactionID)
         canonical.append(productID)
@@ -120,7 +120,7 @@ public struct GrantRequest: LedgerMutation, Equatable {
 /// Credits given away (daily login, events, compensation): a bonus lot, which may expire.
 /// Purchased credits never expire; only bonuses may carry `expiresAt`.
 public struct BonusRequest: LedgerMutation, Equatable {
-    public var playerID: String
+    public var playerID: PlayerID
     public var amount: Int64
     public var currency: String
     /// RFC 3339; must be in the future when the bonus is written.
@@ -132,7 +132,7 @@ public struct BonusRequest: LedgerMutation, Equatable {
     public var actor: String
 
     public init(
-        playerID: String, amount: Int64, currency: String = defaultCurrency, expiresAt: String? = nil, reasonCode: String, note: String? = nil,
+        playerID: PlayerID, amount: Int64, currency: String = defaultCurrency, expiresAt: String? = nil, reasonCode: String, note: String? = nil,
         campaign: String? = nil, idempotencyKey: String, actor: String
     ) {
         self.playerID = playerID
@@ -147,7 +147,6 @@ public struct BonusRequest: LedgerMutation, Equatable {
     }
 
     package func validate() throws(WalletError) {
-        try Validate.playerID(playerID)
         try Validate.positiveAmount(amount)
         try Validate.currency(currency)
         if let expiresAt { _ = try Timestamp.parse(expiresAt, field: "expires_at") }
@@ -169,7 +168,7 @@ public struct BonusRequest: LedgerMutation, Equatable {
     package var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("bonus")
-        canonical.append(playerID)
+        canonical.append(playerID.text)
         canonical.append(amount)
         canonical.append(currency)
         canonical.append((try? expiry) ?? expiresAt)
@@ -181,7 +180,7 @@ public struct BonusRequest: LedgerMutation, Equatable {
 }
 
 public struct SpendRequest: LedgerMutation, Equatable {
-    public var playerID: String
+    public var playerID: PlayerID
     public var amount: Int64
     public var currency: String
     /// Scoped to the wallet: two players may use the same key.
@@ -191,7 +190,7 @@ public struct SpendRequest: LedgerMutation, Equatable {
     public var actor: String
 
     public init(
-        playerID: String, amount: Int64, currency: String = defaultCurrency, idempotencyKey: String,
+        playerID: PlayerID, amount: Int64, currency: String = defaultCurrency, idempotencyKey: String,
         reason: String? = nil, metadata: Metadata? = nil, actor: String
     ) {
         self.playerID = playerID
@@ -204,7 +203,6 @@ public struct SpendRequest: LedgerMutation, Equatable {
     }
 
     package func validate() throws(WalletError) {
-        try Validate.playerID(playerID)
         try Validate.positiveAmount(amount)
         try Validate.currency(currency)
         try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
@@ -218,7 +216,7 @@ public struct SpendRequest: LedgerMutation, Equatable {
     package var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("spend")
-        canonical.append(playerID)
+        canonical.append(playerID.text)
         canonical.append(amount)
         canonical.append(currency)
         canonical.append(reason)
@@ -229,7 +227,7 @@ public struct SpendRequest: LedgerMutation, Equatable {
 
 /// A support correction: credit or debit a wallet with a reason, a note and who did it.
 public struct AdjustRequest: LedgerMutation, Equatable {
-    public var playerID: String
+    public var playerID: PlayerID
     /// Positive credits the player, negative debits; never zero.
     public var amount: Int64
     public var currency: String
@@ -242,7 +240,7 @@ public struct AdjustRequest: LedgerMutation, Equatable {
     public var actor: String
 
     public init(
-        playerID: String, amount: Int64, currency: String = defaultCurrency, reasonCode: String, note: String,
+        playerID: PlayerID, amount: Int64, currency: String = defaultCurrency, reasonCode: String, note: String,
         ticket: String? = nil, idempotencyKey: String, allowNegative: Bool = false, actor: String
     ) {
         self.playerID = playerID
@@ -257,7 +255,6 @@ public struct AdjustRequest: LedgerMutation, Equatable {
     }
 
     package func validate() throws(WalletError) {
-        try Validate.playerID(playerID)
         guard amount != 0 else { throw .invalidRequest("amount must not be zero") }
         guard (-Limits.amountPerOperationMax...Limits.amountPerOperationMax).contains(amount) else {
             throw .invalidRequest("amount must be between -\(Limits.amountPerOperationMax) and \(Limits.amountPerOperationMax)")
@@ -277,7 +274,7 @@ public struct AdjustRequest: LedgerMutation, Equatable {
     package var requestHash: String {
         var canonical = CanonicalBytes()
         canonical.append("adjustment")
-        canonical.append(playerID)
+        canonical.append(playerID.text)
         canonical.append(amount)
         canonical.append(currency)
         canonical.append(reasonCode)
@@ -374,7 +371,7 @@ public struct ProductUpdate: Sendable, Equatable {
 
 /// A page of a player's history, newest first.
 public struct HistoryQuery: Sendable, Equatable {
-    public var playerID: String
+    public var playerID: PlayerID
     public var limit: Int
     /// Continue after this `seq` (exclusive): the `next` of the previous page.
     public var after: Int64?
@@ -385,7 +382,7 @@ public struct HistoryQuery: Sendable, Equatable {
     public var to: String?
 
     public init(
-        playerID: String, limit: Int = Limits.pageSizeDefault, after: Int64? = nil, kind: TransactionKind? = nil, from: String? = nil, to: String? = nil
+        playerID: PlayerID, limit: Int = Limits.pageSizeDefault, after: Int64? = nil, kind: TransactionKind? = nil, from: String? = nil, to: String? = nil
     ) {
         self.playerID = playerID
         self.limit = limit
@@ -397,7 +394,6 @@ public struct HistoryQuery: Sendable, Equatable {
 
     /// The period bounds in the ledger's timestamp format, once the query is valid.
     package func validated() throws(WalletError) -> (from: String?, to: String?) {
-        try Validate.playerID(playerID)
         guard (1...Limits.pageSizeMax).contains(limit) else {
             throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)")
         }

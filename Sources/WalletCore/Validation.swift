@@ -1,11 +1,6 @@
 /// Input checks shared by every request type, so the API and the CLI refuse the same things
 /// with the same words. Each throws `WalletError.invalidRequest` naming the field.
 package enum Validate {
-    /// A player id: see `PlayerID` for the syntax.
-    package static func playerID(_ value: String) throws(WalletError) {
-        try PlayerID.validate(value)
-    }
-
     /// An identifier: an idempotency key, a store transaction id or a product id; 1–255 bytes of
     /// visible ASCII.
     package static func asciiIdentifier(_ value: String, field: String) throws(WalletError) {

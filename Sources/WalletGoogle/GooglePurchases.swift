@@ -60,8 +60,7 @@ public struct GooglePurchases: Sendable {
     /// Asks Google for the purchase and credits it to `playerID` once: a token already credited
     /// answers the original result (or `idempotency_key_reused` for another player or product)
     /// without asking Google again.
-    public func redeem(playerID: String, productID: String, purchaseToken: String, actor: String) async throws(WalletError) -> MutationResult {
-        try PlayerID.validate(playerID)
+    public func redeem(playerID: PlayerID, productID: String, purchaseToken: String, actor: String) async throws(WalletError) -> MutationResult {
         try Self.validatePathSegment(productID, field: "product id")
         try Self.validatePathSegment(purchaseToken, field: "purchase token")
         if let credited = try await ledger.purchase(store: Self.store, storeTransactionID: purchaseToken) {
@@ -84,7 +83,7 @@ public struct GooglePurchases: Sendable {
     /// pending or canceled), not a license tester's unless allowed, a quantity in range, and an
     /// account id that belongs to `playerID`.
     public func grantRequest(
-        for purchase: GoogleProductPurchase, playerID: String, productID: String, purchaseToken: String, actor: String
+        for purchase: GoogleProductPurchase, playerID: PlayerID, productID: String, purchaseToken: String, actor: String
     ) throws(WalletError) -> GrantRequest {
         switch purchase.purchaseState {
         case 0: break
@@ -227,8 +226,9 @@ public struct GooglePurchases: Sendable {
         } catch .notFound {
             return
         }
+        // An owner stored before the id syntax existed, that no longer follows it, is left to the app.
         guard let token = AccountToken.text(ofStoreAccountID: purchase.obfuscatedExternalAccountId),
-            let playerID = try await ledger.accountTokenOwner(store: Self.store, token: token)
+            let owner = try await ledger.accountTokenOwner(store: Self.store, token: token), let playerID = try? PlayerID(owner)
         else { return }
         do {
             _ = try await ledger.grant(try grantRequest(for: purchase, playerID: playerID, productID: productID, purchaseToken: purchaseToken, actor: actor))

@@ -25,15 +25,16 @@ enum HoldStorage {
     }
 
     /// The player's open holds, then the most recent resolved ones.
-    static func list(_ db: any SQLSession, playerID: String, recent: Int) throws -> [Hold] {
-        try db.all("SELECT \(columns) FROM \(source) WHERE h.player_id = ? AND h.status = 'open' ORDER BY h.hold_seq DESC", [.text(playerID)], hold(from:))
+    static func list(_ db: any SQLSession, playerID: PlayerID, recent: Int) throws -> [Hold] {
+        try db.all("SELECT \(columns) FROM \(source) WHERE h.player_id = ? AND h.status = 'open' ORDER BY h.hold_seq DESC", [.text(playerID.text)], hold(from:))
             + db.all(
                 "SELECT \(columns) FROM \(source) WHERE h.player_id = ? AND h.status <> 'open' ORDER BY h.hold_seq DESC LIMIT ?",
-                [.text(playerID), .integer(Int64(recent))], hold(from:))
+                [.text(playerID.text), .integer(Int64(recent))], hold(from:))
     }
 
-    /// The wallet's open holds whose expiry has passed at `now`, soonest first.
-    static func expired(_ db: any SQLSession, playerID: String, currency: String, now: Date) throws -> [Hold] {
+    /// The wallet's open holds whose expiry has passed at `now`, soonest first. The player id is
+    /// the wallet's as stored (`WalletSnapshot.playerID`).
+    static func expired(_ db: any SQLSession, storedPlayerID playerID: String, currency: String, now: Date) throws -> [Hold] {
         try db.all(
             """
             SELECT \(columns) FROM \(source) WHERE h.player_id = ? AND h.currency = ? AND h.status = 'open' AND h.expires_at <= ?

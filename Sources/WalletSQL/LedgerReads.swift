@@ -85,16 +85,17 @@ enum LedgerReads {
 
     /// The balances a debit would find now (`LotRules.settledBalance`): credits of lots past
     /// their expiry are not counted, credits of holds past theirs are, before any of it is booked.
-    static func balances(_ db: any SQLSession, playerID: String, now: Date) throws -> WalletBalances {
+    static func balances(_ db: any SQLSession, playerID: PlayerID, now: Date) throws -> WalletBalances {
         let at = Timestamp.format(now)
+        let owner = AccountOwner.player(playerID.text).text
         var balances = [defaultCurrency: Int64(0)]
-        let accounts = try db.all("SELECT id, currency, balance FROM accounts WHERE owner = ?", [.text(AccountOwner.player(playerID).text)]) { row in
+        let accounts = try db.all("SELECT id, currency, balance FROM accounts WHERE owner = ?", [.text(owner)]) { row in
             (id: try row.integer(0), currency: try row.text(1), balance: try row.integer(2))
         }
         var held: [String: Int64] = [:]
         var expiredHolds: [String: [Hold]] = [:]
         try db.forEach(
-            "SELECT \(HoldStorage.columns) FROM \(HoldStorage.source) WHERE h.player_id = ? AND h.status = 'open'", [.text(playerID)]
+            "SELECT \(HoldStorage.columns) FROM \(HoldStorage.source) WHERE h.player_id = ? AND h.status = 'open'", [.text(playerID.text)]
         ) { row in
             let hold = try HoldStorage.hold(from: row)
             if hold.isExpired(at: at) { expiredHolds[hold.currency, default: []].append(hold) } else { held[hold.currency, default: 0] += hold.amount }
@@ -114,14 +115,14 @@ enum LedgerReads {
             """
             SELECT a.currency, CAST(sum(l.remaining) AS BIGINT) FROM lots l JOIN accounts a ON a.id = l.account_id
             WHERE a.owner = ? AND l.remaining > 0 AND l.expires_at > ? AND l.expires_at <= ? GROUP BY a.currency
-            """, [.text(AccountOwner.player(playerID).text), .text(at), .text(Timestamp.format(now.addingTimeInterval(WalletBalances.expiringWindow)))]
+            """, [.text(owner), .text(at), .text(Timestamp.format(now.addingTimeInterval(WalletBalances.expiringWindow)))]
         ) { row in expiring[try row.text(0)] = try row.integer(1) }
         return WalletBalances(playerID: playerID, balances: balances, expiringWithin7Days: expiring, held: held)
     }
 
-    static func lots(_ db: any SQLSession, playerID: String, now: Date) throws -> [WalletLot] {
+    static func lots(_ db: any SQLSession, playerID: PlayerID, now: Date) throws -> [WalletLot] {
         var byCurrency: [String: [Lot]] = [:]
-        let accounts = try db.all("SELECT id, currency FROM accounts WHERE owner = ? ORDER BY currency", [.text(AccountOwner.player(playerID).text)]) { row in
+        let accounts = try db.all("SELECT id, currency FROM accounts WHERE owner = ? ORDER BY currency", [.text(AccountOwner.player(playerID.text).text)]) { row in
             (id: try row.integer(0), currency: try row.text(1))
         }
         for account in accounts { byCurrency[account.currency] = try LotStorage.open(db, accountID: account.id) }
@@ -144,7 +145,7 @@ enum LedgerReads {
                 AND (CAST(?5 AS TEXT) IS NULL OR created_at >= ?5) AND (CAST(?6 AS TEXT) IS NULL OR created_at < ?6)
             ORDER BY seq DESC LIMIT ?4
             """,
-            [.text(query.playerID), .integer(query.after), .text(query.kind?.rawValue), .integer(Int64(query.limit) + 1), .text(from), .text(to)]
+            [.text(query.playerID.text), .integer(query.after), .text(query.kind?.rawValue), .integer(Int64(query.limit) + 1), .text(from), .text(to)]
         ) { row in try transaction(from: row, postings: []) }
         let page = try rows.prefix(query.limit).map { transaction in try transaction.with(postings: postings(db, seq: transaction.seq)) }
         return HistoryPage(transactions: page, next: rows.count > query.limit ? page.last?.seq : nil)

@@ -15,7 +15,7 @@ enum LedgerWrites {
         let reported = try StoreTransactionState.find(db, store: request.store, storeTransactionID: request.storeTransactionID)
         let tokenOwner = try request.accountToken.flatMap { token in try StoreAccountToken.owner(db, store: request.store, token: token) }
         let product = try LedgerReads.product(db, id: request.productID)
-        let balance = try product.map { try balanceOf(db, request.playerID, currency: $0.currency, context: context) } ?? 0
+        let balance = try product.map { try balanceOf(db, .player(request.playerID.text), currency: $0.currency, context: context) } ?? 0
         let plan = try Decide.grant(request, product: product, reported: reported, tokenOwner: tokenOwner, balance: balance)
         let result = try apply(db, plan.ledger, key: key, now: now, context: &context)
         if let token = plan.bindAccountToken {
@@ -64,7 +64,7 @@ enum LedgerWrites {
             throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
         }
         let corrections = try Corrections.of(db, purchase: purchase)
-        let (wallet, _) = try load(db, purchase.playerID, currency: purchase.currency, now: now, context: context, settling: true)
+        let (wallet, _) = try load(db, storedPlayerID: purchase.playerID, currency: purchase.currency, now: now, context: context, settling: true)
         // The wallet is settled before the refund is decided, and stays settled when the refund
         // is refused: a notification records such a refusal in this same write.
         let settlement = try Decide.settle(wallet, debiting: nil)
@@ -82,7 +82,7 @@ enum LedgerWrites {
         let corrections = try Corrections.of(db, purchase: purchase)
         let key = corrections.reversalKey(store: store, storeTransactionID: storeTransactionID)
         if let replay = try key.replay(db, context: context) { return replay }
-        let balance = try balanceOf(db, purchase.playerID, currency: purchase.currency, context: context)
+        let balance = try balanceOf(db, .player(purchase.playerID), currency: purchase.currency, context: context)
         let plan = try Decide.reverseRefund(of: purchase, corrections: corrections, balance: balance, actor: actor)
         return try apply(db, plan, key: key, now: now, context: &context)
     }
@@ -98,7 +98,7 @@ enum LedgerWrites {
         try apply(db, plan.settlement, now: now, context: &context)
         let result = try apply(db, plan.hold.ledger, key: key, now: now, context: &context)
         let hold = Hold(
-            id: RandomID.uuid(), playerID: request.playerID, currency: request.currency, amount: request.amount, status: .open,
+            id: RandomID.uuid(), playerID: request.playerID.text, currency: request.currency, amount: request.amount, status: .open,
             expiresAt: plan.hold.expiresAt, holdSeq: result.transaction.seq, resolvedSeq: nil, captured: nil, placedBy: HoldParty(actor: request.actor))
         try HoldStorage.insert(db, hold)
         return HoldResult(hold: hold, transaction: result.transaction, balance: result.balance, replayed: false)
@@ -111,10 +111,10 @@ enum LedgerWrites {
         // Who may resolve it is checked before anything, a replay included: another player's
         // hold stays unknown, whatever key is sent.
         guard let hold = try HoldStorage.find(db, id: request.holdID) else { throw WalletError.notFound("no hold \(request.holdID)") }
-        try Hold.requireResolvable(placedBy: hold.placedBy, wallet: hold.playerID, by: request.resolver, holdID: hold.id)
+        try hold.requireResolvable(by: request.resolver)
         if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
         let held = try HoldStorage.held(db, hold)
-        let plan = try Decide.resolveHold(request, held: held, balance: try balanceOf(db, hold.playerID, currency: hold.currency, context: context), now: now)
+        let plan = try Decide.resolveHold(request, held: held, balance: try balanceOf(db, .player(hold.playerID), currency: hold.currency, context: context), now: now)
         return try apply(db, plan, key: key, now: now, context: &context)
     }
 
@@ -132,7 +132,7 @@ enum LedgerWrites {
         let due = try HoldStorage.due(db, at: Timestamp.format(now), limit: limit)
         for hold in due {
             let held = try HoldStorage.held(db, hold)
-            let plan = try Decide.expireHold(held, balance: try balanceOf(db, hold.playerID, currency: hold.currency, context: context), now: now)
+            let plan = try Decide.expireHold(held, balance: try balanceOf(db, .player(hold.playerID), currency: hold.currency, context: context), now: now)
             _ = try apply(db, plan, key: HoldResolution.expiryKey(holdID: hold.id), now: now, context: &context)
         }
         return due.count
@@ -144,7 +144,7 @@ enum LedgerWrites {
         let due = try LotStorage.due(db, at: Timestamp.format(now), limit: limit)
         var booked = 0
         for (lot, playerID, currency) in due where lot.remaining > 0 {
-            let balance = try balanceOf(db, playerID, currency: currency, context: context)
+            let balance = try balanceOf(db, .player(playerID), currency: currency, context: context)
             try apply(db, Decide.expiry([lot], playerID: playerID, currency: currency, balance: balance), now: now, context: &context)
             booked += 1
         }
@@ -153,23 +153,31 @@ enum LedgerWrites {
 
     // MARK: - Loading
 
+    /// The wallet a request names, as a write reads it (`load(_:storedPlayerID:...)`).
+    private static func load(
+        _ db: any SQLSession, _ playerID: PlayerID, currency: String, now: Date, context: BatchContext, settling: Bool
+    ) throws -> (WalletSnapshot, Account?) {
+        try load(db, storedPlayerID: playerID.text, currency: currency, now: now, context: context, settling: settling)
+    }
+
     /// The player's wallet as a write reads it: its balance, and for one that settles it before a
     /// debit (`settling`), its open lots and its open holds past their expiry with their draws.
-    /// Also its account, nil for a wallet without one yet.
+    /// Also its account, nil for a wallet without one yet. The id is taken as stored: a refund
+    /// loads the wallet of its purchase, whose id may predate the player id syntax.
     private static func load(
-        _ db: any SQLSession, _ playerID: String, currency: String, now: Date, context: BatchContext, settling: Bool
+        _ db: any SQLSession, storedPlayerID playerID: String, currency: String, now: Date, context: BatchContext, settling: Bool
     ) throws -> (WalletSnapshot, Account?) {
         let account = try Account.find(db, context: context, owner: AccountOwner.player(playerID).text, currency: currency)
         var wallet = WalletSnapshot(playerID: playerID, currency: currency, balance: account?.balance ?? 0, lots: [], now: now)
         guard settling, let account else { return (wallet, account) }
         wallet.lots = try LotStorage.open(db, accountID: account.id)
-        wallet.expiredHolds = try HoldStorage.expired(db, playerID: playerID, currency: currency, now: now).map { hold in try HoldStorage.held(db, hold) }
+        wallet.expiredHolds = try HoldStorage.expired(db, storedPlayerID: playerID, currency: currency, now: now).map { hold in try HoldStorage.held(db, hold) }
         return (wallet, account)
     }
 
-    /// The player's balance in `currency`, zero for a wallet without an account yet.
-    private static func balanceOf(_ db: any SQLSession, _ playerID: String, currency: String, context: BatchContext) throws -> Int64 {
-        try Account.find(db, context: context, owner: AccountOwner.player(playerID).text, currency: currency)?.balance ?? 0
+    /// The balance of `owner`'s account in `currency`, zero for a wallet without an account yet.
+    private static func balanceOf(_ db: any SQLSession, _ owner: AccountOwner, currency: String, context: BatchContext) throws -> Int64 {
+        try Account.find(db, context: context, owner: owner.text, currency: currency)?.balance ?? 0
     }
 
     private static func requireKnownCurrency(_ db: any SQLSession, _ currency: String, context: inout BatchContext) throws {

@@ -43,7 +43,8 @@ enum LotStorage {
     }
 
     /// Up to `limit` lots across wallets past their expiry at `at` that still hold credits,
-    /// soonest expiry first, with their wallet's player and currency.
+    /// soonest expiry first, with their wallet's player (the id as stored, see
+    /// `LedgerTransaction.playerID`) and currency.
     static func due(_ db: any SQLSession, at: String, limit: Int) throws -> [(lot: Lot, playerID: String, currency: String)] {
         try db.all(
             """

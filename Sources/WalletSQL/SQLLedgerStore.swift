@@ -168,9 +168,8 @@ extension SQLLedgerStore {
         return try await write { db, now, context in try LedgerWrites.expireHolds(db, limit: limit, now: now, context: &context) }
     }
 
-    package func holds(playerID: String) async throws(WalletError) -> [Hold] {
-        try Validate.playerID(playerID)
-        return try await read { db in try HoldStorage.list(db, playerID: playerID, recent: 50) }
+    package func holds(playerID: PlayerID) async throws(WalletError) -> [Hold] {
+        try await read { db in try HoldStorage.list(db, playerID: playerID, recent: 50) }
     }
 
     package func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult {
@@ -188,14 +187,12 @@ extension SQLLedgerStore {
         return try await write(hints: checked.hints) { db, now, context in try LedgerWrites.refund(db, checked, now: now, context: &context) }
     }
 
-    package func balances(playerID: String) async throws(WalletError) -> WalletBalances {
-        try Validate.playerID(playerID)
+    package func balances(playerID: PlayerID) async throws(WalletError) -> WalletBalances {
         let now = clock()
         return try await read { db in try LedgerReads.balances(db, playerID: playerID, now: now) }
     }
 
-    package func lots(playerID: String) async throws(WalletError) -> [WalletLot] {
-        try Validate.playerID(playerID)
+    package func lots(playerID: PlayerID) async throws(WalletError) -> [WalletLot] {
         let now = clock()
         return try await read { db in try LedgerReads.lots(db, playerID: playerID, now: now) }
     }

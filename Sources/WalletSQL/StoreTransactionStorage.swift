@@ -34,8 +34,9 @@ enum StoreAccountToken {
         try db.first("SELECT player_id FROM store_account_tokens WHERE store = ? AND token = ?", [.text(store), .text(token)]) { row in try row.text(0) }
     }
 
-    static func bind(_ db: any SQLSession, store: String, token: String, playerID: String, seq: Int64) throws {
-        try db.execute("INSERT INTO store_account_tokens (store, token, player_id, seq) VALUES (?, ?, ?, ?)", [.text(store), .text(token), .text(playerID), .integer(seq)])
+    static func bind(_ db: any SQLSession, store: String, token: String, playerID: PlayerID, seq: Int64) throws {
+        try db.execute(
+            "INSERT INTO store_account_tokens (store, token, player_id, seq) VALUES (?, ?, ?, ?)", [.text(store), .text(token), .text(playerID.text), .integer(seq)])
     }
 }
 

@@ -18,6 +18,6 @@ extension Checked where Request: WalletOperation {
     var hints: WriteHints {
         WriteHints(
             keys: [(key.scope, key.key)],
-            accounts: [(AccountOwner.player(request.playerID).text, request.currency), (Request.counterpart.text, request.currency)])
+            accounts: [(AccountOwner.player(request.playerID.text).text, request.currency), (Request.counterpart.text, request.currency)])
     }
 }

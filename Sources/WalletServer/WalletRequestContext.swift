@@ -33,9 +33,9 @@ public struct WalletRequestContext: RequestContext {
     }
 
     /// The wallet a `{player_id}` route acts on; the access check sets it.
-    func requireWalletPlayerID() throws -> String {
+    func requireWalletPlayerID() throws -> PlayerID {
         guard let walletPlayerID else { throw APIError.invalidRequest("this route names no wallet") }
-        return walletPlayerID.text
+        return walletPlayerID
     }
 }
 

@@ -41,9 +41,10 @@ struct AdjustCommand: AsyncParsableCommand {
     var allowNegative = false
 
     func run() async throws {
+        let playerID = try PlayerID(player)
         let result = try await options.withStore { ledger in try await ledger.adjust(
             AdjustRequest(
-                playerID: player, amount: amount, currency: currency, reasonCode: reasonCode, note: note, ticket: ticket,
+                playerID: playerID, amount: amount, currency: currency, reasonCode: reasonCode, note: note, ticket: ticket,
                 idempotencyKey: key, allowNegative: allowNegative, actor: actor)) }
         try Output.result(result, json: options.json) {
             Output.mutation(result, "Adjusted \(player) by \(Output.signed(amount, currency)) (\(reasonCode))")

@@ -34,6 +34,7 @@ struct AppleCommand: AsyncParsableCommand {
         var creditTo: String?
 
         func run() async throws {
+            let creditTo = try creditTo.map { text throws(WalletError) in try PlayerID(text) }
             let result = try await options.withStore { ledger in
                 try await AppleCommand.purchases(apple, ledger: ledger).lookUpOrder(orderID: orderID, creditTo: creditTo, actor: cliActor)
             }

@@ -10,7 +10,8 @@ struct BalanceCommand: AsyncParsableCommand {
     var player: String
 
     func run() async throws {
-        let wallet = try await options.withStore { ledger in try await ledger.balances(playerID: player) }
+        let playerID = try PlayerID(player)
+        let wallet = try await options.withStore { ledger in try await ledger.balances(playerID: playerID) }
         try Output.result(wallet, json: options.json) {
             let balances = wallet.balances.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
             return "\(player): \(balances.joined(separator: ", "))"

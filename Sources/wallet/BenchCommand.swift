@@ -84,7 +84,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let db, db.hasPrefix("postgres") {
-            let workload = BenchWorkload(operations: operations, concurrency: concurrency, players: players)
+            let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players)
             let grouped = try await workload.run(path: db, durability: durability, writeMode: .default)
             var single: BenchWorkload.Result?
             if let singleDb { single = try await workload.run(path: singleDb, durability: durability, writeMode: .single) }
@@ -104,7 +104,7 @@ struct BenchCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { if db == nil { try? FileManager.default.removeItem(at: directory) } }
 
-        let workload = BenchWorkload(operations: operations, concurrency: concurrency, players: players)
+        let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players)
         let grouped = try await workload.run(path: directory.appendingPathComponent("grouped.sqlite").path, durability: durability, writeMode: .default)
         let single = self.single
             ? try await workload.run(path: directory.appendingPathComponent("single.sqlite").path, durability: durability, writeMode: .single)
@@ -137,22 +137,25 @@ struct BenchCommand: AsyncParsableCommand {
 /// earlier spends, so a replay always follows the spend it repeats.
 struct BenchWorkload {
     enum Operation: Sendable {
-        case grant(player: String, transactionID: String, quantity: Int64)
-        case spend(player: String, amount: Int64, key: String)
+        case grant(player: PlayerID, transactionID: String, quantity: Int64)
+        case spend(player: PlayerID, amount: Int64, key: String)
     }
 
     let callers: [[Operation]]
-    let players: Int
+    /// `player-0`, `player-1`, ...: each starts with credits.
+    let playerIDs: [PlayerID]
+    var players: Int { playerIDs.count }
 
-    init(operations: Int, concurrency: Int, players: Int) {
+    init(operations: Int, concurrency: Int, players: Int) throws(WalletError) {
         var random = SystemRandomNumberGenerator()
-        self.players = players
+        let playerIDs = try (0..<players).map { index throws(WalletError) in try PlayerID("player-\(index)") }
+        self.playerIDs = playerIDs
         callers = (0..<concurrency).map { caller in
             var spends: [Operation] = []
             var operationsOfCaller: [Operation] = []
             let count = operations / concurrency + (caller < operations % concurrency ? 1 : 0)
             for index in 0..<count {
-                let player = "player-\(Int.random(in: 0..<players, using: &random))"
+                let player = playerIDs[Int.random(in: 0..<players, using: &random)]
                 let roll = Int.random(in: 0..<100, using: &random)
                 let operation: Operation
                 if roll < 10 {
@@ -194,8 +197,8 @@ struct BenchWorkload {
         let seeded = store.groupCommitStatistics
         _ = try await store.setProduct(ProductUpdate(productID: "bench.credits", credits: 5))
         // Every player starts with credits, so most spends succeed.
-        for player in 0..<players {
-            _ = try await store.grant(GrantRequest(playerID: "player-\(player)", store: "bench", storeTransactionID: "seed-\(player)", productID: "bench.credits", quantity: 20, actor: "bench"))
+        for (index, player) in playerIDs.enumerated() {
+            _ = try await store.grant(GrantRequest(playerID: player, store: "bench", storeTransactionID: "seed-\(index)", productID: "bench.credits", quantity: 20, actor: "bench"))
         }
         let clock = ContinuousClock()
         let started = clock.now

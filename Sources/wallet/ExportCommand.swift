@@ -39,7 +39,7 @@ struct ExportCommand: AsyncParsableCommand {
     var output: String?
 
     func run() async throws {
-        let query = ExportQuery(from: from, to: to, playerID: player, currency: currency)
+        let query = ExportQuery(from: from, to: to, playerID: try player.map { text throws(WalletError) in try PlayerID(text) }, currency: currency)
         let progress = Progress("postings exported")
         let sink = try ExportSink(path: output)
         let summary: ExportSummary

@@ -53,9 +53,10 @@ struct RedeemGoogleCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let playerID = try PlayerID(player)
         let result = try await options.withStore { ledger in
             try await google.requirePurchases(ledger: ledger, binding: try accountTokens.binding())
-                .redeem(playerID: player, productID: product, purchaseToken: token, actor: cliActor)
+                .redeem(playerID: playerID, productID: product, purchaseToken: token, actor: cliActor)
         }
         try Output.result(result, json: options.json) {
             Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for a Google Play purchase of \(product)")

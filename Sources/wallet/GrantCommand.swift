@@ -26,8 +26,9 @@ struct GrantCommand: AsyncParsableCommand {
     var quantity: Int64 = 1
 
     func run() async throws {
+        let playerID = try PlayerID(player)
         let result = try await options.withStore { ledger in try await ledger.grant(
-            GrantRequest(playerID: player, store: store, storeTransactionID: storeTransactionID, productID: product, quantity: quantity, actor: cliActor)) }
+            GrantRequest(playerID: playerID, store: store, storeTransactionID: storeTransactionID, productID: product, quantity: quantity, actor: cliActor)) }
         try Output.result(result, json: options.json) {
             Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for \(store) transaction \(storeTransactionID)")
         }

@@ -29,7 +29,8 @@ struct HistoryCommand: AsyncParsableCommand {
     var to: String?
 
     func run() async throws {
-        let page = try await options.withStore { ledger in try await ledger.history(HistoryQuery(playerID: player, limit: limit, after: after, kind: kind, from: from, to: to)) }
+        let playerID = try PlayerID(player)
+        let page = try await options.withStore { ledger in try await ledger.history(HistoryQuery(playerID: playerID, limit: limit, after: after, kind: kind, from: from, to: to)) }
         try Output.result(page, json: options.json) {
             var lines = page.transactions.map { transaction in
                 var line = "\(transaction.seq)\t\(transaction.createdAt)\t\(transaction.kind.rawValue)\t\(Output.signed(transaction.amount, transaction.currency))"

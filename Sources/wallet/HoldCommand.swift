@@ -48,9 +48,10 @@ struct HoldCommand: AsyncParsableCommand {
         var currency: String = defaultCurrency
 
         func run() async throws {
+            let playerID = try PlayerID(player)
             let result = try await options.withStore { ledger in
                 try await ledger.createHold(
-                    HoldRequest(playerID: player, amount: amount, currency: currency, expiresInSeconds: expiresIn, reason: reason, idempotencyKey: key, actor: cliActor))
+                    HoldRequest(playerID: playerID, amount: amount, currency: currency, expiresInSeconds: expiresIn, reason: reason, idempotencyKey: key, actor: cliActor))
             }
             try Output.result(result, json: options.json) { HoldCommand.describe(result) }
         }
@@ -106,8 +107,9 @@ struct HoldCommand: AsyncParsableCommand {
         var player: String
 
         func run() async throws {
-            let holds = try await options.withStore { ledger in try await ledger.holds(playerID: player) }
-            try Output.result(PlayerHolds(playerID: player, holds: holds), json: options.json) {
+            let playerID = try PlayerID(player)
+            let holds = try await options.withStore { ledger in try await ledger.holds(playerID: playerID) }
+            try Output.result(PlayerHolds(playerID: playerID, holds: holds), json: options.json) {
                 guard !holds.isEmpty else { return "\(player) has no holds." }
                 return holds.map { hold in
                     "\(hold.id) \(hold.status.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(hold.amount) \(hold.currency)"

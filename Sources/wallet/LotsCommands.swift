@@ -43,10 +43,11 @@ struct BonusCommand: AsyncParsableCommand {
     var currency: String = defaultCurrency
 
     func run() async throws {
+        let playerID = try PlayerID(player)
         let result = try await options.withStore { ledger in
             try await ledger.bonus(
                 BonusRequest(
-                    playerID: player, amount: amount, currency: currency, expiresAt: expiresAt, reasonCode: reasonCode, note: note, campaign: campaign,
+                    playerID: playerID, amount: amount, currency: currency, expiresAt: expiresAt, reasonCode: reasonCode, note: note, campaign: campaign,
                     idempotencyKey: key, actor: actor))
         }
         try Output.result(result, json: options.json) {
@@ -68,8 +69,9 @@ struct LotsCommand: AsyncParsableCommand {
     var player: String
 
     func run() async throws {
-        let lots = try await options.withStore { ledger in try await ledger.lots(playerID: player) }
-        try Output.result(PlayerLots(playerID: player, lots: lots), json: options.json) {
+        let playerID = try PlayerID(player)
+        let lots = try await options.withStore { ledger in try await ledger.lots(playerID: playerID) }
+        try Output.result(PlayerLots(playerID: playerID, lots: lots), json: options.json) {
             guard !lots.isEmpty else { return "\(player) has no open lots." }
             return lots.map { lot in
                 let expiry = lot.expired ? "expired at \(lot.expiresAt ?? "")" : lot.expiresAt.map { "expires \($0)" } ?? "never expires"

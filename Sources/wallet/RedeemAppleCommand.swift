@@ -38,13 +38,14 @@ struct RedeemAppleCommand: AsyncParsableCommand {
 
     func run() async throws {
         let text = try Self.read(jws ?? receipt ?? "-", bytesMax: AppReceipt.base64BytesMax + 1_024)
+        let playerID = try PlayerID(player)
         if jws != nil {
-            let result = try await withPurchases { purchases in try await purchases.redeem(playerID: player, signedTransaction: text, actor: cliActor) }
+            let result = try await withPurchases { purchases in try await purchases.redeem(playerID: playerID, signedTransaction: text, actor: cliActor) }
             try Output.result(result, json: options.json) {
                 Output.mutation(result, "Credited \(Output.signed(result.transaction.amount, result.transaction.currency)) for apple transaction \(result.transaction.storeTransactionID ?? "")")
             }
         } else {
-            let result = try await withPurchases { purchases in try await purchases.redeemReceipt(playerID: player, receipt: text, actor: cliActor) }
+            let result = try await withPurchases { purchases in try await purchases.redeemReceipt(playerID: playerID, receipt: text, actor: cliActor) }
             try Output.result(result, json: options.json) { Self.describe(result) }
         }
     }

@@ -30,8 +30,9 @@ struct SpendCommand: AsyncParsableCommand {
 
     func run() async throws {
         let metadata = try metadata.map { text throws(WalletError) in try Metadata(JSONValue.parse(text)) }
+        let playerID = try PlayerID(player)
         let result = try await options.withStore { ledger in try await ledger.spend(
-            SpendRequest(playerID: player, amount: amount, currency: currency, idempotencyKey: key, reason: reason, metadata: metadata, actor: cliActor)) }
+            SpendRequest(playerID: playerID, amount: amount, currency: currency, idempotencyKey: key, reason: reason, metadata: metadata, actor: cliActor)) }
         try Output.result(result, json: options.json) {
             Output.mutation(result, "Spent \(amount) \(currency) from \(player)")
         }

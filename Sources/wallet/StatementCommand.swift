@@ -20,7 +20,8 @@ struct StatementCommand: AsyncParsableCommand {
     var to: String?
 
     func run() async throws {
-        let statement = try await options.withStore { ledger in try await ledger.statement(StatementQuery(playerID: player, from: from, to: to)) }
+        let playerID = try PlayerID(player)
+        let statement = try await options.withStore { ledger in try await ledger.statement(StatementQuery(playerID: playerID, from: from, to: to)) }
         try Output.result(statement, json: options.json) {
             var lines = ["Statement for \(player), \(statement.from ?? "the beginning") to \(statement.to ?? "now")"]
             for currency in statement.currencies {

@@ -71,6 +71,29 @@ struct CLITests {
         #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 2])
     }
 
+    @Test("every command that names a player refuses a bad id with the id rule's words, and writes nothing")
+    func badPlayerIDs() throws {
+        let cli = try CLI.withCatalog()
+        _ = try cli.grant("p1", "T1")
+        let onlyASCII = "player id may hold only ASCII letters, digits and - _ . : @ + = | ~"
+        for (player, detail) in [("", "player id must not be empty"), ("\u{212A}ate", onlyASCII), ("p 1", onlyASCII), ("..", "player id must not be '.' or '..'")] {
+            for command in [
+                ["grant", "--player", player, "--store", "apple", "--store-transaction-id", "T2", "--product", "com.example.consume5credits"],
+                ["spend", "--player", player, "--amount", "1", "--key", "k"],
+                ["adjust", "--player", player, "--amount", "1", "--reason-code", "goodwill", "--note", "n", "--actor", "sam", "--key", "k"],
+                ["bonus", "--player", player, "--amount", "1", "--reason-code", "event", "--key", "k"],
+                ["hold", "create", "--player", player, "--amount", "1", "--expires-in", "60", "--key", "k"],
+                ["hold", "list", "--player", player], ["balance", "--player", player], ["lots", "--player", player],
+                ["history", "--player", player], ["statement", "--player", player], ["export", "--player", player],
+            ] {
+                let output = CLI.finish(try cli.start(command + ["--json"]))
+                let error = try JSONSerialization.jsonObject(with: Data(output.stderr.utf8)) as? [String: String]
+                #expect(output.status == 1 && error == ["code": "invalid_request", "detail": detail] && output.stdout.isEmpty, "\(command): \(output.stderr)")
+            }
+        }
+        #expect(try cli.json("verify")["transactions"] as? Int == 1)
+    }
+
     @Test("adjust takes negative amounts and requires its fields")
     func adjust() throws {
         let cli = try CLI.withCatalog()

@@ -18,7 +18,7 @@ struct AppleTests {
         return (ApplePurchases(configuration: try authority.configuration(environments: environments), ledger: ledger.store), ledger)
     }
 
-    func rejection(_ backend: TestBackend, _ jws: String, player: String = "p1", environments: Set<AppleConfiguration.Environment> = [.production]) async throws -> WalletError? {
+    func rejection(_ backend: TestBackend, _ jws: String, player: PlayerID = "p1", environments: Set<AppleConfiguration.Environment> = [.production]) async throws -> WalletError? {
         let (purchases, ledger) = try await Self.purchases(backend, environments: environments)
         let error = await walletError { _ = try await purchases.redeem(playerID: player, signedTransaction: jws, actor: "t") }
         #expect(try await ledger.transactionCount() == 0, "a rejected transaction credits nothing")
@@ -124,7 +124,7 @@ struct AppleTests {
     func claims(_ backend: TestBackend, _ kindAndCode: (String, String)) async throws {
         let (kind, code) = kindAndCode
         let authority = Self.authority
-        var player = "p1"
+        var player: PlayerID = "p1"
         let jws: String = switch kind {
         case "bundle": try authority.transaction("T1", changes: ["bundleId": "com.other.game"])
         case "sandbox": try authority.transaction("T1", changes: ["environment": "Sandbox"])
@@ -135,7 +135,7 @@ struct AppleTests {
         case "unknown": try authority.transaction("T1", product: "com.example.game.nothing")
         default: try authority.transaction("T1", changes: ["appAccountToken": UUID().uuidString])
         }
-        if kind == "token" { player = UUID().uuidString }
+        if kind == "token" { player = try PlayerID(UUID().uuidString) }
         let error = try await rejection(backend, jws, player: player)
         #expect(error?.code == code, "\(kind): \(error?.detail ?? "")")
     }
@@ -145,7 +145,7 @@ struct AppleTests {
         let (purchases, _) = try await Self.purchases(backend, environments: [.production, .sandbox])
         let player = UUID()
         let jws = try Self.authority.transaction("T1", changes: ["environment": "Sandbox", "appAccountToken": player.uuidString.lowercased()])
-        #expect(try await purchases.redeem(playerID: player.uuidString, signedTransaction: jws, actor: "t").balance == 5)
+        #expect(try await purchases.redeem(playerID: try PlayerID(player.uuidString), signedTransaction: jws, actor: "t").balance == 5)
     }
 
     @Test("an appAccountToken belongs to the first player it credits, whatever the player id looks like; case variants are one token", arguments: TestBackend.all)
@@ -164,20 +164,20 @@ struct AppleTests {
         #expect(await walletError { _ = try await purchases.redeem(playerID: "auth0|kate", signedTransaction: malformed, actor: "t") }?.code == "purchase_invalid")
         let uuidPlayer = UUID()
         let own = try Self.authority.transaction("T4", changes: ["appAccountToken": uuidPlayer.uuidString.uppercased()])
-        #expect(try await purchases.redeem(playerID: uuidPlayer.uuidString.lowercased(), signedTransaction: own, actor: "t").balance == 5)
+        #expect(try await purchases.redeem(playerID: try PlayerID(uuidPlayer.uuidString.lowercased()), signedTransaction: own, actor: "t").balance == 5)
 
         // Many players race to redeem purchases of one new account: one player gets them all.
         let raced = UUID().uuidString
         let jws = try (0..<16).map { index in try Self.authority.transaction("R\(index)", changes: ["appAccountToken": raced]) }
         let winners = await withTaskGroup(of: String?.self) { group in
             for (index, transaction) in jws.enumerated() {
-                group.addTask { try? await purchases.redeem(playerID: "racer-\(index % 4)", signedTransaction: transaction, actor: "t").transaction.playerID }
+                group.addTask { try? await purchases.redeem(playerID: try PlayerID("racer-\(index % 4)"), signedTransaction: transaction, actor: "t").transaction.playerID }
             }
             return await group.reduce(into: [String]()) { winners, player in if let player { winners.append(player) } }
         }
         #expect(Set(winners).count == 1 && !winners.isEmpty, "\(winners)")
         var credited: [Int64] = []
-        for index in 0..<4 { credited.append(try await ledger.store.balances(playerID: "racer-\(index)").balances["credits"] ?? 0) }
+        for index in 0..<4 { credited.append(try await ledger.store.balances(playerID: try PlayerID("racer-\(index)")).balances["credits"] ?? 0) }
         #expect(credited.reduce(0, +) == Int64(winners.count) * 5 && credited.filter { $0 > 0 }.count == 1)
         #expect(try await ledger.store.balances(playerID: "auth0|mallory").balances["credits"] == 0)
         #expect(try await ledger.store.verify().ok)

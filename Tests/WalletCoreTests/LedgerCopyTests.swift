@@ -12,7 +12,7 @@ struct LedgerCopyTests {
         let count = Int(SQLLedgerStore.copyPageSize) + 150
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<count {
-                group.addTask { try await source.grant("p\(index % 40)", "T\(index)") }
+                group.addTask { try await source.grant(PlayerID("p\(index % 40)"), "T\(index)") }
             }
             try await group.waitForAll()
         }

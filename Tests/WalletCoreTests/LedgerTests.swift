@@ -79,10 +79,14 @@ struct HistoryTests {
         let ledger = try await TestLedger(backend)
         for query in [
             HistoryQuery(playerID: "p1", limit: 0), HistoryQuery(playerID: "p1", limit: Limits.pageSizeMax + 1),
-            HistoryQuery(playerID: "p1", after: 0), HistoryQuery(playerID: ""),
+            HistoryQuery(playerID: "p1", after: 0),
         ] {
             #expect(await walletError { _ = try await ledger.store.history(query) }?.code == "invalid_request")
         }
+        // A variable, not a literal: `PlayerID("")` would be the tests' literal conversion.
+        let empty = ""
+        let emptyPlayer = await walletError { _ = try await ledger.store.history(HistoryQuery(playerID: PlayerID(empty))) }
+        #expect(emptyPlayer?.code == "invalid_request")
         #expect(try await ledger.store.history(HistoryQuery(playerID: "p1", limit: Limits.pageSizeMax)).transactions.isEmpty)
     }
 }
@@ -166,7 +170,7 @@ struct SequenceTests {
     func randomSequence(_ backend: TestBackend, seed: UInt64) async throws {
         var random = SeededRandom(seed: seed)
         let ledger = try await TestLedger.withCatalog(backend)
-        let players = ["p1", "p2", "p3"]
+        let players: [PlayerID] = ["p1", "p2", "p3"]
         var purchases: [String] = []
         var expected: [String: Int64] = [:]
         for step in 0..<400 {

@@ -128,7 +128,7 @@ struct LotTests {
     func sweep(backend: TestBackend) async throws {
         let clock = TestClock("2026-11-22T12:00:00Z")
         let ledger = try await TestLedger.withCatalog(backend, clock: clock)
-        for (player, expiry) in [("p1", "2026-11-22T13:00:00Z"), ("p2", "2026-11-22T14:00:00Z"), ("p3", "2026-12-01T00:00:00Z")] {
+        for (player, expiry): (PlayerID, String) in [("p1", "2026-11-22T13:00:00Z"), ("p2", "2026-11-22T14:00:00Z"), ("p3", "2026-12-01T00:00:00Z")] {
             _ = try await ledger.store.bonus(BonusRequest(playerID: player, amount: 5, expiresAt: expiry, reasonCode: "event", idempotencyKey: "b", actor: "game"))
         }
         let past = await walletError {

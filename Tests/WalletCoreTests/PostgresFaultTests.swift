@@ -14,6 +14,8 @@ import WalletTestSupport
 struct PostgresFaultTests {
     /// Far beyond what any of these waits takes when the writer works; reached only by a hang.
     static let deadlineSeconds = 300
+    /// The players `seed` credits, in its order.
+    static let players: [PlayerID] = ["p0", "p1", "p2", "p3"]
 
     @Test("PostgreSQL restarted under 16 writers: every write answers, no acknowledged spend is lost, and writes succeed again without restarting the wallet")
     func restartUnderLoad() async throws {
@@ -45,7 +47,7 @@ struct PostgresFaultTests {
                         var stepsAfterRestarts = 0
                         while step < 600, stepsAfterRestarts < 10 {
                             let key = "w\(writer)-\(step)"
-                            let spend = SpendRequest(playerID: "p\(writer % 4)", amount: 1, idempotencyKey: key, actor: "t")
+                            let spend = SpendRequest(playerID: Self.players[writer % 4], amount: 1, idempotencyKey: key, actor: "t")
                             do throws(WalletError) {
                                 _ = try await store.spend(spend)
                                 outcomes.append(.acknowledged(key))
@@ -163,7 +165,7 @@ struct PostgresFaultTests {
     static func seed(_ store: SQLLedgerStore, players: Int) async throws {
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume10credits", credits: 10))
         for player in 0..<players {
-            _ = try await store.grant(GrantRequest(playerID: "p\(player)", store: "apple", storeTransactionID: "T\(player)", productID: "com.example.consume10credits", quantity: 100, actor: "t"))
+            _ = try await store.grant(GrantRequest(playerID: try PlayerID("p\(player)"), store: "apple", storeTransactionID: "T\(player)", productID: "com.example.consume10credits", quantity: 100, actor: "t"))
         }
     }
 

@@ -21,7 +21,7 @@ struct PostgresStoreTests {
     static func script(_ store: SQLLedgerStore) async throws {
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.gems10", credits: 10, currency: "gems"))
-        for (player, transaction) in [("p1", "T1"), ("p2", "T2"), ("p1", "T3"), ("zoe.99", "T4")] {
+        for (player, transaction): (PlayerID, String) in [("p1", "T1"), ("p2", "T2"), ("p1", "T3"), ("zoe.99", "T4")] {
             _ = try await store.grant(GrantRequest(playerID: player, store: "apple", storeTransactionID: transaction, productID: "com.example.consume5credits", quantity: 2, actor: "t"))
         }
         _ = try await store.grant(GrantRequest(playerID: "p2", store: "apple", storeTransactionID: "G1", productID: "com.example.gems10", quantity: 1, actor: "t"))
@@ -77,7 +77,7 @@ struct PostgresStoreTests {
                     let store = instances[caller % 2]
                     var answers: [(String, Bool)] = []
                     for step in 0..<12 {
-                        let player = "p\((step / 3) % 2)"
+                        let player = try PlayerID("p\((step / 3) % 2)")
                         if step % 3 == 0 {
                             let result = try await store.grant(GrantRequest(
                                 playerID: player, store: "apple", storeTransactionID: "T\(step)-\(caller / 2)", productID: "com.example.consume5credits", quantity: 1, actor: "t"))
@@ -103,7 +103,7 @@ struct PostgresStoreTests {
         // 4 grant steps × 8 purchase ids, each credited once whatever instance answered first.
         let purchases = try await first.read { db in try db.integer("SELECT count(*) FROM transactions WHERE kind = 'purchase'") }
         #expect(purchases == 32)
-        for player in ["p0", "p1"] {
+        for player: PlayerID in ["p0", "p1"] {
             let balance = try await second.balances(playerID: player).balances["credits"] ?? 0
             #expect(balance >= 0)
         }

@@ -34,16 +34,16 @@ struct TestLedger {
     }
 
     @discardableResult
-    func grant(_ player: String, _ transactionID: String, product: String = "com.example.consume5credits", quantity: Int64 = 1, store: String = "apple") async throws -> MutationResult {
+    func grant(_ player: PlayerID, _ transactionID: String, product: String = "com.example.consume5credits", quantity: Int64 = 1, store: String = "apple") async throws -> MutationResult {
         try await self.store.grant(GrantRequest(playerID: player, store: store, storeTransactionID: transactionID, productID: product, quantity: quantity, actor: "test"))
     }
 
     @discardableResult
-    func spend(_ player: String, _ amount: Int64, key: String, currency: String = "credits") async throws -> MutationResult {
+    func spend(_ player: PlayerID, _ amount: Int64, key: String, currency: String = "credits") async throws -> MutationResult {
         try await store.spend(SpendRequest(playerID: player, amount: amount, currency: currency, idempotencyKey: key, actor: "test"))
     }
 
-    func balance(_ player: String, _ currency: String = "credits") async throws -> Int64 {
+    func balance(_ player: PlayerID, _ currency: String = "credits") async throws -> Int64 {
         try await store.balances(playerID: player).balances[currency] ?? 0
     }
 

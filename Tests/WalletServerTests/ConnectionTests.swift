@@ -238,7 +238,7 @@ struct ConnectionTests {
     func stalledReader(backend: TestBackend) async throws {
         let server = try await TestServer(backend)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<50 { group.addTask { try await server.credit("p\(index)", quantity: 100) } }
+            for index in 0..<50 { group.addTask { try await server.credit(try PlayerID("p\(index)"), quantity: 100) } }
             try await group.waitForAll()
             // An export of about 13 MB, more than the kernel buffers between the two ends hold,
             // in several pages, so the server must wait for the reader between them. Each
@@ -246,7 +246,7 @@ struct ConnectionTests {
             let metadata = try Metadata(.object(["blob": .string(String(repeating: "x", count: 1_000))]))
             for index in 0..<5_000 {
                 group.addTask {
-                    _ = try await server.store.spend(SpendRequest(playerID: "p\(index % 50)", amount: 1, idempotencyKey: "k\(index)", metadata: metadata, actor: "test"))
+                    _ = try await server.store.spend(SpendRequest(playerID: try PlayerID("p\(index % 50)"), amount: 1, idempotencyKey: "k\(index)", metadata: metadata, actor: "test"))
                 }
             }
             try await group.waitForAll()

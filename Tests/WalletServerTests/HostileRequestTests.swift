@@ -39,6 +39,44 @@ struct HostileRequestTests {
         #expect(try await server.store.verify().ok)
     }
 
+    @Test("a player id in a body or a query follows the id syntax: each bad one is a 400 in the rule's words, and nothing is written", arguments: TestBackend.all)
+    func badPlayerIDsInBodies(backend: TestBackend) async throws {
+        let server = try await TestServer(backend, google: InMemoryGooglePlay())
+        let jws = try TestServer.apple.transaction("T-bad-player")
+        let onlyASCII = "player id may hold only ASCII letters, digits and - _ . : @ + = | ~"
+        // Each id as JSON text, and the detail it is answered with (a JSON escape decodes to
+        // the look-alike itself).
+        let ids: [(json: String, detail: String)] = [
+            (#""""#, "player id must not be empty"), (#""\u212Aate""#, onlyASCII), (#""p 1""#, onlyASCII), (#"".""#, "player id must not be '.' or '..'"),
+            ("\"\(String(repeating: "p", count: Limits.identifierBytesMax + 1))\"", "player id must be at most \(Limits.identifierBytesMax) bytes"),
+        ]
+        try await server.test { client in
+            for (id, detail) in ids + [("42", "'player_id' must be a string")] {
+                for (uri, role, body) in [
+                    ("/v1/purchases", KeyRole.service, #"{"player_id": \#(id), "store": "apple", "store_transaction_id": "T1", "product_id": "com.example.consume5credits"}"#),
+                    ("/v1/purchases/apple", .service, #"{"player_id": \#(id), "signed_transaction": "\#(jws)"}"#),
+                    ("/v1/purchases/apple/receipt", .service, #"{"player_id": \#(id), "receipt": "x"}"#),
+                    ("/v1/apple/orders/MQH2JBHVNX/credit", .support, #"{"player_id": \#(id)}"#),
+                    ("/v1/purchases/google", .service, #"{"player_id": \#(id), "product_id": "com.example.consume5credits", "purchase_token": "tok-1"}"#),
+                ] {
+                    let response = try await client.execute(uri: uri, method: .post, headers: server.bearer(role) + .jsonContent, body: json(body))
+                    #expect(try response.status == .badRequest && response.problemCode() == "invalid_request", "\(uri) \(id)")
+                    #expect(try response.object()["detail"] as? String == detail, "\(uri) \(id)")
+                }
+            }
+            for (id, detail) in ids {
+                let link = try await client.execute(
+                    uri: "/v1/ledger/export/links", method: .post, headers: server.bearer(.auditor) + .jsonContent, body: json(#"{"player": \#(id)}"#))
+                #expect(try link.status == .badRequest && link.object()["detail"] as? String == detail, "\(id)")
+            }
+            for (query, detail) in [("%E2%84%AAate", onlyASCII), ("p%201", onlyASCII), ("", "player id must not be empty")] {
+                let export = try await client.execute(uri: "/v1/ledger/export?player=\(query)", method: .get, headers: server.bearer(.auditor))
+                #expect(try export.status == .badRequest && export.problemCode() == "invalid_request" && export.object()["detail"] as? String == detail, "\(query)")
+            }
+        }
+        #expect(try await server.store.verify().transactions == 0)
+    }
+
     @Test("a percent-encoded id that is valid reaches its wallet: %7C is |", arguments: TestBackend.all)
     func percentEncodedValidID(backend: TestBackend) async throws {
         let server = try await TestServer(backend)

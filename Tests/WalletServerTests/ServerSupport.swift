@@ -58,7 +58,7 @@ struct TestServer: @unchecked Sendable {
     func bearer(_ role: KeyRole) -> HTTPFields { [.authorization: "Bearer \(keys[role]!)"] }
 
     /// Credits `player` through the store, outside the API.
-    func credit(_ player: String, quantity: Int64 = 1, transactionID: String = UUID().uuidString) async throws {
+    func credit(_ player: PlayerID, quantity: Int64 = 1, transactionID: String = UUID().uuidString) async throws {
         _ = try await store.grant(GrantRequest(playerID: player, store: "apple", storeTransactionID: transactionID, productID: "com.example.consume5credits", quantity: quantity, actor: "test"))
     }
 }

@@ -16,11 +16,11 @@ public struct ExportQuery: Sendable, Equatable {
     /// RFC 3339, exclusive; the export ends at the last transaction created before it.
     public var to: String?
     /// Only transactions of this player (their postings to system accounts included).
-    public var playerID: String?
+    public var playerID: PlayerID?
     /// Only transactions in this currency.
     public var currency: String?
 
-    public init(from: String? = nil, to: String? = nil, playerID: String? = nil, currency: String? = nil) {
+    public init(from: String? = nil, to: String? = nil, playerID: PlayerID? = nil, currency: String? = nil) {
         self.from = from
         self.to = to
         self.playerID = playerID
@@ -33,7 +33,6 @@ public struct ExportQuery: Sendable, Equatable {
 
     /// The period bounds in the ledger's own timestamp format, validated.
     package func bounds() throws(WalletError) -> (from: String?, to: String?) {
-        if let playerID { try Validate.playerID(playerID) }
         if let currency { try Validate.currency(currency) }
         let from = try from.map { text throws(WalletError) in try Timestamp.parse(text, field: "from") }
         let to = try to.map { text throws(WalletError) in try Timestamp.parse(text, field: "to") }

@@ -1,6 +1,7 @@
 /// What support sends a player who disputes a charge: per currency, the balance at the start
 /// of the period, every transaction in it, and the balance at its end.
 public struct Statement: Codable, Sendable, Equatable {
+    /// Text, as every answer names a player (see `LedgerTransaction.playerID`).
     public var playerID: String
     public var from: String?
     public var to: String?
@@ -40,8 +41,8 @@ public struct Statement: Codable, Sendable, Equatable {
         try container.encode(currencies, forKey: .currencies)
     }
 
-    package init(playerID: String, from: String?, to: String?, currencies: [CurrencyStatement]) {
-        self.playerID = playerID
+    package init(playerID: PlayerID, from: String?, to: String?, currencies: [CurrencyStatement]) {
+        self.playerID = playerID.text
         self.from = from
         self.to = to
         self.currencies = currencies
@@ -50,14 +51,14 @@ public struct Statement: Codable, Sendable, Equatable {
 
 /// A statement request: a player and an optional period (RFC 3339, `to` exclusive).
 public struct StatementQuery: Sendable, Equatable {
-    public var playerID: String
+    public var playerID: PlayerID
     public var from: String?
     public var to: String?
 
     /// A statement lists at most this many transactions; a longer period must be split.
     public static let transactionsMax = 10_000
 
-    public init(playerID: String, from: String? = nil, to: String? = nil) {
+    public init(playerID: PlayerID, from: String? = nil, to: String? = nil) {
         self.playerID = playerID
         self.from = from
         self.to = to

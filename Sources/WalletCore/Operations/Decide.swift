@@ -52,7 +52,9 @@ package enum Decide {
     }
 
     /// The one `expiry` transaction of `lots` (one wallet's, whose balance is `balance`): their
-    /// remainders leave the wallet for `@expired`, each lot's share in the breakdown.
+    /// remainders leave the wallet for `@expired`, each lot's share in the breakdown. The player
+    /// id is the wallet's as stored (see `LedgerTransaction.playerID`): the sweep finds lots of
+    /// any wallet.
     package static func expiry(_ lots: [Lot], playerID: String, currency: String, balance: Int64) -> ExpiryPlan {
         let total = lots.reduce(Int64(0)) { $0 + $1.remaining }
         var draft = LedgerTransaction(draftOf: .expiry, playerID: playerID, currency: currency, amount: -total, actor: expiryActor)
@@ -78,7 +80,7 @@ package enum Decide {
             throw .purchaseInvalid(
                 "refunded: the store reported store transaction \(request.store)/\(request.storeTransactionID) refunded; nothing was credited")
         }
-        if let tokenOwner, !Identifier.same(tokenOwner, request.playerID) {
+        if let tokenOwner, !Identifier.same(tokenOwner, request.playerID.text) {
             throw .purchaseInvalid("the purchase's account token belongs to another player; nothing was credited")
         }
         guard let product, product.active else {
@@ -89,7 +91,7 @@ package enum Decide {
         }
         let (amount, overflow) = product.credits.multipliedReportingOverflow(by: request.quantity)
         guard !overflow else { throw .invalidRequest("credits × quantity is too large") }
-        var draft = LedgerTransaction(draftOf: .purchase, playerID: request.playerID, currency: product.currency, amount: amount, actor: request.actor)
+        var draft = LedgerTransaction(draftOf: .purchase, playerID: request.playerID.text, currency: product.currency, amount: amount, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
         draft.store = request.store
         draft.storeTransactionID = request.storeTransactionID
@@ -105,7 +107,7 @@ package enum Decide {
     package static func bonus(_ request: BonusRequest, wallet: WalletSnapshot, walletFull: Bool) throws(WalletError) -> LedgerPlan {
         let expiry = try bonusExpiry(request, now: wallet.now)
         try LotRules.requireRoom(walletFull: walletFull, credit: request.amount, wallet: wallet)
-        var draft = LedgerTransaction(draftOf: .bonus, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
+        var draft = LedgerTransaction(draftOf: .bonus, playerID: request.playerID.text, currency: request.currency, amount: request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.reasonCode = request.reasonCode
         draft.note = request.note
@@ -132,7 +134,7 @@ package enum Decide {
     package static func adjust(
         _ request: AdjustRequest, wallet: WalletSnapshot, walletFull: Bool
     ) throws(WalletError) -> (settlement: SettlementPlan, adjustment: LedgerPlan) {
-        var draft = LedgerTransaction(draftOf: .adjustment, playerID: request.playerID, currency: request.currency, amount: request.amount, actor: request.actor)
+        var draft = LedgerTransaction(draftOf: .adjustment, playerID: request.playerID.text, currency: request.currency, amount: request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.reasonCode = request.reasonCode
         draft.note = request.note
@@ -169,7 +171,7 @@ package enum Decide {
 
     /// A spend: the wallet settled, its settled balance covering `amount`, drawn in burn order.
     package static func spend(_ request: SpendRequest, wallet: WalletSnapshot) throws(WalletError) -> (settlement: SettlementPlan, spend: LedgerPlan) {
-        var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
+        var draft = LedgerTransaction(draftOf: .spend, playerID: request.playerID.text, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.note = request.reason
         draft.metadata = request.metadata
@@ -216,7 +218,7 @@ package enum Decide {
 
     /// A hold: the wallet settled, `amount` drawn in burn order to `@holds` until it expires.
     package static func placeHold(_ request: HoldRequest, wallet: WalletSnapshot) throws(WalletError) -> (settlement: SettlementPlan, hold: HoldPlacement) {
-        var draft = LedgerTransaction(draftOf: .hold, playerID: request.playerID, currency: request.currency, amount: -request.amount, actor: request.actor)
+        var draft = LedgerTransaction(draftOf: .hold, playerID: request.playerID.text, currency: request.currency, amount: -request.amount, actor: request.actor)
         draft.idempotencyKey = request.idempotencyKey
         draft.note = request.reason
         // The game's metadata as it sent it, within a spend's limits: the hold's id and expiry
@@ -289,7 +291,7 @@ package enum Decide {
 /// A request on one player's wallet in one currency, whose other side is always the same
 /// system account: the batch's prefetch reads both before the batch runs.
 package protocol WalletOperation: LedgerMutation {
-    var playerID: String { get }
+    var playerID: PlayerID { get }
     var currency: String { get }
     static var counterpart: SystemAccount { get }
 }

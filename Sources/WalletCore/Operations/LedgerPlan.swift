@@ -2,6 +2,8 @@ import Foundation
 
 /// What a write read of one player's wallet in one currency, before it decides anything.
 package struct WalletSnapshot: Sendable {
+    /// Text, as stored (see `LedgerTransaction.playerID`): a refund loads the wallet of the
+    /// purchase it takes back, whose player id may predate the id syntax.
     package var playerID: String
     package var currency: String
     /// Zero for a wallet without an account yet.

@@ -35,8 +35,8 @@ public struct Access: Sendable, Equatable {
     }
 
     /// Refuses a player token that names another wallet than `playerID`; keys pass.
-    static func requireOwnWallet(_ caller: Caller, playerID: String) throws(APIError) {
-        if case .player(let id) = caller, id.identifier != Identifier(playerID) { throw .forbidden("a player token may only act on its own wallet") }
+    static func requireOwnWallet(_ caller: Caller, playerID: PlayerID) throws(APIError) {
+        if case .player(let id) = caller, id != playerID { throw .forbidden("a player token may only act on its own wallet") }
     }
 
     /// Refuses `caller` unless this access admits it; `walletPlayerID` is the wallet the

@@ -18,7 +18,7 @@ struct GoogleController {
     }
 
     struct GooglePurchaseBody: StrictBody {
-        var playerID: String
+        var playerID: PlayerID
         var productID: String
         var purchaseToken: String
 

@@ -22,8 +22,8 @@ struct LedgerController {
     @Sendable func export(request: Request, context: WalletRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         let format = try Self.format(query.get("format"))
-        return try await stream(
-            ExportQuery(from: query.get("from"), to: query.get("to"), playerID: query.get("player"), currency: query.get("currency")), format: format)
+        let playerID = try query.get("player").map { text throws(WalletError) in try PlayerID(text) }
+        return try await stream(ExportQuery(from: query.get("from"), to: query.get("to"), playerID: playerID, currency: query.get("currency")), format: format)
     }
 
     static func format(_ text: String?) throws -> ExportFormat {
@@ -43,7 +43,7 @@ struct LedgerController {
     struct LinkBody: StrictBody {
         var from: String?
         var to: String?
-        var player: String?
+        var player: PlayerID?
         var currency: String?
         var format: String?
 

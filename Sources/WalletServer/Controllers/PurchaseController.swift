@@ -8,7 +8,7 @@ struct PurchaseController {
     let applePurchases: ApplePurchases?
     /// Receipts per player from players' own tokens: each one pages Apple's history against the
     /// app's shared allowance.
-    let receiptLimiter = RateLimiter(limit: ServerLimits.receiptsPerPlayerPerMinute, window: 60)
+    let receiptLimiter = RateLimiter<PlayerID>(limit: ServerLimits.receiptsPerPlayerPerMinute, window: 60)
 
     func addRoutes(to routes: RouteRegistrar) {
         routes.add(.post, "/v1/purchases", access: .roles([.service]), handler: grant)
@@ -22,7 +22,7 @@ struct PurchaseController {
     }
 
     struct PurchaseBody: StrictBody {
-        var playerID: String
+        var playerID: PlayerID
         var store: String
         var storeTransactionID: String
         var productID: String
@@ -47,7 +47,7 @@ struct PurchaseController {
     }
 
     struct ApplePurchaseBody: StrictBody {
-        var playerID: String
+        var playerID: PlayerID
         var signedTransaction: String
 
         enum CodingKeys: String, CodingKey, CaseIterable {
@@ -67,7 +67,7 @@ struct PurchaseController {
     }
 
     struct AppleReceiptBody: StrictBody {
-        var playerID: String
+        var playerID: PlayerID
         var receipt: String
 
         enum CodingKeys: String, CodingKey, CaseIterable {
@@ -107,7 +107,7 @@ struct PurchaseController {
     }
 
     struct CreditOrderBody: StrictBody {
-        var playerID: String
+        var playerID: PlayerID
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case playerID = "player_id"

@@ -382,17 +382,17 @@ enum SimulationRunner {
         do {
             switch step {
             case .grant(let player, let storeName, let id, let product, let quantity):
-                return Outcome(mutation: try await store.grant(GrantRequest(playerID: player, store: storeName, storeTransactionID: id, productID: product, quantity: quantity, actor: "sim")))
+                return Outcome(mutation: try await store.grant(GrantRequest(playerID: try PlayerID(player), store: storeName, storeTransactionID: id, productID: product, quantity: quantity, actor: "sim")))
             case .bonus(let player, let currency, let amount, let expiresAt, let key):
                 return Outcome(mutation: try await store.bonus(BonusRequest(
-                    playerID: player, amount: amount, currency: currency, expiresAt: expiresAt.map(SimulationModel.format), reasonCode: "event", idempotencyKey: key, actor: "sim")))
+                    playerID: try PlayerID(player), amount: amount, currency: currency, expiresAt: expiresAt.map(SimulationModel.format), reasonCode: "event", idempotencyKey: key, actor: "sim")))
             case .spend(let player, let currency, let amount, let key):
-                return Outcome(mutation: try await store.spend(SpendRequest(playerID: player, amount: amount, currency: currency, idempotencyKey: key, actor: "sim")))
+                return Outcome(mutation: try await store.spend(SpendRequest(playerID: try PlayerID(player), amount: amount, currency: currency, idempotencyKey: key, actor: "sim")))
             case .adjust(let player, let currency, let amount, let allowNegative, let key):
                 return Outcome(mutation: try await store.adjust(AdjustRequest(
-                    playerID: player, amount: amount, currency: currency, reasonCode: "support", note: "simulation", idempotencyKey: key, allowNegative: allowNegative, actor: "sim")))
+                    playerID: try PlayerID(player), amount: amount, currency: currency, reasonCode: "support", note: "simulation", idempotencyKey: key, allowNegative: allowNegative, actor: "sim")))
             case .hold(let player, let currency, let amount, let seconds, let key):
-                return Outcome(hold: try await store.createHold(HoldRequest(playerID: player, amount: amount, currency: currency, expiresInSeconds: seconds, idempotencyKey: key, actor: "sim")))
+                return Outcome(hold: try await store.createHold(HoldRequest(playerID: try PlayerID(player), amount: amount, currency: currency, expiresInSeconds: seconds, idempotencyKey: key, actor: "sim")))
             case .capture(let hold, let amount, let key):
                 return Outcome(hold: try await store.resolveHold(HoldResolution(holdID: holdID(hold, in: model), action: .capture(amount: amount), idempotencyKey: key, actor: "sim")))
             case .release(let hold, let key):
@@ -435,14 +435,15 @@ enum SimulationRunner {
         let report = try await store.verify()
         var lines: [String] = []
         for player in SimulationGenerator.players {
-            let balances = try await store.balances(playerID: player)
+            let playerID = try PlayerID(player)
+            let balances = try await store.balances(playerID: playerID)
             for currency in SimulationGenerator.currencies {
                 lines.append("\(player) \(currency) balance=\(balances.balances[currency] ?? 0) held=\(balances.held[currency] ?? 0)")
             }
-            lines += try await store.lots(playerID: player).map { lot in
+            lines += try await store.lots(playerID: playerID).map { lot in
                 "\(player) " + SimulationModel.lotLine(currency: lot.currency, category: lot.category, remaining: lot.remaining, expiresAt: lot.expiresAt)
             }.sorted()
-            lines += try await store.holds(playerID: player).map { hold in
+            lines += try await store.holds(playerID: playerID).map { hold in
                 "\(player) " + SimulationModel.holdLine(id: hold.id, currency: hold.currency, amount: hold.amount, status: hold.status, captured: hold.captured)
             }.sorted()
         }
