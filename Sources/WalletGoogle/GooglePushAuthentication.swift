@@ -149,7 +149,8 @@ public actor GooglePushAuthentication {
         let result = await task.result
         guard fetch == task else { return }
         fetch = nil
-        if case .success(let fetched) = result {
+        // A set without one usable key is taken as a failed fetch, not as "trust nothing".
+        if case .success(let fetched) = result, !fetched.keys.isEmpty {
             keys = fetched.keys
             keysFreshUntil = now.addingTimeInterval(fetched.maxAgeSeconds)
         }

@@ -473,6 +473,11 @@ struct GooglePlayClientTests {
             let stale = later.addingTimeInterval(seconds + 1)
             try await push.verify(authorization: "Bearer " + (try GoogleStandIn.pushToken(now: stale)), now: stale)
             #expect(google.seen(.jwks).count == before + 3)
+            // A set without a usable key is no better than a failure.
+            google.script(.jwks, .raw(status: 200, body: #"{"keys":[{"kty":"EC","kid":"push-key-1"}]}"#))
+            let emptied = stale.addingTimeInterval(seconds + 1)
+            try await push.verify(authorization: "Bearer " + (try GoogleStandIn.pushToken(now: emptied)), now: emptied)
+            #expect(google.seen(.jwks).count == before + 4)
         }
         // With no keys ever fetched, a failing JWKS refuses the push.
         google.script(.jwks, .failure(status: 503))
