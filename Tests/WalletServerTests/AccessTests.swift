@@ -26,6 +26,8 @@ struct AccessTests {
         (.post, "/v1/purchases/apple/receipt", #"{"player_id": "p1", "receipt": "x"}"#, [.service, .playerOwn]),
         (.get, "/v1/apple/orders/not!an!order", "", [.support, .admin]),
         (.post, "/v1/apple/orders/not!an!order/credit", #"{"player_id": "p1"}"#, [.support, .admin]),
+        (.post, "/v1/purchases/google", #"{"player_id": "p1", "product_id": "com.example.consume5credits", "purchase_token": "tok-none"}"#, [.service, .playerOwn]),
+        (.get, "/v1/google/orders/not!an!order", "", [.support, .admin]),
         (.post, "/v1/refunds", #"{"store": "apple", "store_transaction_id": "T-none"}"#, [.service, .support, .admin]),
         (.get, "/v1/wallets/p1", "", [.service, .support, .auditor, .playerOwn]),
         (.get, "/v1/wallets/p1/transactions", "", [.service, .support, .auditor, .playerOwn]),
@@ -66,7 +68,7 @@ struct AccessTests {
 
     @Test("each credential is admitted or refused on each route, on each store", arguments: Credential.allCases, TestBackend.all)
     func matrix(_ credential: Credential, backend: TestBackend) async throws {
-        let server = try await TestServer(backend)
+        let server = try await TestServer(backend, google: InMemoryGooglePlay())
         try await server.credit("p1", quantity: 10)
         let revoked = try await server.store.createAPIKey(role: .admin, name: "gone")
         _ = try await server.store.revokeAPIKey(id: revoked.key.id)

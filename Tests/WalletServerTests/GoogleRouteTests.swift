@@ -91,6 +91,7 @@ struct GoogleRouteTests {
 
     @Test("without Google configured every Google route answers 501 not_configured")
     func notConfigured() async throws {
+        // SQLite only: no route here reaches the ledger; each is refused before it would.
         let server = try await TestServer(.sqlite)
         try await server.test { client in
             let redeem = try await client.execute(

@@ -122,6 +122,7 @@ public final class GoogleStandIn: Sendable {
         shared.state.withLock { $0.published = [("push-key-1", pushKey)] }
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
         let router = Router()
+        router.add(middleware: CloseEachConnection())
         Self.addRoutes(to: router, shared: shared)
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -488,5 +489,17 @@ public final class GoogleStandIn: Sendable {
 
     static func noSuchApp() -> Response {
         googleError(404, "No application was found for the given package name.")
+    }
+}
+
+/// Answers every request with `Connection: close`. Tests start many stand-ins, one after another,
+/// on ports the kernel hands out again; the wallet's one HTTP client keeps connections alive, and a
+/// kept connection to a stopped stand-in still being drained would carry a later test's request to
+/// the earlier stand-in's state (its rotated keys, its token counts). Each request opens its own.
+struct CloseEachConnection<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.connection] = "close"
+        return response
     }
 }
