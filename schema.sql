@@ -191,6 +191,7 @@ CREATE TABLE store_purchases (
 ) STRICT, WITHOUT ROWID;
 
 CREATE INDEX store_purchases_order ON store_purchases (store, order_id) WHERE order_id IS NOT NULL;
+CREATE UNIQUE INDEX store_purchases_seq ON store_purchases (seq);
 
 -- Purchases the wallet must finish on the store's side (Google Play: consume), queued in the
 -- credit's own write (a transactional outbox) and tried by `wallet serve` until the store takes

@@ -40,8 +40,11 @@ public struct GoogleConfiguration: Sendable {
 /// refund rules. Nothing a client or a push says is trusted: what it names is asked of Google.
 public struct GooglePurchases: Sendable {
     public static let store = "google"
-    /// How far back Google's Voided Purchases API reaches.
-    public static let voidsKeptFor: TimeInterval = 30 * 86_400
+    /// How far back the wallet reads Google's Voided Purchases API: its 30 days, less an hour, so
+    /// that a clock a little behind Google's never asks for a start it refuses.
+    public static let voidsKeptFor: TimeInterval = 30 * 86_400 - 3_600
+    /// How much earlier than its notification a void may be listed and still be the one notified.
+    static let voidNotificationSlack: Int64 = 10 * 60 * 1_000
     /// The most voided-purchase pages one read follows (Google sends up to 1,000 a page).
     public static let voidPagesMax = 100
 
@@ -135,11 +138,14 @@ public struct GooglePurchases: Sendable {
 
     // MARK: Voids
 
-    /// The share of a purchase of `quantity` units that `voids` (all Google lists for its token)
-    /// take back in all, in thousandths of a percent: the whole for a full refund (or a void
-    /// that says nothing), else the voided units added up, at most `quantity`, rounded up so that
-    /// the refund takes whole units' credits. Nil quantity (a purchase never credited): the whole.
-    public static func voidedShare(_ voids: [GoogleVoidedPurchase], quantity: Int64?) -> Int64 {
+    /// The share of a purchase of `quantity` units crediting `amount` that `voids` (all Google
+    /// lists for its token) take back in all, in thousandths of a percent: the whole for a full
+    /// refund (or a void that says nothing), else the voided units added up, at most `quantity`.
+    /// The ledger takes `amount × share / 100000` (rounded down): the share is the smallest that
+    /// takes the voided units' credits exactly, or, where thousandths of a percent cannot say it
+    /// exactly (credits × quantity above 100,000), the largest that takes no more than they credited.
+    /// Nil quantity (a purchase never credited): the whole.
+    public static func voidedShare(_ voids: [GoogleVoidedPurchase], quantity: Int64?, amount: Int64?) -> Int64 {
         guard let quantity, quantity >= 1 else { return Limits.refundShareMax }
         var units: Int64 = 0
         for void in voids {
@@ -147,7 +153,12 @@ public struct GooglePurchases: Sendable {
             units += Int64(min(voided, Int(Limits.quantityMax)))
         }
         let taken = min(units, quantity)
-        return min(Limits.refundShareMax, (taken * Limits.refundShareMax + quantity - 1) / quantity)
+        guard taken < quantity else { return Limits.refundShareMax }
+        var share = (taken * Limits.refundShareMax + quantity - 1) / quantity
+        if let amount, amount >= quantity, amount * share / Limits.refundShareMax > amount / quantity * taken {
+            share -= 1
+        }
+        return share
     }
 
     /// Every one-time-product void Google lists for the last `voidsKeptFor` (all it keeps), by
@@ -173,7 +184,7 @@ public struct GooglePurchases: Sendable {
     /// an older one after a newer, takes nothing more.
     func voidNotification(id: String, purchaseToken: String, voids: [GoogleVoidedPurchase], actor: String) async throws(WalletError) -> StoreNotification {
         let credited = try await ledger.purchase(store: Self.store, storeTransactionID: purchaseToken)
-        let share = Self.voidedShare(voids, quantity: credited.map { $0.quantity ?? 1 })
+        let share = Self.voidedShare(voids, quantity: credited.map { $0.quantity ?? 1 }, amount: credited?.amount)
         let reportedAt = voids.compactMap { $0.voidedTimeMillis.flatMap { Int64($0) } }.max()
         let full = share == Limits.refundShareMax
         return StoreNotification(
@@ -192,11 +203,15 @@ public struct GooglePurchases: Sendable {
             try await ledger.recordNotification(
                 StoreNotification(notificationUUID: message.messageID, store: Self.store, type: type, subtype: nil, storeTransactionID: token, effect: effect, actor: actor))
         }
-        guard notification.packageName == configuration.packageName else {
+        if case .malformed(let reason) = notification.event {
+            // Authenticated, so from Google: answering 400 would only make Pub/Sub deliver it for days.
+            return try await record(notification.type, .refuse(reason: reason))
+        }
+        guard Identifier.same(notification.packageName, configuration.packageName) else {
             return try await record(notification.type, .refuse(reason: "the notification is for package \(notification.packageName.prefix(100)), not this wallet's"))
         }
         switch notification.event {
-        case .test, .other:
+        case .test, .other, .malformed:
             return try await record(notification.type, .none)
         case .canceled(let token):
             return try await record(notification.type, .none, token: token)
@@ -205,18 +220,24 @@ public struct GooglePurchases: Sendable {
             return try await record(notification.type, .none, token: token)
         case .voided(let token, let oneTimeProduct):
             guard oneTimeProduct else { return try await record(notification.type, .none, token: token) }
-            guard let voids = try await listedVoids(now: now)[token], !voids.isEmpty else {
-                // Google lists a void a little after it notifies: 503, and Pub/Sub delivers again.
-                throw .storeUnavailable("Google does not list the void of this purchase yet; the notification will be delivered again")
+            // Google lists a void a little after it notifies: until the list holds one as recent as
+            // the notification, 503, and Pub/Sub delivers it again.
+            let voids = try await listedVoids(now: now)[token] ?? []
+            let latest = voids.compactMap { $0.voidedTimeMillis.flatMap { Int64($0) } }.max()
+            guard let latest, latest >= (notification.eventTimeMillis ?? 0) - Self.voidNotificationSlack else {
+                throw .storeUnavailable("Google does not list this void of the purchase yet; the notification will be delivered again")
             }
             return try await ledger.recordNotification(try await voidNotification(id: message.messageID, purchaseToken: token, voids: voids, actor: actor))
         }
     }
 
     /// A purchase completed outside the app (a pending one paid later): credited to the player
-    /// its account id is bound to, when there is one and Google confirms the purchase. Otherwise
-    /// nothing: the app redeems it when it next runs.
+    /// whose derived account id it carries, once Google confirms it. Only with derived ids
+    /// (`--account-token-namespace`): a first-use binding is whoever redeemed an id first, and the
+    /// app sets the id itself, so a player who bound a victim's id could otherwise collect the
+    /// victim's completed purchases. Otherwise nothing: the app redeems it when it next runs.
     private func creditBoundPlayer(purchaseToken: String, productID: String, actor: String) async throws(WalletError) {
+        guard case .derived = configuration.accountTokenBinding else { return }
         try Self.validatePathSegment(purchaseToken, field: "purchase token")
         try Self.validatePathSegment(productID, field: "product id")
         if try await ledger.purchase(store: Self.store, storeTransactionID: purchaseToken) != nil { return }

@@ -29,7 +29,12 @@ public struct GooglePushMessage: Sendable, Equatable {
             throw .invalidRequest("the push message's data is not base64 of at most \(Self.dataBytesMax) bytes")
         }
         messageID = id
-        notification = try GoogleDeveloperNotification(json: Array(decoded))
+        do {
+            notification = try GoogleDeveloperNotification(json: Array(decoded))
+        } catch {
+            // The envelope is sound, so the message can be recorded once under its id: refused.
+            notification = GoogleDeveloperNotification(packageName: "", event: .malformed(reason: error.detail))
+        }
     }
 
     static func object(_ bytes: [UInt8], what: String) throws(WalletError) -> [String: JSONValue] {
@@ -57,10 +62,15 @@ public struct GoogleDeveloperNotification: Sendable, Equatable {
         case test
         /// Subscriptions and anything newer: recorded only.
         case other
+        /// Data the wallet cannot read (a missing field, a token it does not take): recorded as
+        /// `invalid`, with the reason.
+        case malformed(reason: String)
     }
 
     public var packageName: String
     public var event: Event
+    /// When Google sent it, milliseconds since 1970, if it says.
+    public var eventTimeMillis: Int64?
 
     /// The type the wallet records the notification under.
     public var type: String {
@@ -70,12 +80,14 @@ public struct GoogleDeveloperNotification: Sendable, Equatable {
         case .voided: "VOIDED_PURCHASE"
         case .test: "TEST"
         case .other: "OTHER"
+        case .malformed: "MALFORMED"
         }
     }
 
-    public init(packageName: String, event: Event) {
+    public init(packageName: String, event: Event, eventTimeMillis: Int64? = nil) {
         self.packageName = packageName
         self.event = event
+        self.eventTimeMillis = eventTimeMillis
     }
 
     /// - Throws: `invalidRequest` naming what is malformed.
@@ -84,6 +96,7 @@ public struct GoogleDeveloperNotification: Sendable, Equatable {
         guard case .string(let package)? = members["packageName"] else { throw .invalidRequest("the notification has no packageName") }
         try Validate.visibleText(package, field: "the package name", bytesMax: Limits.identifierBytesMax)
         packageName = package
+        if case .string(let text)? = members["eventTimeMillis"], let millis = Int64(text), millis >= 0 { eventTimeMillis = millis }
         if case .object(let product)? = members["oneTimeProductNotification"] {
             let token = try Self.text(product["purchaseToken"], "the purchase token")
             switch product["notificationType"] {

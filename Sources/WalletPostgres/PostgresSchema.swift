@@ -258,6 +258,8 @@ enum PostgresSchema {
         )
         """,
         "CREATE INDEX store_purchases_order ON store_purchases (store, order_id) WHERE order_id IS NOT NULL",
+        // One record per purchase transaction, and `wallet copy` pages by it.
+        "CREATE UNIQUE INDEX store_purchases_seq ON store_purchases (seq)",
         """
         CREATE TABLE purchase_finishes (
             store TEXT COLLATE "C" NOT NULL CHECK (length(store) BETWEEN 1 AND 32),

@@ -89,7 +89,8 @@ enum Schema {
         },
         // Version 6 kept no store purchase records and no outbox of purchases to finish.
         statements(
-            "CREATE TABLE store_purchases ", "CREATE INDEX store_purchases_order ", "CREATE TABLE purchase_finishes ", "CREATE INDEX purchase_finishes_due "
+            "CREATE TABLE store_purchases ", "CREATE INDEX store_purchases_order ", "CREATE UNIQUE INDEX store_purchases_seq ", "CREATE TABLE purchase_finishes ",
+            "CREATE INDEX purchase_finishes_due "
         ).map { created in SchemaMigrator.Migration(version: 7, statements: created) },
     ].compactMap { $0 }
 
@@ -362,6 +363,7 @@ CREATE TABLE store_purchases (
 ) STRICT, WITHOUT ROWID;
 
 CREATE INDEX store_purchases_order ON store_purchases (store, order_id) WHERE order_id IS NOT NULL;
+CREATE UNIQUE INDEX store_purchases_seq ON store_purchases (seq);
 
 -- Purchases the wallet must finish on the store's side (Google Play: consume), queued in the
 -- credit's own write (a transactional outbox) and tried by `wallet serve` until the store takes

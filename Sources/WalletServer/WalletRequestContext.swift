@@ -48,6 +48,8 @@ public enum ServerLimits {
     public static let receiptBodyBytesMax = AppReceipt.base64BytesMax + 4 * 1024
     /// StoreKit 1 receipts one player may redeem a minute (per instance).
     public static let receiptsPerPlayerPerMinute = 10
+    /// Google Play purchases one player's own token may redeem a minute (per instance): each asks Google.
+    public static let googlePurchasesPerPlayerPerMinute = 10
     /// Longest `X-Request-Id` echoed back; longer ones are replaced.
     public static let requestIDBytesMax = 128
 }

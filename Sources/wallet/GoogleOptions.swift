@@ -66,7 +66,7 @@ struct GoogleOptions: ParsableArguments {
     /// What the Google routes and commands check purchases against, or nil when no package name is set.
     func configuration(binding: AccountTokenBinding) throws -> GoogleConfiguration? {
         guard let packageName = setting(googlePackageName, "WALLET_GOOGLE_PACKAGE_NAME") else { return nil }
-        let policyText = environment["WALLET_GOOGLE_REFUND_POLICY"] ?? RefundPolicy.debt.rawValue
+        let policyText = setting(nil, "WALLET_GOOGLE_REFUND_POLICY") ?? RefundPolicy.debt.rawValue
         guard let policy = googleRefundPolicy ?? RefundPolicy(rawValue: policyText) else {
             throw ValidationError("WALLET_GOOGLE_REFUND_POLICY must be debt or floor, not '\(policyText.prefix(40))'.")
         }

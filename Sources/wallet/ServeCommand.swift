@@ -102,7 +102,9 @@ struct ServeCommand: AsyncParsableCommand {
         if try resolvedCatchUpMinutes() != nil, try apple.serverAPI() == nil {
             throw ValidationError("--apple-catch-up-every needs the App Store Server API key: --apple-issuer-id, --apple-key-id and --apple-private-key.")
         }
-        _ = try googlePush.authentication()
+        if try googlePush.authentication() != nil, try google.api() == nil {
+            throw ValidationError("--google-push-audience needs --google-package-name and --google-service-account: pushes name purchases the wallet asks Google about.")
+        }
         if try resolvedGoogleCatchUpMinutes() != nil, try google.api() == nil {
             throw ValidationError("--google-catch-up-every needs --google-package-name and --google-service-account.")
         }
@@ -247,7 +249,7 @@ struct ServeCommand: AsyncParsableCommand {
                 background.append(GoogleCatchUpService(purchases: google, interval: .seconds(minutes * 60), logger: logger))
             }
         }
-                // Shut down in reverse order: the deadline is set first, the notice hears of it, then the
+        // Shut down in reverse order: the deadline is set first, the notice hears of it, then the
         // application drains its requests (and with them the writer), then the background work
         // stops, and the store closes its pool last.
         let services = ServiceGroup(

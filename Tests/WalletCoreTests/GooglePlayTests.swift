@@ -17,8 +17,8 @@ struct GooglePlayTests {
         return GooglePurchases(configuration: configuration, api: google, ledger: ledger.store)
     }
 
-    static func push(_ id: String, _ notification: String, package: String = Self.package) throws -> GooglePushMessage {
-        let data = Data((#"{"version":"1.0","packageName":"\#(package)","eventTimeMillis":"1","# + notification + "}").utf8).base64EncodedString()
+    static func push(_ id: String, _ notification: String, package: String = Self.package, eventTime: Int64 = 1) throws -> GooglePushMessage {
+        let data = Data((#"{"version":"1.0","packageName":"\#(package)","eventTimeMillis":"\#(eventTime)","# + notification + "}").utf8).base64EncodedString()
         return try GooglePushMessage(envelope: Array(#"{"message":{"data":"\#(data)","messageId":"\#(id)"},"subscription":"projects/p/subscriptions/s"}"#.utf8))
     }
 
@@ -205,6 +205,10 @@ struct GooglePlayTests {
         google.void("tok-q", at: Self.nowMillis - 5_000, quantity: 1)
         _ = try await purchases.handleNotification(try Self.push("m1", partial))
         #expect(try await ledger.balance("p1") == 10)
+        // The second void's notification, before Google lists it: 503 (Pub/Sub delivers it again),
+        // not the first void's state recorded as if it were this one.
+        google.state.withLock { $0.voids[0].voidedTimeMillis = String(Self.nowMillis - 3_600_000) }
+        #expect(await walletError { _ = try await purchases.handleNotification(try Self.push("m2", partial, eventTime: Self.nowMillis)) }?.code == "store_unavailable")
         google.void("tok-q", at: Self.nowMillis - 4_000, quantity: 1)
         // The catch-up sees both voids first; the live notification of the second arrives after.
         let caught = try await purchases.catchUp(since: nil)
@@ -220,10 +224,18 @@ struct GooglePlayTests {
         #expect(try await purchases.catchUp(since: nil).applied == 0)
         try await ledger.expectIntact()
 
-        #expect(GooglePurchases.voidedShare([], quantity: 3) == 0)
-        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 2, voidedQuantity: 1)], quantity: 3) == 33_334)
-        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 1)], quantity: 3) == 100_000)
-        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 2, voidedQuantity: 1)], quantity: nil) == 100_000)
+        #expect(GooglePurchases.voidedShare([], quantity: 3, amount: 15) == 0)
+        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 2, voidedQuantity: 1)], quantity: 3, amount: 15) == 33_334)
+        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 1)], quantity: 3, amount: 15) == 100_000)
+        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 2, voidedQuantity: 1)], quantity: nil, amount: nil) == 100_000)
+        // 50,000 credits a unit, 3 bought, 1 voided: 33,334 would take 50,001; 33,333 takes 49,999.
+        let one = [GoogleVoidedPurchase(purchaseToken: "t", refundType: 2, voidedQuantity: 1)]
+        #expect(GooglePurchases.voidedShare(one, quantity: 3, amount: 150_000) == 33_333)
+        #expect(150_000 * GooglePurchases.voidedShare(one, quantity: 3, amount: 150_000) / 100_000 <= 50_000)
+        for (credits, quantity) in [(Int64(5), Int64(3)), (7, 6), (1_000, 7), (99, 9)] {
+            let share = GooglePurchases.voidedShare(one, quantity: quantity, amount: credits * quantity)
+            #expect(credits * quantity * share / 100_000 == credits, "\(credits) × \(quantity)")
+        }
     }
 
     @Test("a purchase voided before it was redeemed never credits", arguments: TestBackend.all)
@@ -239,14 +251,18 @@ struct GooglePlayTests {
         try await ledger.expectIntact()
     }
 
-    @Test("a pending purchase completed later is credited by the push to the player its account id is bound to", arguments: TestBackend.all)
+    @Test("a pending purchase completed later is credited by the push to the player whose derived account id it carries; under first use, never by a push", arguments: TestBackend.all)
     func pendingCompletedByPush(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
         let google = InMemoryGooglePlay()
-        google.add("tok-first", GoogleProductPurchase(obfuscatedExternalAccountId: "acct-7"))
-        google.add("tok-later", GoogleProductPurchase(purchaseState: 2, obfuscatedExternalAccountId: "acct-7"))
-        google.add("tok-stranger", GoogleProductPurchase(obfuscatedExternalAccountId: "acct-unknown"))
-        let purchases = try Self.purchases(ledger, google)
+        let namespace = UUID(uuid: (0x0F, 0x6C, 0x2D, 0x52, 0x6D, 0x1A, 0x4C, 0x0E, 0x9A, 0x57, 0x3A, 0x8C, 0x4F, 0x1C, 0x2B, 0x7E))
+        let account = AccountToken.derived(namespace: namespace, playerID: "p7").uuidString.lowercased()
+        google.add("tok-first", GoogleProductPurchase(obfuscatedExternalAccountId: account))
+        google.add("tok-later", GoogleProductPurchase(purchaseState: 2, obfuscatedExternalAccountId: account))
+        google.add("tok-stranger", GoogleProductPurchase(obfuscatedExternalAccountId: "not-derived"))
+        var configuration = try GoogleConfiguration(packageName: Self.package)
+        configuration.accountTokenBinding = .derived(namespace: namespace)
+        let purchases = GooglePurchases(configuration: configuration, api: google, ledger: ledger.store)
         _ = try await purchases.redeem(playerID: "p7", productID: "com.example.consume5credits", purchaseToken: "tok-first", actor: "t")
         #expect(await walletError { _ = try await purchases.redeem(playerID: "p7", productID: "com.example.consume5credits", purchaseToken: "tok-later", actor: "t") }?.code == "purchase_pending")
         google.update("tok-later") { $0.purchaseState = 0 }
@@ -259,10 +275,21 @@ struct GooglePlayTests {
         let stranger = #""oneTimeProductNotification":{"version":"1.0","notificationType":1,"purchaseToken":"tok-stranger","sku":"com.example.consume5credits"}"#
         #expect(try await purchases.handleNotification(try Self.push("m3", stranger)).outcome == .recorded)
         #expect(try await ledger.store.purchase(store: "google", storeTransactionID: "tok-stranger") == nil)
+
+        // First use: mallory bound alice's (guessable) id with a cheap purchase of her own; alice's
+        // pending purchase, completed, must not credit mallory through the push.
+        google.add("tok-m", GoogleProductPurchase(obfuscatedExternalAccountId: "sha-of-alice"))
+        google.add("tok-alice", GoogleProductPurchase(obfuscatedExternalAccountId: "sha-of-alice"))
+        let firstUse = try Self.purchases(ledger, google)
+        _ = try await firstUse.redeem(playerID: "mallory", productID: "com.example.consume5credits", purchaseToken: "tok-m", actor: "t")
+        let alices = #""oneTimeProductNotification":{"version":"1.0","notificationType":1,"purchaseToken":"tok-alice","sku":"com.example.consume5credits"}"#
+        #expect(try await firstUse.handleNotification(try Self.push("m4", alices)).outcome == .recorded)
+        #expect(try await ledger.balance("mallory") == 5)
+        #expect(try await ledger.store.purchase(store: "google", storeTransactionID: "tok-alice") == nil)
         try await ledger.expectIntact()
     }
 
-    @Test("pushes: tests and another package's are recorded, malformed ones refused before anything is done", arguments: TestBackend.all)
+    @Test("pushes: tests and another package's are recorded; a malformed envelope is refused, malformed data recorded invalid, before anything is done", arguments: TestBackend.all)
     func pushes(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)
         let google = InMemoryGooglePlay()
@@ -286,10 +313,16 @@ struct GooglePlayTests {
         #expect(refused(#"{"message":{"data":"\#(data)"}}"#) == "invalid_request")
         #expect(refused(#"{"message":{"data":"\#(data)","messageId":"\#(String(repeating: "9", count: 65))"}}"#) == "invalid_request")
         #expect(refused(String(repeating: "[", count: 10_000)) == "invalid_request")
+        // Data that is not a notification the wallet reads, in a sound envelope: recorded invalid once,
+        // so that Pub/Sub does not deliver it for days.
         let dup = Data(#"{"packageName":"com.example.game","packageName":"com.example.game"}"#.utf8).base64EncodedString()
-        #expect(refused(#"{"message":{"data":"\#(dup)","messageId":"1"}}"#) == "invalid_request")
         let badToken = Data(#"{"packageName":"com.example.game","voidedPurchaseNotification":{"purchaseToken":"a/../b","productType":2}}"#.utf8).base64EncodedString()
-        #expect(refused(#"{"message":{"data":"\#(badToken)","messageId":"1"}}"#) == "invalid_request")
+        for (id, data) in [("m5", dup), ("m6", badToken)] {
+            let message = try GooglePushMessage(envelope: Array(#"{"message":{"data":"\#(data)","messageId":"\#(id)"}}"#.utf8))
+            #expect(try await purchases.handleNotification(message).outcome == .invalid)
+            #expect(try await purchases.handleNotification(message).replayed)
+        }
+        #expect(google.state.withLock(\.gets) == 0)
         try await ledger.expectIntact()
     }
 

@@ -230,8 +230,9 @@ public final class GoogleStandIn: Sendable {
         try GoogleServiceAccount(json: try serviceAccountJSON())
     }
 
-    /// The client's configuration for this stand-in, with quick retries for tests.
-    public func apiConfiguration(requestTimeout: Duration = .seconds(5), packageName: String = GoogleStandIn.packageName) throws -> GooglePlayAPIConfiguration {
+    /// The client's configuration for this stand-in, with quick retries for tests, and a timeout long
+    /// enough that a loaded machine (the whole suite on two cores) never turns one request into two.
+    public func apiConfiguration(requestTimeout: Duration = .seconds(60), packageName: String = GoogleStandIn.packageName) throws -> GooglePlayAPIConfiguration {
         var configuration = try GooglePlayAPIConfiguration(serviceAccount: try serviceAccount(), packageName: packageName, baseURL: url)
         configuration.backoff = .milliseconds(20)
         configuration.requestTimeout = requestTimeout

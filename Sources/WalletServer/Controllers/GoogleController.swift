@@ -8,6 +8,9 @@ import WalletGoogle
 struct GoogleController {
     let google: GooglePurchases?
     let push: (any GooglePushAuthenticating)?
+    /// Redemptions per player from players' own tokens: each one asks Google, against the app's
+    /// shared daily quota, so one player's made-up tokens cannot use it up.
+    let redeemLimiter = RateLimiter<PlayerID>(limit: ServerLimits.googlePurchasesPerPlayerPerMinute, window: 60)
 
     func addRoutes(to routes: RouteRegistrar) {
         routes.add(.post, "/v1/purchases/google", access: .roles([.service], playerWalletInBody: true), handler: redeem)
@@ -36,6 +39,12 @@ struct GoogleController {
         let body = try await RequestBodyReader.decode(GooglePurchaseBody.self, from: request)
         let caller = try context.requireCaller()
         try Access.requireOwnWallet(caller, playerID: body.playerID)
+        if case .player = caller, let seconds = redeemLimiter.wait(for: body.playerID) {
+            throw APIError(
+                status: .tooManyRequests, code: .rateLimited,
+                detail: "at most \(ServerLimits.googlePurchasesPerPlayerPerMinute) Google purchases a minute per player token; try again in \(seconds) s",
+                headers: [.retryAfter: "\(seconds)"])
+        }
         let result = try await requireGoogle().redeem(playerID: body.playerID, productID: body.productID, purchaseToken: body.purchaseToken, actor: caller.actor)
         return try MutationResponse.response(for: result, context: context)
     }
