@@ -239,9 +239,10 @@ public final class GoogleStandIn: Sendable {
         return configuration
     }
 
-    /// Push authentication trusting this stand-in's JWKS.
+    /// Push authentication trusting this stand-in's JWKS, with a fetch timeout long enough for a
+    /// loaded machine: a fetch that timed out keeps no keys, and every genuine token is refused.
     public func pushAuthentication() throws -> GooglePushAuthentication {
-        try GooglePushAuthentication(audience: Self.pushAudience, serviceAccountEmail: Self.pushServiceAccount, jwksURL: jwksURL)
+        try GooglePushAuthentication(audience: Self.pushAudience, serviceAccountEmail: Self.pushServiceAccount, jwksURL: jwksURL, fetchTimeout: .seconds(60))
     }
 
     // MARK: Push tokens
