@@ -76,14 +76,10 @@ public struct ConsumptionReplySender: Service {
             // Malformed, or about a transaction Apple does not know there: never accepted.
             return .refused(error: detail)
         } catch {
-            return .failed(error: error.detail, retryAt: clock().addingTimeInterval(Self.backoff(afterAttempts: reply.attempts)))
+            return .failed(error: error.detail, retryAt: clock().addingTimeInterval(OutboxRetry.delay(afterAttempts: reply.attempts)))
         }
     }
 
-    /// 30 seconds after the first failure, doubling, at most 30 minutes.
-    static func backoff(afterAttempts attempts: Int64) -> TimeInterval {
-        min(30 * pow(2, Double(max(0, min(attempts - 1, 10)))), 1_800)
-    }
 
     public func run() async throws {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {

@@ -146,3 +146,11 @@ public protocol PurchaseFinishOutbox: Sendable {
     /// The player a store account token (`AccountToken.text(ofStoreAccountID:)`) is bound to, if any.
     func accountTokenOwner(store: String, token: String) async throws(WalletError) -> String?
 }
+
+/// When an outbox tries again what a store did not take (consumption answers, consumptions): 30
+/// seconds after the first failure, doubling, at most 30 minutes.
+public enum OutboxRetry {
+    public static func delay(afterAttempts attempts: Int64) -> TimeInterval {
+        min(30 * pow(2, Double(max(0, min(attempts - 1, 10)))), 1_800)
+    }
+}

@@ -68,14 +68,10 @@ public struct GooglePurchaseFinisher: Service {
             // Google no longer knows the purchase (voided and gone): consuming cannot help.
             return .refused(error: detail)
         } catch {
-            return .failed(error: error.detail, retryAt: clock().addingTimeInterval(Self.backoff(afterAttempts: finish.attempts)))
+            return .failed(error: error.detail, retryAt: clock().addingTimeInterval(OutboxRetry.delay(afterAttempts: finish.attempts)))
         }
     }
 
-    /// 30 seconds after the first failure, doubling, at most 30 minutes: well inside Google's three days.
-    static func backoff(afterAttempts attempts: Int64) -> TimeInterval {
-        min(30 * pow(2, Double(max(0, min(attempts - 1, 10)))), 1_800)
-    }
 
     public func run() async throws {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
