@@ -137,7 +137,7 @@ struct GooglePlayClientTests {
         let purchase = Self.purchased(google)
         // The test clock starts in the past, so that assertions made as it moves on stay within Google's window.
         let clock = TestClock(Date().addingTimeInterval(-3_500))
-        let tokens = GoogleAccessTokens(serviceAccount: try google.serviceAccount(), now: { clock.now })
+        let tokens = GoogleAccessTokens(serviceAccount: try google.serviceAccount(), requestTimeout: .seconds(60), now: { clock.now })
         let api = GooglePlayAPI(configuration: try google.apiConfiguration(), tokens: tokens)
         google.setTokenLifetime(seconds: 3_600)
         _ = try await api.productPurchase(productID: Self.productID, purchaseToken: purchase)
