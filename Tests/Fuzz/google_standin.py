@@ -19,6 +19,8 @@
 Usage: google_standin.py serve PORT_FILE PUSH_KEY_FILE SERVICE_ACCOUNT_FILE
   writes the push key (PKCS#8 PEM) and the service account's key file (as Google Cloud issues it,
   `token_uri` pointing here), then the port to PORT_FILE (atomically, last), then serves until killed.
+       google_standin.py push-token PUSH_KEY_FILE AUDIENCE SERVICE_ACCOUNT_EMAIL
+  prints a valid push token (an hour's), for a run that cannot import this module.
 
 hostile.py imports this module for `load_push_key` and `push_token` (Pub/Sub's OIDC tokens, valid
 or forged). Needs the `cryptography` package.
@@ -366,6 +368,9 @@ def serve(port_file, push_key_file, service_account_file):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 5 or sys.argv[1] != "serve":
+    if len(sys.argv) == 5 and sys.argv[1] == "serve":
+        serve(*sys.argv[2:])
+    elif len(sys.argv) == 5 and sys.argv[1] == "push-token":
+        print(push_token(load_push_key(sys.argv[2]), audience=sys.argv[3], email=sys.argv[4]))
+    else:
         sys.exit(__doc__)
-    serve(*sys.argv[2:])

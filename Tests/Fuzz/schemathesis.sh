@@ -66,6 +66,16 @@ for key in "$service_key" "$admin_key"; do
     --request-timeout 10 \
     --no-color
 done
+# The push route once more, with Google's push token: the envelope meets the wallet's reader.
+push_token=$(python3 Tests/Fuzz/google_standin.py push-token "$HOSTILE_GOOGLE_PUSH_KEY" "$WALLET_GOOGLE_PUSH_AUDIENCE" "$WALLET_GOOGLE_PUSH_SERVICE_ACCOUNT")
+schemathesis --config-file Tests/Fuzz/schemathesis.toml run "http://127.0.0.1:$port/openapi.json" \
+  --include-path /v1/notifications/google \
+  --header "Authorization: Bearer $push_token" \
+  --checks "$checks" \
+  --max-examples "$examples" \
+  --seed 20261121 \
+  --request-timeout 10 \
+  --no-color
 # Whatever schemathesis sent, the wallet must have asked Google only what Google's API has.
 curl -sf "$HOSTILE_GOOGLE_URL/standin/report" | python3 -c '
 import json, sys
