@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Hostile traffic against a running `wallet serve` (started by Tests/Fuzz/hostile.sh).
 
-Six classes of requests, each its own function with its own `random.Random(20261122)`:
-JSON bodies, look-alike identifiers, player JWTs, Apple JWS, HTTP framing, query strings.
+Seven classes of requests, each its own function with its own `random.Random(20261122)`:
+JSON bodies, look-alike identifiers, player JWTs, Apple JWS, HTTP framing, query strings, and
+Google Play (forged, malformed and replayed Pub/Sub pushes; redemptions into other wallets, of
+path-traversal tokens, raced by several players).
 Each class runs a fixed list of cases, then seeded random variations until its share of
 HOSTILE_SECONDS is spent (and never more than a fixed count). Every answer is checked:
 
@@ -13,12 +15,14 @@ HOSTILE_SECONDS is spent (and never more than a fixed count). Every answer is ch
   * the status is one the case allows (e.g. duplicate JSON members must be 400).
 
 At the end the victims of look-alike ids (Kate, café) must hold what they held before, the
-server is stopped and `wallet verify` must accept the database. Prints each failure, then
+stand-in Google must have seen nothing a wallet should never send it, the server is stopped and
+`wallet verify` must accept the database. Prints each failure, then
 `hostile: N passed, M failed`; exits 1 if anything failed.
 
 Standard library only; `cryptography`, when installed, signs Apple-shaped JWS (a self-made
 leaf and intermediate with Apple's marker extensions, under Apple's real root) so that their
-payloads get parsed. Only 127.0.0.1 is contacted.
+payloads get parsed, and signs Google's push tokens (Tests/Fuzz/google_standin.py, which
+hostile.sh starts when it can). Only 127.0.0.1 is contacted.
 """
 
 import base64
@@ -33,9 +37,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import unicodedata
 import urllib.parse
+import urllib.request
 import uuid
 
 SEED = 20261122
@@ -60,6 +66,8 @@ START = time.monotonic()
 HARD_DEADLINE = START + BUDGET + 35
 REQUEST_TIMEOUT = 10.0
 BODY_MAX = 64 * 1024
+# HOSTILE_TRACE=FILE: every checked answer's class, case and status, for reading what the server did.
+TRACE = open(os.environ["HOSTILE_TRACE"], "a", encoding="utf-8") if os.environ.get("HOSTILE_TRACE") else None
 CAFE = "caf\u00e9"
 VICTIMS = ("Kate", CAFE)
 
@@ -67,12 +75,27 @@ try:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric import padding as rsa_padding
     from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
     from cryptography.x509.oid import NameOID
 
     HAVE_CRYPTO = True
 except ImportError:  # pure standard library: Apple JWS are only malformed, never properly signed
     HAVE_CRYPTO = False
+
+# Google Play, when hostile.sh started the stand-in Google: its URL, the key it signs push tokens
+# with, and what `wallet serve` was told to expect of a push.
+GOOGLE_URL = os.environ.get("HOSTILE_GOOGLE_URL")
+GOOGLE_PACKAGE = os.environ.get("WALLET_GOOGLE_PACKAGE_NAME", "com.example.game")
+PUSH_AUDIENCE = os.environ.get("WALLET_GOOGLE_PUSH_AUDIENCE", "")
+PUSH_ACCOUNT = os.environ.get("WALLET_GOOGLE_PUSH_SERVICE_ACCOUNT", "")
+PUSH_SUBSCRIPTION = "projects/hostile-project/subscriptions/wallet-push"
+GOOGLE = bool(HAVE_CRYPTO and GOOGLE_URL and os.environ.get("HOSTILE_GOOGLE_PUSH_KEY"))
+if GOOGLE:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import google_standin
+
+    GOOGLE_PUSH_KEY = google_standin.load_push_key(os.environ["HOSTILE_GOOGLE_PUSH_KEY"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,6 +384,8 @@ def check(cls, sent, response, error, allowed=None, codes=None, no_answer_ok=Fal
             R.fail(cls, sent, "-", "", f"no answer ({error})")
         return None
     status = response.status
+    if TRACE:
+        TRACE.write(f"{cls} | {short(sent, 150)} | {status} {response.excerpt()[:100]}\n")
     good = True
     # No X-Request-Id: the HTTP layer refused the request before the application saw it (a
     # header or target its parser rejects). Only the 5xx rule applies; a 4xx counts as a refusal.
@@ -532,6 +557,56 @@ def notification_payload(signed_date_literal, notification_type="TEST", signed_t
 
 
 # ---------------------------------------------------------------------------------------------
+# Google Play helpers: Pub/Sub pushes and their tokens
+
+_push_token = []
+
+
+def google_push_token(forgery=None):
+    """Pub/Sub's OIDC token for the wallet's push subscription (minted again every ten minutes,
+    so that a long run never sends an expired one), or a forgery of it."""
+    if forgery is None:
+        if not _push_token or time.monotonic() - _push_token[1] > 600:
+            _push_token[:] = [google_standin.push_token(GOOGLE_PUSH_KEY, audience=PUSH_AUDIENCE, email=PUSH_ACCOUNT), time.monotonic()]
+        return _push_token[0]
+    return google_standin.push_token(GOOGLE_PUSH_KEY, forgery, audience=PUSH_AUDIENCE, email=PUSH_ACCOUNT)
+
+
+def rtdn(event=None, package=None):
+    """A Real-time developer notification's JSON (a test notification unless `event` says).
+    No eventTimeMillis: a void push must not claim to be newer than the voids the stand-in lists."""
+    notification = {"version": "1.0", "packageName": package or GOOGLE_PACKAGE}
+    notification.update(event if event is not None else {"testNotification": {"version": "1.0"}})
+    return jdump(notification)
+
+
+def void_event(token, refund_type=1, quantity=None):
+    void = {"purchaseToken": token, "orderId": "GPA." + token, "productType": 2, "refundType": refund_type}
+    if quantity is not None:
+        void["voidedQuantity"] = quantity
+    return {"voidedPurchaseNotification": void}
+
+
+def push_body(notification=None, message_id=None, data=None):
+    """Pub/Sub's push envelope around the base64 of `notification` (raw `data` if given)."""
+    if data is None:
+        data = base64.b64encode(notification if notification is not None else rtdn()).decode()
+    message = {"data": data, "messageId": "hostile-" + uuid.uuid4().hex[:16] if message_id is None else message_id, "publishTime": "2026-11-22T10:00:00.000Z"}
+    return jdump({"message": message, "subscription": PUSH_SUBSCRIPTION})
+
+
+def push(body, token="valid"):
+    """POST /v1/notifications/google: with Google's token, another token (a string), or none."""
+    headers = [] if token is None else [("Authorization", "Bearer " + (google_push_token() if token == "valid" else token))]
+    return request("POST", "/v1/notifications/google", body=body, headers=headers)
+
+
+def google_body(player, token=None, product=None):
+    """A redemption's body: a fresh purchase of PRODUCT unless said."""
+    return {"player_id": player, "product_id": PRODUCT if product is None else product, "purchase_token": "ok-" + uuid.uuid4().hex if token is None else token}
+
+
+# ---------------------------------------------------------------------------------------------
 # Class 1: JSON bodies
 
 ROUTES = None
@@ -547,14 +622,33 @@ def json_routes():
         ("refund", "POST", "/v1/refunds", SERVICE, {"store": "apple", "store_transaction_id": "hostile-no-such-purchase", "policy": "floor"}, "percentage", "store_transaction_id", False),
         ("notification", "POST", "/v1/notifications/apple", None, {"signedPayload": "a.b.c"}, None, "signedPayload", True),
         ("product", "PUT", "/v1/products/com.example.game.fuzzproduct", ADMIN, {"credits": 1}, "credits", "currency", False),
-    ]
+    ] + ([
+        ("google-purchase", "POST", "/v1/purchases/google", SERVICE, {"player_id": "p1", "product_id": PRODUCT, "purchase_token": None}, None, "purchase_token", False),
+        # The body is Pub/Sub's `message` object (send_body wraps it in the envelope), so that the
+        # malformations reach what the wallet reads; the push carries Google's token.
+        ("google-push", "POST", "/v1/notifications/google", None, {"messageId": None, "data": base64.b64encode(rtdn()).decode()}, None, "messageId", False),
+    ] if GOOGLE else [])
+
+
+# Fields left None in a route's body get a fresh value for each request: a new purchase each time.
+FRESH = {"store_transaction_id": lambda rng: idem(rng), "purchase_token": lambda rng: "ok-" + idem(rng), "messageId": lambda rng: idem(rng)}
 
 
 def fresh_fields(route, rng):
     fields = dict(route[4])
-    if "store_transaction_id" in fields and fields["store_transaction_id"] is None:
-        fields["store_transaction_id"] = idem(rng)
+    for name, value in fields.items():
+        if value is None:
+            fields[name] = FRESH[name](rng)
     return fields
+
+
+def wrap_push(message):
+    return b'{"message":' + message + b',"subscription":"' + PUSH_SUBSCRIPTION.encode() + b'"}'
+
+
+def wire_size(route, body):
+    """The body's length as sent (the push's message goes inside the envelope)."""
+    return len(wrap_push(body)) if route[0] == "google-push" else len(body)
 
 
 def send_body(route, body, rng, content_type="application/json", headers=()):
@@ -562,6 +656,9 @@ def send_body(route, body, rng, content_type="application/json", headers=()):
     extra = list(headers)
     if name in ("spend", "adjust"):
         extra.append(("Idempotency-Key", idem(rng)))
+    if name == "google-push":
+        body = wrap_push(body)
+        extra.append(("Authorization", "Bearer " + google_push_token()))
     return request(method, path, key=key, body=body, content_type=content_type, headers=extra)
 
 
@@ -606,7 +703,8 @@ def class_json(deadline):
     routes = json_routes()
 
     # Controls: each route's valid body is answered as the API describes (the harness is sound).
-    controls = {"spend": {201}, "adjust": {201}, "purchase": {201}, "apple-purchase": {422}, "refund": {404, 200, 201}, "notification": {422}, "product": {200}}
+    controls = {"spend": {201}, "adjust": {201}, "purchase": {201}, "apple-purchase": {422}, "refund": {404, 200, 201}, "notification": {422}, "product": {200},
+                "google-purchase": {201}, "google-push": {200}}
     for route in routes:
         response, error = send_body(route, json.dumps(fresh_fields(route, rng)).encode(), rng)
         check(cls, f"control {route[0]} valid body", response, error, allowed=controls[route[0]])
@@ -662,7 +760,7 @@ def class_json(deadline):
             for kind in ("array", "object"):
                 text = nested(depth, kind)
                 body = with_value(route, rng, str_field, text)
-                big = len(body) > BODY_MAX
+                big = wire_size(route, body) > BODY_MAX
                 response, error = send_body(route, body, rng)
                 check(cls, f"{name} {str_field}={kind} nested {depth} deep ({len(body)} bytes)", response, error, allowed={413} if big else {400}, no_answer_ok=big)
         for depth in (65, 1000, 30000):
@@ -683,7 +781,7 @@ def class_json(deadline):
         # Huge strings, huge names.
         for size in (4097, 60000, 70000):
             body = with_value(route, rng, str_field, json.dumps("x" * size))
-            big = len(body) > BODY_MAX
+            big = wire_size(route, body) > BODY_MAX
             response, error = send_body(route, body, rng)
             check(cls, f"{name} {str_field}='x'*{size}", response, error, allowed={413} if big else refused_string, no_answer_ok=big)
         body = raw_object([("n" * 60000, "1")])
@@ -720,7 +818,9 @@ def class_json(deadline):
             check(cls, f"{name} truncated at {cut}: {short(valid[:cut].decode('utf-8', 'replace'), 40)}", response, error, allowed={400})
         for body in (b"", b" ", b"[]", b'"x"', b"1", b"null", b"true", b"{}", valid + b"x", valid + b"{}", valid.replace(b"{", b"{ \"unknown\": 1,", 1)):
             response, error = send_body(route, body, rng)
-            check(cls, f"{name} body {short(body.decode('utf-8', 'replace'), 50)}", response, error, allowed={400})
+            # Pub/Sub adds members to its message (attributes, publishTime, ...): the push takes them.
+            allowed = {200} if name == "google-push" and b'"unknown"' in body else {400}
+            check(cls, f"{name} body {short(body.decode('utf-8', 'replace'), 50)}", response, error, allowed=allowed)
         response, error = send_body(route, with_value(route, rng, first, "null"), rng)
         check(cls, f"{name} {first}=null", response, error, allowed={400})
 
@@ -832,6 +932,11 @@ def is_normalization_trap(player, victim):
 def class_identifiers(deadline):
     cls = "2-ids"
     rng = random.Random(SEED)
+    # A Google purchase of Kate's, which no look-alike may replay.
+    kate_google_token = "ok-kate-" + idem(rng)
+    if GOOGLE:
+        response, error = request("POST", "/v1/purchases/google", key=SERVICE, body=google_body("Kate", kate_google_token))
+        check(cls, "control: Kate's Google purchase redeemed by the service", response, error, allowed={201})
     before = {victim: balance_of(victim) for victim in VICTIMS}
     if before["Kate"] is None:
         R.fail(cls, "GET /v1/wallets/Kate", "-", str(before), "cannot read the victim's balance (harness)")
@@ -868,6 +973,9 @@ def class_identifiers(deadline):
             check(cls, f"{label}: token sub={short(player, 30)} {method} /v1/wallets/{victim}{suffix}", response, error, allowed={400, 401, 403}, why_allowed=why)
         response, error = request("POST", "/v1/purchases/apple", key=look_token, body={"player_id": victim, "signed_transaction": "a.b.c"})
         check(cls, f"{label}: token sub={short(player, 30)} redeems into {victim}", response, error, allowed={400, 401, 403}, why_allowed=why)
+        if GOOGLE:
+            response, error = request("POST", "/v1/purchases/google", key=look_token, body=google_body(victim))
+            check(cls, f"{label}: token sub={short(player, 30)} redeems a Google purchase into {victim}", response, error, allowed={400, 401, 403}, why_allowed=why)
         # (b) the victim's token on the look-alike's wallet
         for method, suffix, body in (("GET", "", None), ("POST", "/spend", {"amount": 1})):
             headers = [("Idempotency-Key", idem(rng))] if body else []
@@ -875,6 +983,9 @@ def class_identifiers(deadline):
             check(cls, f"{label}: {victim}'s token {method} /v1/wallets/{segment}{suffix}", response, error, allowed=refused, why_allowed=why)
         response, error = request("POST", "/v1/purchases/apple", key=victim_token, body={"player_id": player, "signed_transaction": "a.b.c"})
         check(cls, f"{label}: {victim}'s token redeems into {short(player, 30)}", response, error, allowed={400, 401, 403}, why_allowed=why)
+        if GOOGLE:
+            response, error = request("POST", "/v1/purchases/google", key=victim_token, body=google_body(player))
+            check(cls, f"{label}: {victim}'s token redeems a Google purchase into {short(player, 30)}", response, error, allowed={400, 401, 403}, why_allowed=why)
         # (c) the look-alike's own token on its own wallet, and a service key on it
         own_allowed = {400, 401, 403, 404} if trap else None
         own_why = "4xx: an id that normalises to another, or holds invisible/bidi/control characters or path syntax, must be refused"
@@ -906,6 +1017,13 @@ def class_identifiers(deadline):
             body={"player_id": player, "store": "apple", "store_transaction_id": "hostile-seed-" + ("cafe" if victim == CAFE else victim), "product_id": PRODUCT, "quantity": 100})
         check(cls, f"{label}: replay of {victim}'s grant for player_id={short(player, 30)}", response, error, allowed={400, 409},
               why_allowed="400/409: another player's store transaction is never replayed for a look-alike")
+        if GOOGLE:
+            response, error = request("POST", "/v1/purchases/google", key=SERVICE, body=google_body(player))
+            check(cls, f"{label}: Google purchase for player_id={short(player, 30)}", response, error, allowed=(own_allowed and {400} or {201, 400}), why_allowed=own_why)
+            if victim == "Kate":
+                response, error = request("POST", "/v1/purchases/google", key=SERVICE, body=google_body(player, kate_google_token))
+                check(cls, f"{label}: Kate's Google purchase for player_id={short(player, 30)}", response, error, allowed={400, 409},
+                      why_allowed="400/409: a purchase token credits one player for ever")
 
     for label, segment, player, victim in lookalikes():
         if time.monotonic() > HARD_DEADLINE:
@@ -960,6 +1078,9 @@ def class_identifiers(deadline):
         elif route == 2:
             response, error = request("POST", f"/v1/wallets/{segment}/spend", key=token_for(victim), body={"amount": 1}, headers=[("Idempotency-Key", idem(rng))])
             check(cls, f"random: {victim}'s token spends from {short(player, 30)}", response, error, allowed={400, 401, 403, 404})
+        elif GOOGLE and rng.random() < 0.5:
+            response, error = request("POST", "/v1/purchases/google", key=token_for(player), body=google_body(victim))
+            check(cls, f"random: token sub={short(player, 30)} redeems a Google purchase into {victim}", response, error, allowed={400, 401, 403})
         else:
             response, error = request("POST", "/v1/purchases/apple", key=token_for(player), body={"player_id": victim, "signed_transaction": "a.b.c"})
             check(cls, f"random: token sub={short(player, 30)} redeems into {victim}", response, error, allowed={400, 401, 403})
@@ -1587,6 +1708,319 @@ def class_queries(deadline):
 
 
 # ---------------------------------------------------------------------------------------------
+# Class 7: Google Play
+
+
+def class_google(deadline):
+    cls = "7-google"
+    rng = random.Random(SEED)
+    if not GOOGLE:
+        print("hostile: Google Play is not configured (no stand-in Google); class 7 is skipped", flush=True)
+        return 0
+    victim = "g_victim"
+
+    def idem(rng):
+        # Class 1 draws its message ids from the same seed: these must not meet them.
+        return "hostile-g7-%016x" % rng.getrandbits(64)
+
+    def outcome(response):
+        try:
+            answer = json.loads(response.body)
+        except ValueError:
+            return {}
+        return answer if isinstance(answer, dict) else {}
+
+    def expect(label, response, key, wanted):
+        """The answer's JSON member `key` must be `wanted` (one of them, for a set)."""
+        if response is None or response.status >= 300:
+            return
+        got = outcome(response).get(key)
+        if got in (wanted if isinstance(wanted, set) else {wanted}):
+            R.ok(cls)
+        else:
+            R.fail(cls, label, response.status, response.excerpt(), f"expected {key} {wanted!r}, not {got!r}")
+
+    def balance_is(label, player, wanted):
+        got = balance_of(player)
+        if got == wanted:
+            R.ok(cls)
+        else:
+            R.fail(cls, label, "-", f"balance of {player}: {got}", f"expected {wanted}")
+
+    def unreadable(label, body):
+        """Data the wallet cannot read under Google's token: 400, or recorded once as invalid."""
+        response, error = push(body)
+        check(cls, label, response, error, allowed={200, 400}, why_allowed="400, or 200 with the push recorded invalid")
+        expect(label, response, "outcome", "invalid")
+
+    # The purchases a believed forgery would take back: ok-void-1 and ok-void-2 are voided at Google.
+    for token in ("ok-void-1", "ok-void-2"):
+        response, error = request("POST", "/v1/purchases/google", key=SERVICE, body=google_body(victim, token))
+        check(cls, f"control: {token} redeemed for {victim} by the service", response, error, allowed={201})
+    held = balance_of(victim)
+
+    # Controls: Google's token, a test notification; the same message id again is a replay,
+    # whatever its data says.
+    message_id = idem(rng)
+    response, error = push(push_body(message_id=message_id))
+    check(cls, "control: a test push with Google's token", response, error, allowed={200})
+    expect("control: a test push", response, "replayed", False)
+    expect("control: a test push", response, "outcome", "recorded")
+    response, error = push(push_body(message_id=message_id))
+    check(cls, "the same push again", response, error, allowed={200})
+    expect("the same push again", response, "replayed", True)
+    response, error = push(push_body(rtdn(void_event("ok-void-1")), message_id=message_id))
+    check(cls, "a void under the test push's message id", response, error, allowed={200})
+    expect("a void under the test push's message id", response, "replayed", True)
+    balance_is("after a void sent under a used message id", victim, held)
+
+    # Forged tokens, each on a void that would take 5 credits: 401 `unauthorized`, nothing recorded.
+    void_1 = rtdn(void_event("ok-void-1"))
+    forged = {forgery: google_push_token(forgery) for forgery in google_standin.FORGERIES}
+    valid = google_push_token()
+    head, claims, signature = valid.split(".")
+    forged.update({
+        "no Authorization header": None,
+        "Bearer alone": "",
+        "garbage": "garbage",
+        "three dots": "...",
+        "valid token with a space inside": head + "." + claims + " ." + signature,
+        "valid token's header and claims, no signature": head + "." + claims,
+        "valid token twice": valid + "." + valid,
+        "valid token, claims re-encoded with padding": head + "." + claims + "==." + signature,
+        "player's wallet JWT": token_for(victim),
+        "service key": SERVICE,
+        "admin key": ADMIN,
+        "9000-byte token": "a" * 9000,
+        "claims nested 2000 deep, signed by Google's key": "",
+    })
+    nested_claims = b'{"aud":' + b"[" * 2000 + b"]" * 2000 + b"}"
+    nested_input = b64u(jdump({"alg": "RS256", "kid": google_standin.PUSH_KID, "typ": "JWT"})) + "." + b64u(nested_claims)
+    forged["claims nested 2000 deep, signed by Google's key"] = nested_input + "." + b64u(
+        GOOGLE_PUSH_KEY.sign(nested_input.encode(), rsa_padding.PKCS1v15(), hashes.SHA256()))
+    forged_ids = []
+    for label, token in forged.items():
+        forged_ids.append(idem(rng))
+        response, error = push(push_body(void_1, forged_ids[-1]), token=token)
+        check(cls, f"push with a forged token ({label})", response, error, allowed={401}, codes={"unauthorized"})
+    response, error = request("POST", "/v1/notifications/google", body=push_body(void_1, idem(rng)), headers=[("Authorization", "Basic " + base64.b64encode(b"pubsub:x").decode())])
+    check(cls, "push with Basic credentials", response, error, allowed={401}, codes={"unauthorized"})
+    balance_is("after the forged pushes", victim, held)
+    # None of them was recorded: their message ids are still free.
+    for message_id in forged_ids:
+        response, error = push(push_body(message_id=message_id))
+        check(cls, "a test push under a forged push's message id", response, error, allowed={200})
+        expect("a test push under a forged push's message id", response, "replayed", False)
+
+    # Malformed pushes under Google's token: 400 (413 over 64 KiB); unreadable notification data
+    # may also be recorded once as invalid, so that Pub/Sub stops delivering it.
+    def message(data=None, message_id=None, **members):
+        body = {"data": data if data is not None else base64.b64encode(rtdn()).decode(), "messageId": idem(rng) if message_id is None else message_id}
+        body.update(members)
+        return body
+
+    envelopes = [
+        ("no message", jdump({"subscription": PUSH_SUBSCRIPTION}), {400}),
+        ("message a string", jdump({"message": "x"}), {400}),
+        ("message an array", jdump({"message": [message()]}), {400}),
+        ("no messageId", jdump({"message": {"data": message()["data"]}}), {400}),
+        ("messageId a number", jdump({"message": message(message_id=7)}), {400}),
+        ("messageId empty", jdump({"message": message(message_id="")}), {400}),
+        ("messageId of 65 characters", jdump({"message": message(message_id="m" * 65)}), {400}),
+        ("messageId with NUL", jdump({"message": message(message_id="m\u0000")}), {400}),
+        ("messageId with a newline", jdump({"message": message(message_id="m\nn")}), {400}),
+        ("messageId non-ASCII", jdump({"message": message(message_id="m\u00e9")}), {200, 400}),
+        ("no data", jdump({"message": {"messageId": idem(rng)}}), {400}),
+        ("data a number", jdump({"message": message(data=1)}), {400}),
+        ("data null", jdump({"message": message(data=None) | {"data": None}}), {400}),
+        ("data not base64", jdump({"message": message(data="!!!!")}), {400}),
+        ("data base64 with a newline", jdump({"message": message(data=base64.encodebytes(rtdn() * 3).decode())}), {200, 400}),
+        ("a test notification padded to 16 KiB", jdump({"message": message(data=base64.b64encode(rtdn() + b" " * (16384 - len(rtdn()))).decode())}), {200}),
+        ("a test notification padded to 20 KiB", jdump({"message": message(data=base64.b64encode(rtdn() + b" " * (20480 - len(rtdn()))).decode())}), {400}),
+        ("data of 40 KiB", jdump({"message": message(data=base64.b64encode(b"x" * 40000).decode())}), {400}),
+        ("data of 60 KB of base64", jdump({"message": message(data="A" * 60000)}), {400}),
+        ("body of 80 KB", jdump({"message": message(data="A" * 80000)}), {413}),
+        ("envelope nested 10,000 deep", b'{"message":' + b"[" * 10000 + b"]" * 10000 + b"}", {400}),
+        ("message nested 100 deep in attributes", jdump({"message": message(attributes=json.loads('{"a":' * 100 + "1" + "}" * 100))}), {400}),
+        ("duplicate message", b'{"message":' + jdump(message()) + b',"message":' + jdump(message()) + b"}", {400}),
+        ("duplicate messageId", b'{"message":{"data":"' + base64.b64encode(rtdn()) + b'","messageId":"a1","messageId":"a2"}}', {400}),
+        ("duplicate data (void, then test)", b'{"message":{"messageId":"' + idem(rng).encode() + b'","data":"' + base64.b64encode(void_1) + b'","data":"' + base64.b64encode(rtdn()) + b'"}}', {400}),
+        ("body an array", b"[" + push_body() + b"]", {400}),
+        ("empty body", b"", {400}),
+    ]
+    for label, body, allowed in envelopes:
+        response, error = push(body)
+        check(cls, f"push: {label}", response, error, allowed=allowed, no_answer_ok=len(body) > BODY_MAX)
+    for label, data in (
+        ("not JSON", b"\xff\xfe not json"),
+        ("empty", b""),
+        ("a JSON array", b"[]"),
+        ("nested 8,000 deep", b'{"packageName":"' + GOOGLE_PACKAGE.encode() + b'","x":' + b"[" * 4000 + b"]" * 4000 + b"}"),
+        ("no packageName", jdump({"version": "1.0", "testNotification": {}})),
+        ("packageName a number", jdump({"version": "1.0", "packageName": 1, "testNotification": {}})),
+        ("duplicate packageName", b'{"packageName":"com.other.game","packageName":"' + GOOGLE_PACKAGE.encode() + b'",' + void_1[1:]),
+        ("lone surrogate in packageName", b'{"packageName":"\\ud800","testNotification":{}}'),
+        ("void of token ../../voidedpurchases", rtdn(void_event("../../voidedpurchases"))),
+        ("void of token ok-void-1/../ok-void-2", rtdn(void_event("ok-void-1/../ok-void-2"))),
+        ("void of token ok-void-1%2F..", rtdn(void_event("ok-void-1%2F.."))),
+        ("void of token ..", rtdn(void_event(".."))),
+        ("void of token ok-void-1:consume", rtdn(void_event("ok-void-1:consume"))),
+        ("void of token with a query", rtdn(void_event("ok-void-1?token=x"))),
+        ("void of an empty token", rtdn(void_event(""))),
+        ("void of a token of 300 bytes", rtdn(void_event("ok-" + "v" * 297))),
+        ("void of a token that is a number", rtdn({"voidedPurchaseNotification": {"purchaseToken": 7, "productType": 2, "refundType": 1}})),
+        ("purchase of sku ../x", rtdn({"oneTimeProductNotification": {"version": "1.0", "notificationType": 1, "purchaseToken": "ok-" + idem(rng), "sku": "../x"}})),
+        ("purchase with no sku", rtdn({"oneTimeProductNotification": {"version": "1.0", "notificationType": 1, "purchaseToken": "ok-" + idem(rng)}})),
+    ):
+        unreadable(f"push whose data is {label}", push_body(data=base64.b64encode(data).decode()))
+    balance_is("after the malformed pushes", victim, held)
+
+    # Readable pushes that move nothing: another app's void, a subscription's, a test.
+    for label, data, wanted in (
+        ("another package's void of ok-void-1", rtdn(void_event("ok-void-1"), package="com.other.game"), "invalid"),
+        ("a look-alike package's void (\u212a)", rtdn(void_event("ok-void-1"), package="com.example.game\u212a"), {"invalid"}),
+        ("a subscription's void", rtdn({"voidedPurchaseNotification": {"purchaseToken": "ok-void-1", "productType": 1, "refundType": 1}}), "recorded"),
+        ("a subscription notification", rtdn({"subscriptionNotification": {"version": "1.0", "notificationType": 4, "purchaseToken": "ok-sub", "subscriptionId": "s"}}), "recorded"),
+        ("a canceled pending purchase", rtdn({"oneTimeProductNotification": {"version": "1.0", "notificationType": 2, "purchaseToken": "ok-void-1", "sku": PRODUCT}}), "recorded"),
+        ("a purchase completed, of no bound player", rtdn({"oneTimeProductNotification": {"version": "1.0", "notificationType": 1, "purchaseToken": "ok-" + idem(rng), "sku": PRODUCT}}), "recorded"),
+        ("a base64url test notification", None, "recorded"),
+    ):
+        body = push_body(data=b64u(rtdn() + b"  ") if data is None else base64.b64encode(data).decode())
+        response, error = push(body)
+        check(cls, f"push: {label}", response, error, allowed={200, 400} if "\u212a" in label else {200})
+        expect(f"push: {label}", response, "outcome", wanted)
+    balance_is("after pushes that move nothing", victim, held)
+
+    # The void itself, believed: it takes the purchase back once, whatever the redeliveries.
+    message_id = idem(rng)
+    response, error = push(push_body(void_1, message_id))
+    check(cls, "control: the void of ok-void-1 with Google's token", response, error, allowed={200})
+    expect("control: the void of ok-void-1", response, "outcome", "refunded")
+    balance_is("after the void of ok-void-1", victim, held - 5)
+    response, error = push(push_body(void_1, message_id))
+    check(cls, "the void of ok-void-1 delivered again", response, error, allowed={200})
+    expect("the void of ok-void-1 delivered again", response, "replayed", True)
+    response, error = push(push_body(void_1))
+    check(cls, "the void of ok-void-1 under another message id", response, error, allowed={200})
+    expect("the void of ok-void-1 under another message id", response, "outcome", {"already_applied", "superseded"})
+    response, error = push(push_body(rtdn(void_event("ok-void-2", refund_type=2, quantity=1))))
+    check(cls, "control: the partial void of ok-void-2 (its one unit)", response, error, allowed={200})
+    balance_is("after both voids", victim, held - 10)
+    # A purchase voided before anyone redeemed it never credits.
+    response, error = push(push_body(rtdn(void_event("ok-void-3"))))
+    check(cls, "the void of ok-void-3, never redeemed", response, error, allowed={200})
+    expect("the void of ok-void-3, never redeemed", response, "outcome", {"no_purchase", "recorded"})
+    response, error = request("POST", "/v1/purchases/google", key=SERVICE, body=google_body("g_late", "ok-void-3"))
+    check(cls, "ok-void-3 redeemed after its void", response, error, allowed={409, 422})
+    balance_is("after redeeming a voided purchase", "g_late", 0)
+
+    # Redemptions: into another wallet, replays, other players, path-traversal tokens.
+    own = "g_own"
+    response, error = request("POST", "/v1/purchases/google", key=token_for(own), body=google_body(own))
+    check(cls, "control: a player's token redeems into its own wallet", response, error, allowed={201, 429})
+    for label, body in (
+        ("a fresh purchase into g_victim", google_body(victim)),
+        ("g_victim's own ok-void-1 into g_victim", google_body(victim, "ok-void-1")),
+        ("a fresh purchase into p1", google_body("p1")),
+        ("a fresh purchase into G_own", google_body("G_own")),
+        ("a fresh purchase into g_own + ZWSP", google_body(own + "\u200b")),
+    ):
+        response, error = request("POST", "/v1/purchases/google", key=token_for(own), body=body)
+        check(cls, f"g_own's token redeems {label}", response, error, allowed={400, 403}, why_allowed="403 forbidden: a player token redeems into its own wallet only")
+    response, error = request("POST", "/v1/purchases/google", key=SERVICE, body=google_body(victim, "ok-void-1"))
+    check(cls, "ok-void-1 redeemed again for g_victim", response, error, allowed={201})
+    if response is not None and response.status == 201 and (response.header("idempotent-replayed") or "").lower() != "true":
+        R.fail(cls, "ok-void-1 redeemed again for g_victim", 201, response.excerpt(), "expected Idempotent-Replayed: true")
+    for label, body in (("for p1", google_body("p1", "ok-void-1")), ("as another product", google_body(victim, "ok-void-1", "com.example.game.fuzzproduct"))):
+        response, error = request("POST", "/v1/purchases/google", key=SERVICE, body=body)
+        check(cls, f"ok-void-1 redeemed {label}", response, error, allowed={409}, codes={"idempotency_key_reused"})
+    balance_is("after the replays", victim, held - 10)
+    for token, allowed in (
+        ("../../voidedpurchases", {400}), ("ok-x/../../ok-void-1", {400}), ("ok-x%2F..%2Fy", {400}), ("..", {400}), (".", {400}),
+        ("...", {422}), ("ok-..", {201}), ("ok-x:consume", {400}), ("ok-x?token=1", {400}), ("ok-x#y", {400}), ("ok-x\\..\\y", {400}),
+        (" ok-x", {400}), ("ok-x ", {400}), ("ok-\u212a", {400}), ("ok-x\u0000", {400}), ("ok-" + "t" * 253, {400}), ("", {400}),
+    ):
+        response, error = request("POST", "/v1/purchases/google", key=SERVICE, body=google_body("g_paths", token))
+        check(cls, f"purchase token {short(token, 40)!r}", response, error, allowed=allowed)
+    for product in ("../x", "com.example.game.consume5credits/../y", "com.example.game.consume5credits%2F..", "..", "", "x" * 256):
+        response, error = request("POST", "/v1/purchases/google", key=SERVICE, body=google_body("g_paths", product=product))
+        check(cls, f"product id {short(product, 40)!r}", response, error, allowed={400})
+
+    # Six players race one purchase token: exactly one is credited.
+    token = "ok-race-" + idem(rng)
+    racers = [f"g_race{index}" for index in range(6)]
+    answers = {}
+
+    def redeem(player):
+        answers[player] = request("POST", "/v1/purchases/google", key=SERVICE, body=google_body(player, token))
+
+    threads = [threading.Thread(target=redeem, args=(player,)) for player in racers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for player in racers:
+        check(cls, f"race: {player} redeems {token}", *answers[player], allowed={201, 409})
+    winners = [player for player in racers if answers[player][0] is not None and answers[player][0].status == 201]
+    balances = [balance_of(player) for player in racers]
+    if len(winners) == 1 and sorted(balances) == [0] * 5 + [5]:
+        R.ok(cls)
+    else:
+        R.fail(cls, f"6 players race {token}", "-", f"201 for {winners}, balances {balances}", "expected one player credited 5, the others nothing")
+
+    # Support's lookup of an order.
+    response, error = request("GET", "/v1/google/orders/GPA.ok-void-1", key=SUPPORT)
+    check(cls, "support looks up GPA.ok-void-1", response, error, allowed={200})
+    if response is not None and response.status == 200 and victim not in response.body.decode("utf-8", "replace"):
+        R.fail(cls, "support looks up GPA.ok-void-1", 200, response.excerpt(), f"the lookup does not name {victim}")
+    response, error = request("GET", "/v1/google/orders/GPA.ok-void-1", key=SERVICE)
+    check(cls, "a service key looks up an order", response, error, allowed={403})
+    for order in ("GPA.ok-void-1%2F..%2F..", "..", "%2e%2e", "GPA.%00", "GPA.%E2%84%AA", "%ff", "G" * 300, "GPA.x%3Ftoken%3D1"):
+        response, error = request("GET", "/v1/google/orders/" + order, key=SUPPORT)
+        check(cls, f"order lookup {short(order, 40)}", response, error, allowed={200, 400, 404})
+
+    # Random pushes: a random token (Google's or a forgery) around random data.
+    datas = [rtdn(), void_1, rtdn(void_event("ok-void-2", refund_type=2, quantity=1)), rtdn(void_event("ok-void-3")),
+             rtdn(void_event("ok-unknown-" + idem(rng))), rtdn({"oneTimeProductNotification": {"version": "1.0", "notificationType": 1, "purchaseToken": "ok-" + idem(rng), "sku": PRODUCT}})]
+    forgeries = [token for token in forged.values() if token]
+    count = 0
+    while count < 1500 and time_left(deadline) > 0:
+        count += 1
+        data = bytearray(rng.choice(datas))
+        for _ in range(rng.choice([0, 0, 1, 3])):
+            data[rng.randrange(len(data))] = rng.choice(b'{}[]",:\\0a9.\xff')
+        genuine = rng.random() < 0.7
+        body = push_body(bytes(data), message_id=rng.choice([idem(rng), "hostile-random-1", "hostile-random-2"]))
+        if rng.random() < 0.2:
+            body = bytearray(body)
+            body[rng.randrange(len(body))] = rng.choice(b'{}[]",:\\0a9.\xff')
+            body = bytes(body)
+        response, error = push(body, token="valid" if genuine else rng.choice(forgeries))
+        allowed = {200, 400, 503} if genuine else {401}
+        check(cls, f"random push ({'genuine' if genuine else 'forged'}) {short(bytes(data).decode('utf-8', 'replace'), 60)}", response, error, allowed=allowed)
+    balance_is("after the random pushes", victim, held - 10)
+    return count
+
+
+def standin_report():
+    """What the stand-in Google saw that the wallet should never send it."""
+    if not GOOGLE:
+        return
+    try:
+        with urllib.request.urlopen(GOOGLE_URL + "/standin/report", timeout=5) as answer:
+            report = json.loads(answer.read())
+    except (OSError, ValueError) as error:
+        R.fail("7-google", "GET /standin/report", "-", str(error), "the stand-in Google does not answer")
+        return
+    if report.get("unexpected"):
+        for line in report["unexpected"][:10]:
+            R.fail("7-google", "the stand-in Google saw", "-", line, "the wallet sent Google what it never should")
+    else:
+        R.ok("7-google")
+    NOTES.setdefault(f"the stand-in Google answered {report.get('counts')}", "the whole run")
+
+
+# ---------------------------------------------------------------------------------------------
 # The end: stop the server, verify the ledger, report.
 
 
@@ -1615,6 +2049,7 @@ def stop_server():
 
 
 def finish(aborted=False):
+    standin_report()
     stop_server()
     try:
         result = subprocess.run([WALLET, "verify"], capture_output=True, text=True, timeout=60)
@@ -1654,8 +2089,9 @@ def main():
         print("hostile: the server does not answer /healthz", flush=True)
         R.fail("setup", "GET /healthz", "-", log_tail(), "server not up")
         finish(aborted=True)
-    shares = [("1 JSON bodies", class_json, 0.25), ("2 identifiers", class_identifiers, 0.15), ("3 player JWTs", class_jwt, 0.12),
-              ("4 Apple JWS", class_apple, 0.15), ("5 HTTP framing", class_framing, 0.20), ("6 query strings", class_queries, 0.13)]
+    shares = [("1 JSON bodies", class_json, 0.24), ("2 identifiers", class_identifiers, 0.14), ("3 player JWTs", class_jwt, 0.11),
+              ("4 Apple JWS", class_apple, 0.13), ("5 HTTP framing", class_framing, 0.18), ("6 query strings", class_queries, 0.11),
+              ("7 Google Play", class_google, 0.09)]
     spent = 0.0
     for label, function, share in shares:
         spent += share

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Sends hostile traffic to the running API (Tests/Fuzz/hostile.py): malformed and ambiguous JSON,
-# look-alike player ids, forged player JWTs, forged Apple JWS, broken HTTP framing and bad query
-# strings. Starts `wallet serve` on a fresh database and a free loopback port, with player JWTs
-# (HS256) and the Apple routes configured; fails if the server dies, answers a 5xx other than
-# 503 with Retry-After, answers an error that is not a problem document with a `code`, accepts
-# what it must refuse, or leaves a ledger that `wallet verify` rejects. The server is stopped
-# however the run ends.
+# look-alike player ids, forged player JWTs, forged Apple JWS, Google Play redemptions, forged and
+# malformed Google Pub/Sub pushes, broken HTTP framing and bad query strings. Starts `wallet serve`
+# on a fresh database and a free loopback port, with player JWTs (HS256), the Apple routes and
+# Google Play (against the stand-in Google, Tests/Fuzz/google_standin.py) configured; fails if the
+# server dies, answers a 5xx other than 503 with Retry-After, answers an error that is not a
+# problem document with a `code`, accepts what it must refuse, sends Google what it never should,
+# or leaves a ledger that `wallet verify` rejects. The server and the stand-in are stopped however
+# the run ends.
 #
 # Usage: Tests/Fuzz/hostile.sh [path-to-wallet-binary]
 #   HOSTILE_SECONDS   time budget of the hostile traffic (default 120; the run takes at most ~60 s more)
 #   HOSTILE_KEEP=1    keep the temporary directory (database, server log) for inspection
+#   HOSTILE_TRACE=F   append each checked answer (class, case, status) to the file F
 #   FUZZ_DB           the database to attack, such as an empty PostgreSQL database's URL (default: a fresh SQLite file)
-# Needs python3 (3.11, standard library; `cryptography` if installed, to sign Apple-shaped JWS).
+# Needs python3 (3.11, standard library; `cryptography` if installed, to sign Apple-shaped JWS and
+# to run the stand-in Google: without it the Google routes are left unconfigured and not attacked).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,6 +25,7 @@ work=$(mktemp -d)
 export WALLET_DB="${FUZZ_DB:-$work/wallet.sqlite}"
 pid_file="$work/server.pid"
 server_log="$work/server.log"
+google_pid=""
 cleanup() {
   # The server may have been restarted by hostile.py after a crash: its pid is in the pid file.
   if [ -s "$pid_file" ]; then
@@ -30,6 +35,7 @@ cleanup() {
     kill -9 "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   fi
+  if [ -n "$google_pid" ]; then kill "$google_pid" 2>/dev/null || true; wait "$google_pid" 2>/dev/null || true; fi
   if [ "${HOSTILE_KEEP:-0}" = 1 ]; then echo "hostile: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -52,6 +58,13 @@ for player in p1 Kate "$cafe" ctl p2; do
   "$wallet" grant --player "$player" --store apple --store-transaction-id "$seed_id" --product "$product" --quantity 100 >/dev/null 2>&1 ||
     { [ "$player" = "$cafe" ] && echo "hostile: this server refuses the player id café; it is left out of the victims"; }
 done
+
+if python3 -c 'import cryptography' 2>/dev/null; then
+  . Tests/Fuzz/google_standin.sh
+  start_google_standin "$work"
+else
+  echo "hostile: \`cryptography\` is not installed; Google Play is left unconfigured and not attacked"
+fi
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 export WALLET_PLAYER_JWT_SECRET
