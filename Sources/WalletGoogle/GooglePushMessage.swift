@@ -98,14 +98,14 @@ public struct GoogleDeveloperNotification: Sendable, Equatable {
         packageName = package
         if case .string(let text)? = members["eventTimeMillis"], let millis = Int64(text), millis >= 0 { eventTimeMillis = millis }
         if case .object(let product)? = members["oneTimeProductNotification"] {
-            let token = try Self.text(product["purchaseToken"], "the purchase token")
+            let token = try Self.text(product["purchaseToken"], "purchase token")
             switch product["notificationType"] {
-            case .integer(1)?: event = .purchased(purchaseToken: token, productID: try Self.text(product["sku"], "the product id (sku)"))
+            case .integer(1)?: event = .purchased(purchaseToken: token, productID: try Self.text(product["sku"], "product id (sku)"))
             case .integer(2)?: event = .canceled(purchaseToken: token)
             default: event = .other
             }
         } else if case .object(let voided)? = members["voidedPurchaseNotification"] {
-            let token = try Self.text(voided["purchaseToken"], "the purchase token")
+            let token = try Self.text(voided["purchaseToken"], "purchase token")
             // productType 1 is a subscription, 2 a one-time product.
             event = .voided(purchaseToken: token, oneTimeProduct: voided["productType"] != .integer(1))
         } else if members["testNotification"] != nil {

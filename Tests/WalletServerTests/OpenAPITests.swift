@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import WalletApple
 import WalletCore
+@testable import WalletGoogle
 @testable import WalletServer
 import WalletTestSupport
 
@@ -247,6 +248,8 @@ struct OpenAPITests {
             schemas + "GooglePurchaseBody/properties/product_id/maxLength": identifier,
             schemas + "GooglePurchaseBody/properties/purchase_token/maxLength": identifier,
             schemas + "GooglePushBody/properties/message/properties/messageId/maxLength": 64,
+            // The base64 of the longest notification data the wallet reads.
+            schemas + "GooglePushBody/properties/message/properties/data/maxLength": Int64((GooglePushMessage.dataBytesMax + 2) / 3 * 4),
             Self.path("/v1/google/orders/{order_id}") + "/get/parameters/0/schema/maxLength": identifier,
             // The API takes whole percent; the ledger keeps thousandths of a percent.
             schemas + "RefundBody/properties/percentage/maximum": Limits.refundShareMax / 1_000,
