@@ -22,6 +22,14 @@ public struct GooglePushMessage: Sendable, Equatable {
     public init(envelope bytes: [UInt8]) throws(WalletError) {
         let envelope = try Self.object(bytes, what: "the push")
         guard case .object(let message)? = envelope["message"] else { throw .invalidRequest("the push has no message object") }
+        // What Pub/Sub sends beside the data is not used, but its types are checked, as the
+        // document states them: a push is read strictly or not at all.
+        for (name, value) in [("subscription", envelope["subscription"]), ("publishTime", message["publishTime"]), ("publish_time", message["publish_time"])] {
+            if let value, case .string = value {} else if value != nil { throw .invalidRequest("the push's \(name) must be a string") }
+        }
+        if let attributes = message["attributes"], case .object = attributes {} else if message["attributes"] != nil {
+            throw .invalidRequest("the push message's attributes must be an object")
+        }
         guard case .string(let id)? = message["messageId"] ?? message["message_id"] else { throw .invalidRequest("the push message has no messageId") }
         try Validate.visibleText(id, field: "the message id", bytesMax: 64)
         guard case .string(let data)? = message["data"] else { throw .invalidRequest("the push message has no data") }
