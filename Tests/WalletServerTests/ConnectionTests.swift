@@ -150,8 +150,9 @@ struct ConnectionTests {
             let clock = ContinuousClock()
             let opened = clock.now
             var answered = 0
-            // Requests back to back for well over twice the timeout counted from the opening.
-            while clock.now - opened < .milliseconds(2_500) {
+            // Requests back to back for well over twice the timeout counted from the opening, and at
+            // least three of them: on a loaded machine one answer alone may take the whole span.
+            while clock.now - opened < .milliseconds(2_500) || answered < 3 {
                 #expect(socket.send(healthRequest))
                 let response = await socket.readResponse(timeout: 20)
                 guard statusLine(response) == "HTTP/1.1 200 OK" else {
@@ -160,7 +161,6 @@ struct ConnectionTests {
                 }
                 answered += 1
             }
-            #expect(answered >= 2)
             let (rest, closed) = await socket.readToEnd(timeout: 20)
             #expect(closed && rest.isEmpty, "idle after its last response, the connection is closed after the request head timeout")
         }
