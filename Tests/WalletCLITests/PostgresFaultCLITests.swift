@@ -26,8 +26,10 @@ struct PostgresFaultCLITests {
         #expect(await send("POST", "\(base)/v1/wallets/p1/spend", headers: headers.merging(["Idempotency-Key": "before"]) { $1 }, body: #"{"amount": 1}"#)?.status == 201)
         try cluster.freeze()
         let spend = Task { await send("POST", "\(base)/v1/wallets/p1/spend", headers: headers, body: #"{"amount": 1}"#) }
-        // Let the spend reach the writer, which then waits on the frozen server.
-        try await Task.sleep(for: .seconds(1))
+        // Let the spend reach the writer, which then waits on the frozen server: 3 s, since under the
+        // whole suite on two cores 1 s was once not enough for the request to be sent, and the
+        // server, with nothing in flight, drained cleanly (exit 0).
+        try await Task.sleep(for: .seconds(3))
         kill(server.0.processIdentifier, SIGTERM)
         let exit = await withCheckedContinuation { (continuation: CheckedContinuation<CommandOutput?, Never>) in
             let answer = ExitWatch(continuation)
