@@ -1,4 +1,4 @@
--- CreditsWallet ledger schema, version 7.
+-- CreditsWallet ledger schema, version 8.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -31,14 +31,22 @@ CREATE TABLE accounts (
     UNIQUE (owner, currency)
 ) STRICT;
 
--- The catalog: what one unit of a store product credits.
+-- The catalog: what one unit of a store product credits, and the entitlement it grants: a
+-- consumable credits only; a non-consumable grants its entitlement for ever, a non-renewing pass
+-- for its ISO 8601 `duration`, each with credits or none (0).
 CREATE TABLE products (
     product_id TEXT PRIMARY KEY NOT NULL CHECK (length(product_id) BETWEEN 1 AND 255),
     currency TEXT NOT NULL REFERENCES currencies (code),
-    credits INTEGER NOT NULL CHECK (credits BETWEEN 1 AND 1000000000),
+    credits INTEGER NOT NULL CHECK (credits BETWEEN 0 AND 1000000000),
     store TEXT CHECK (store IS NULL OR length(store) BETWEEN 1 AND 32),
     active INTEGER NOT NULL CHECK (active IN (0, 1)),
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    type TEXT NOT NULL DEFAULT 'consumable' CHECK (type IN ('consumable', 'non_consumable', 'non_renewing')),
+    entitlement TEXT CHECK (entitlement IS NULL OR length(entitlement) BETWEEN 1 AND 64),
+    duration TEXT CHECK (duration IS NULL OR length(duration) BETWEEN 3 AND 32),
+    CHECK ((type = 'consumable') = (entitlement IS NULL)),
+    CHECK ((type = 'non_renewing') = (duration IS NOT NULL)),
+    CHECK (type <> 'consumable' OR credits >= 1)
 ) STRICT;
 
 -- One row per business event. `seq` is global and gap-free; `hash` chains every row to the one
@@ -260,6 +268,37 @@ CREATE TABLE holds (
 CREATE INDEX holds_player ON holds (player_id, hold_seq);
 CREATE INDEX holds_open_expiry ON holds (expires_at) WHERE status = 'open';
 
+-- What each player owns: the state an entitlement's items fold to (see `entitlement_items`),
+-- written in the same write as the `entitlement` transaction that changed it (`updated_seq`).
+-- `forever` for a non-consumable; otherwise owned until `expires_at` (none: not owned). The game's
+-- access check is one read of this primary key.
+CREATE TABLE entitlements (
+    player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
+    name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 64),
+    forever INTEGER NOT NULL CHECK (forever IN (0, 1)),
+    expires_at TEXT CHECK (expires_at IS NULL OR length(expires_at) = 24),
+    updated_seq INTEGER NOT NULL REFERENCES transactions (seq),
+    PRIMARY KEY (player_id, name)
+) STRICT, WITHOUT ROWID;
+
+-- What an entitlement folds: each row added by one `entitlement` transaction (`seq`): a store
+-- purchase (`purchase_seq`, at most one item each) or a support grant or extension, for a
+-- `period` or for ever, from `starts_at`; or a support revocation at `starts_at`. A refund makes
+-- a purchase's item inactive, its reversal active again; nothing is deleted.
+CREATE TABLE entitlement_items (
+    seq INTEGER PRIMARY KEY NOT NULL REFERENCES transactions (seq),
+    player_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('period', 'forever', 'revoke')),
+    starts_at TEXT NOT NULL CHECK (length(starts_at) = 24),
+    period TEXT CHECK ((kind = 'period') = (period IS NOT NULL)),
+    purchase_seq INTEGER UNIQUE REFERENCES transactions (seq),
+    active INTEGER NOT NULL CHECK (active IN (0, 1)),
+    FOREIGN KEY (player_id, name) REFERENCES entitlements (player_id, name)
+) STRICT;
+
+CREATE INDEX entitlement_items_owner ON entitlement_items (player_id, name, seq);
+
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
 CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
 BEGIN
@@ -305,4 +344,4 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;

@@ -110,10 +110,7 @@ extension ApplePurchases {
         var refused: [StoreTransactionRefusal] = []
         for transaction in transactions {
             do {
-                requests.append(
-                    GrantRequest(
-                        playerID: playerID, store: "apple", storeTransactionID: transaction.transactionId, productID: transaction.productId,
-                        quantity: transaction.quantity, actor: actor, accountToken: try accountToken(of: transaction, playerID: playerID)))
+                requests.append(try grantRequest(for: transaction, playerID: playerID, actor: actor))
             } catch {
                 refused.append(StoreTransactionRefusal(storeTransactionID: transaction.transactionId, error))
             }

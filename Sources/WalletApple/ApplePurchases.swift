@@ -21,9 +21,29 @@ public struct ApplePurchases: Sendable {
     /// Verifies `signedTransaction` and credits `credits × quantity` of its product to the player.
     public func redeem(playerID: PlayerID, signedTransaction: String, actor: String) async throws(WalletError) -> MutationResult {
         let transaction = try await verifiedTransaction(signedTransaction)
-        return try await ledger.grant(
-            GrantRequest(playerID: playerID, store: "apple", storeTransactionID: transaction.transactionId, productID: transaction.productId,
-                         quantity: transaction.quantity, actor: actor, accountToken: try accountToken(of: transaction, playerID: playerID)))
+        return try await ledger.grant(try grantRequest(for: transaction, playerID: playerID, actor: actor))
+    }
+
+    /// The ledger's grant of an accepted transaction: keyed by its transaction id, or for a
+    /// non-consumable by its original transaction id (a restore carries a new id of the same
+    /// purchase), with the type Apple states and its purchase date. Every Apple credit (StoreKit
+    /// 2, receipts, restores, order credits) is made here.
+    func grantRequest(for transaction: AppleTransaction, playerID: PlayerID, actor: String) throws(WalletError) -> GrantRequest {
+        let type = try ProductType(appleType: transaction.type)
+        var purchasedAt: String?
+        if let purchaseDate = transaction.purchaseDate {
+            guard Timestamp.millisecondsRange.contains(purchaseDate) else { throw .purchaseInvalid("the purchase date is out of range") }
+            purchasedAt = Timestamp.format(milliseconds: purchaseDate)
+        }
+        return GrantRequest(
+            playerID: playerID, store: "apple", storeTransactionID: Self.ledgerKey(of: transaction, type: type), productID: transaction.productId,
+            quantity: transaction.quantity, actor: actor, accountToken: try accountToken(of: transaction, playerID: playerID), productType: type,
+            purchasedAt: purchasedAt)
+    }
+
+    /// The store transaction id the ledger keys a transaction by.
+    static func ledgerKey(of transaction: AppleTransaction, type: ProductType) -> String {
+        type.isKeyedByOriginalTransaction ? transaction.originalTransactionId ?? transaction.transactionId : transaction.transactionId
     }
 
     /// The transaction's `appAccountToken` in lowercase, which the ledger binds to the player it
@@ -45,7 +65,7 @@ public struct ApplePurchases: Sendable {
         guard let environment = AppleConfiguration.Environment(rawValue: transaction.environment), configuration.environments.contains(environment) else {
             throw .purchaseInvalid("the \(transaction.environment.prefix(40)) environment is not accepted by this wallet")
         }
-        guard transaction.type == "Consumable" else { throw .purchaseInvalid("the product type is \(transaction.type.prefix(40)), not Consumable") }
+        _ = try ProductType(appleType: transaction.type)
         guard transaction.revocationDate == nil else { throw .purchaseInvalid("the transaction was revoked (refunded)") }
         guard transaction.quantity >= 1 else { throw .purchaseInvalid("the quantity must be at least 1") }
         return transaction

@@ -95,6 +95,8 @@ public struct AppleTransaction: Decodable, Sendable, Equatable {
     public var environment: String
     /// Milliseconds since 1970, like every Apple date.
     public var signedDate: Int64
+    /// When the customer bought it (a pass's period starts then).
+    public var purchaseDate: Int64?
     public var revocationDate: Int64?
     /// Thousandths of a percent refunded, e.g. 50000 for half.
     public var revocationPercentage: Int64?

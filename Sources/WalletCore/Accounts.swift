@@ -41,6 +41,8 @@ public enum SystemAccount: Sendable, Hashable {
     case refunds
     /// Credits that expired unspent (breakage).
     case expired
+    /// The other side of an entitlement change, which moves no credits: always zero.
+    case entitlements
 
     public var text: String {
         switch self {
@@ -51,6 +53,7 @@ public enum SystemAccount: Sendable, Hashable {
         case .adjustments: "@adjustments"
         case .refunds: "@refunds"
         case .expired: "@expired"
+        case .entitlements: "@entitlements"
         }
     }
 }

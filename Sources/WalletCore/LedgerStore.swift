@@ -35,6 +35,8 @@ public protocol LedgerWriting: Sendable {
     /// Applies a verified store notification once (by its UUID): its ledger effect and its record
     /// are one write. A notification about a purchase the wallet never credited is recorded.
     func recordNotification(_ notification: StoreNotification) async throws(WalletError) -> NotificationOutcome
+    /// Support's grant, revocation or extension of a player's entitlement, once under its key.
+    func changeEntitlement(_ request: EntitlementChangeRequest) async throws(WalletError) -> EntitlementChangeResult
 }
 
 /// What players, games and support read.
@@ -53,6 +55,10 @@ public protocol LedgerReading: Sendable {
     func purchase(store: String, storeTransactionID: String) async throws(WalletError) -> LedgerTransaction?
     /// Opening balance, transactions and closing balance per currency for a period.
     func statement(_ query: StatementQuery) async throws(WalletError) -> Statement
+    /// The player's entitlements by name, each with the purchases and changes behind it.
+    func entitlements(playerID: PlayerID) async throws(WalletError) -> EntitlementList
+    /// One entitlement, now: one indexed read (never owned: not active, no items).
+    func entitlement(playerID: PlayerID, name: EntitlementName) async throws(WalletError) -> Entitlement
 }
 
 /// What auditors run: the chain's check, its head, and exports.

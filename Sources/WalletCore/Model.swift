@@ -15,6 +15,10 @@ public enum TransactionKind: String, Codable, Sendable, CaseIterable {
     case capture
     /// A hold given back whole (released, or expired).
     case release
+    /// An entitlement changed (purchased, refunded, granted, revoked, extended): it moves no
+    /// credits (its two postings are zero), and its metadata records the change and the state
+    /// it leaves, which `verify` recomputes.
+    case entitlement
 }
 
 /// One leg of a ledger transaction: `amount` moved into `account` (negative: out of it).
@@ -110,7 +114,9 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
         try container.encodeIfPresent(refundOfSeq, forKey: .refundOfSeq)
         try container.encode(uncollected, forKey: .uncollected)
         // A bonus's campaign is the studio's own word for it, like support's note.
-        try container.encodeIfPresent(staff || kind != .bonus ? metadata : metadata?.removing(Self.staffMetadataMembers), forKey: .metadata)
+        // So is the reason code support gave for an entitlement change.
+        let hidden: Set<String> = kind == .bonus ? Self.staffMetadataMembers : kind == .entitlement ? EntitlementEntry.staffMembers : []
+        try container.encodeIfPresent(staff || hidden.isEmpty ? metadata : metadata?.removing(hidden), forKey: .metadata)
         // A spend's key and reason (kept as its note) are the game's own; an adjustment's key,
         // note and ticket are support's.
         if staff || kind == .spend {
@@ -184,11 +190,19 @@ public struct MutationResult: Codable, Sendable, Equatable {
     /// True when the idempotency key had already been used for this same request: nothing
     /// changed, and this is the original result.
     public var replayed: Bool
+    /// For a store purchase of a non-consumable or a pass: the entitlement it grants, as it
+    /// stands now (a replay answers today's state, not the original's).
+    public var entitlement: Entitlement?
 
-    package init(transaction: LedgerTransaction, balance: Int64, replayed: Bool) {
+    package enum CodingKeys: String, CodingKey {
+        case transaction, balance, replayed, entitlement
+    }
+
+    package init(transaction: LedgerTransaction, balance: Int64, replayed: Bool, entitlement: Entitlement? = nil) {
         self.transaction = transaction
         self.balance = balance
         self.replayed = replayed
+        self.entitlement = entitlement
     }
 }
 
@@ -201,20 +215,31 @@ public struct Product: Codable, Sendable, Equatable {
     public var store: String?
     public var active: Bool
     public var updatedAt: String
+    public var type: ProductType
+    /// What a non-consumable or a pass grants besides its credits (none for a consumable).
+    public var entitlement: String?
+    /// A pass's length, ISO 8601 (`non_renewing` only).
+    public var duration: String?
 
     package enum CodingKeys: String, CodingKey {
-        case currency, credits, store, active
+        case currency, credits, store, active, type, entitlement, duration
         case productID = "product_id"
         case updatedAt = "updated_at"
     }
 
-    package init(productID: String, currency: String, credits: Int64, store: String?, active: Bool, updatedAt: String) {
+    package init(
+        productID: String, currency: String, credits: Int64, store: String?, active: Bool, updatedAt: String, type: ProductType = .consumable,
+        entitlement: String? = nil, duration: String? = nil
+    ) {
         self.productID = productID
         self.currency = currency
         self.credits = credits
         self.store = store
         self.active = active
         self.updatedAt = updatedAt
+        self.type = type
+        self.entitlement = entitlement
+        self.duration = duration
     }
 }
 

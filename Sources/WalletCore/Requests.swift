@@ -67,11 +67,19 @@ public struct GrantRequest: LedgerMutation, Equatable {
     /// with `finishes`, the purchase is queued to be finished on the store's side. Not part of the
     /// request's identity: a replay answers the original whatever it carries.
     public var record: StorePurchaseRecord?
+    /// The product's type as the store states it (Apple's `type`), nil when it does not say
+    /// (Google Play, other stores): then the catalog's type stands. A mismatch is refused.
+    public var productType: ProductType?
+    /// When the customer bought it, as the store states it (a ledger timestamp): a pass's period
+    /// starts then, not when the wallet heard of it. Nil: now. Not part of the request's identity.
+    public var purchasedAt: String?
 
     public init(
         playerID: PlayerID, store: String, storeTransactionID: String, productID: String, quantity: Int64 = 1, actor: String,
-        accountToken: String? = nil, record: StorePurchaseRecord? = nil
+        accountToken: String? = nil, record: StorePurchaseRecord? = nil, productType: ProductType? = nil, purchasedAt: String? = nil
     ) {
+        self.productType = productType
+        self.purchasedAt = purchasedAt
         self.record = record
         self.playerID = playerID
         self.store = store
@@ -94,6 +102,7 @@ public struct GrantRequest: LedgerMutation, Equatable {
             throw .invalidRequest("an account token must be a UUID in lowercase")
         }
         try record?.validate()
+        if let purchasedAt { _ = try Timestamp.parse(purchasedAt, field: "purchase date") }
     }
 
     /// Keyed by the store transaction, globally.
@@ -350,22 +359,47 @@ public struct ProductUpdate: Sendable, Equatable {
     public var currency: String
     public var store: String?
     public var active: Bool
+    public var type: ProductType
+    /// What a non-consumable or a pass grants besides its credits.
+    public var entitlement: EntitlementName?
+    /// A pass's length (`non_renewing` only).
+    public var duration: PassDuration?
 
-    public init(productID: String, credits: Int64, currency: String = defaultCurrency, store: String? = nil, active: Bool = true) {
+    public init(
+        productID: String, credits: Int64, currency: String = defaultCurrency, store: String? = nil, active: Bool = true, type: ProductType = .consumable,
+        entitlement: EntitlementName? = nil, duration: PassDuration? = nil
+    ) {
         self.productID = productID
         self.credits = credits
         self.currency = currency
         self.store = store
         self.active = active
+        self.type = type
+        self.entitlement = entitlement
+        self.duration = duration
     }
 
+    /// A consumable grants credits only; a non-consumable an entitlement for ever, and credits
+    /// if any (a starter pack); a pass an entitlement for its duration, and credits if any.
     package func validate() throws(WalletError) {
         try Validate.asciiIdentifier(productID, field: "product id")
-        guard (1...Limits.productCreditsMax).contains(credits) else {
-            throw .invalidRequest("credits must be between 1 and \(Limits.productCreditsMax)")
+        let creditsMin: Int64 = type == .consumable ? 1 : 0
+        guard (creditsMin...Limits.productCreditsMax).contains(credits) else {
+            throw .invalidRequest("credits must be between \(creditsMin) and \(Limits.productCreditsMax) for a \(type.rawValue) product")
         }
         try Validate.currency(currency)
         if let store { try Validate.store(store) }
+        switch type {
+        case .consumable:
+            guard entitlement == nil, duration == nil else {
+                throw .invalidRequest("a consumable grants credits only: an entitlement needs type non_consumable or non_renewing")
+            }
+        case .nonConsumable:
+            guard entitlement != nil else { throw .invalidRequest("a non_consumable product needs an entitlement") }
+            guard duration == nil else { throw .invalidRequest("a non_consumable product is owned for ever and takes no duration") }
+        case .nonRenewing:
+            guard entitlement != nil, duration != nil else { throw .invalidRequest("a non_renewing product needs an entitlement and a duration") }
+        }
     }
 }
 

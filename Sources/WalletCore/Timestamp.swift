@@ -135,6 +135,32 @@ extension Timestamp {
         return era * 146_097 + dayOfEra - 719_468
     }
 
+    /// `milliseconds` since 1970 moved by whole calendar months, then days, in UTC: a month
+    /// later than January 31 is the last day of February (the day clamped to the month's length),
+    /// the time of day kept. Nil when the result leaves `millisecondsRange`.
+    package static func adding(months: Int64, days: Int64, to milliseconds: Int64) -> Int64? {
+        let dayMilliseconds: Int64 = 86_400_000
+        let day = milliseconds >= 0 ? milliseconds / dayMilliseconds : (milliseconds - dayMilliseconds + 1) / dayMilliseconds
+        let timeOfDay = milliseconds - day * dayMilliseconds
+        // Howard Hinnant's `civil_from_days`.
+        let shifted = day + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let dayOfMonth = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let monthsSinceYearZero = year * 12 + (month - 1) + months
+        let newYear = monthsSinceYearZero >= 0 ? monthsSinceYearZero / 12 : (monthsSinceYearZero - 11) / 12
+        let newMonth = monthsSinceYearZero - newYear * 12 + 1
+        guard (1...9999).contains(newYear) else { return nil }
+        let newDay = min(dayOfMonth, daysIn(month: newMonth, year: newYear))
+        let result = (daysSince1970(year: newYear, month: newMonth, day: newDay) + days) * dayMilliseconds + timeOfDay
+        return millisecondsRange.contains(result) ? result : nil
+    }
+
     /// Reads ASCII digits and punctuation off a byte string.
     private struct DigitReader {
         let bytes: [UInt8]

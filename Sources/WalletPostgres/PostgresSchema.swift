@@ -7,7 +7,7 @@ import WalletSQL
 /// do, so both stores order accounts, postings and exports alike, and so hash alike.
 enum PostgresSchema {
     /// The version in `wallet_schema` this build writes and understands.
-    static let version = 5
+    static let version = 6
 
     /// Versions as `SchemaMigrator` runs them: `statements` create the latest schema in an empty
     /// database; each later version adds a migration here, made of statements `statements` holds.
@@ -44,6 +44,8 @@ enum PostgresSchema {
                 ]),
             // Version 4 kept no store purchase records and no outbox of purchases to finish.
             SchemaMigrator.Migration(version: 5, statements: storePurchases),
+            // Version 5 sold consumables only and kept no entitlements.
+            SchemaMigrator.Migration(version: 6, statements: productTypes + entitlements),
         ],
         everyOpen: [SchemaMigrator.transactionKindRows],
         name: "the PostgreSQL database")
@@ -95,6 +97,7 @@ enum PostgresSchema {
             updated_at TEXT COLLATE "C" NOT NULL
         )
         """,
+    ] + productTypes + [
         """
         CREATE TABLE transactions (
             seq BIGINT PRIMARY KEY CHECK (seq >= 1),
@@ -188,7 +191,7 @@ enum PostgresSchema {
             PRIMARY KEY (store, token)
         )
         """,
-    ] + consumptionReplies + lotsAndHolds + storePurchases + [
+    ] + consumptionReplies + lotsAndHolds + storePurchases + entitlements + [
         // The ledger is append-only: edits, deletions and out-of-order rows are refused.
         """
         CREATE FUNCTION wallet_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -276,6 +279,50 @@ enum PostgresSchema {
         )
         """,
         "CREATE INDEX purchase_finishes_due ON purchase_finishes (next_attempt_at) WHERE status = 'pending'",
+    ]
+
+    /// What a product is and the entitlement it grants (schema.sql's `products`): version 5's
+    /// table widened in place, its rows consumables.
+    static let productTypes = [
+        "ALTER TABLE products DROP CONSTRAINT products_credits_check",
+        "ALTER TABLE products ADD CONSTRAINT products_credits_check CHECK (credits BETWEEN 0 AND 1000000000)",
+        """
+        ALTER TABLE products
+            ADD COLUMN type TEXT COLLATE "C" NOT NULL DEFAULT 'consumable' CHECK (type IN ('consumable', 'non_consumable', 'non_renewing')),
+            ADD COLUMN entitlement TEXT COLLATE "C" CHECK (entitlement IS NULL OR length(entitlement) BETWEEN 1 AND 64),
+            ADD COLUMN duration TEXT COLLATE "C" CHECK (duration IS NULL OR length(duration) BETWEEN 3 AND 32),
+            ADD CHECK ((type = 'consumable') = (entitlement IS NULL)),
+            ADD CHECK ((type = 'non_renewing') = (duration IS NOT NULL)),
+            ADD CHECK (type <> 'consumable' OR credits >= 1)
+        """,
+    ]
+
+    /// Entitlements and their items (schema.sql's `entitlements`, `entitlement_items`).
+    static let entitlements = [
+        """
+        CREATE TABLE entitlements (
+            player_id TEXT COLLATE "C" NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
+            name TEXT COLLATE "C" NOT NULL CHECK (length(name) BETWEEN 1 AND 64),
+            forever BIGINT NOT NULL CHECK (forever IN (0, 1)),
+            expires_at TEXT COLLATE "C" CHECK (expires_at IS NULL OR length(expires_at) = 24),
+            updated_seq BIGINT NOT NULL REFERENCES transactions (seq),
+            PRIMARY KEY (player_id, name)
+        )
+        """,
+        """
+        CREATE TABLE entitlement_items (
+            seq BIGINT PRIMARY KEY REFERENCES transactions (seq),
+            player_id TEXT COLLATE "C" NOT NULL,
+            name TEXT COLLATE "C" NOT NULL,
+            kind TEXT COLLATE "C" NOT NULL CHECK (kind IN ('period', 'forever', 'revoke')),
+            starts_at TEXT COLLATE "C" NOT NULL CHECK (length(starts_at) = 24),
+            period TEXT COLLATE "C" CHECK ((kind = 'period') = (period IS NOT NULL)),
+            purchase_seq BIGINT UNIQUE REFERENCES transactions (seq),
+            active BIGINT NOT NULL CHECK (active IN (0, 1)),
+            FOREIGN KEY (player_id, name) REFERENCES entitlements (player_id, name)
+        )
+        """,
+        "CREATE INDEX entitlement_items_owner ON entitlement_items (player_id, name, seq)",
     ]
 
     /// The kinds of transaction (schema.sql's `transaction_kinds`), one row per `TransactionKind`.

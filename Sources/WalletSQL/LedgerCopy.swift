@@ -75,7 +75,10 @@ extension SQLLedgerStore {
     private static let copiedTables: [CopiedTable] = [
         CopiedTable("currencies", [("code", false)]),
         CopiedTable("accounts", [("id", true), ("owner", false), ("currency", false), ("balance", true)], pageColumn: "id"),
-        CopiedTable("products", [("product_id", false), ("currency", false), ("credits", true), ("store", false), ("active", true), ("updated_at", false)]),
+        CopiedTable(
+            "products",
+            [("product_id", false), ("currency", false), ("credits", true), ("store", false), ("active", true), ("updated_at", false), ("type", false),
+             ("entitlement", false), ("duration", false)]),
         CopiedTable(
             "transactions",
             TransactionField.allCases.map { field in (field.column, field.isInteger) },
@@ -104,6 +107,14 @@ extension SQLLedgerStore {
             "holds",
             [("id", false), ("player_id", false), ("currency", false), ("amount", true), ("status", false), ("expires_at", false), ("hold_seq", true),
              ("resolved_seq", true), ("captured", true)]),
+        // States before items: each item references its entitlement.
+        CopiedTable(
+            "entitlements", [("player_id", false), ("name", false), ("forever", true), ("expires_at", false), ("updated_seq", true)]),
+        CopiedTable(
+            "entitlement_items",
+            [("seq", true), ("player_id", false), ("name", false), ("kind", false), ("starts_at", false), ("period", false), ("purchase_seq", true),
+             ("active", true)],
+            pageColumn: "seq"),
     ]
 
     /// Rows read per page of a large table: small enough that a PostgreSQL source's snapshot

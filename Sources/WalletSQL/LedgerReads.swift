@@ -9,7 +9,7 @@ enum LedgerReads {
             ?? (0, HashChain.genesis)
     }
 
-    private static let productColumns = "product_id, currency, credits, store, active, updated_at"
+    private static let productColumns = "product_id, currency, credits, store, active, updated_at, type, entitlement, duration"
 
     static func product(_ db: any SQLSession, id: String) throws -> Product? {
         try db.first("SELECT \(productColumns) FROM products WHERE product_id = ?", [.text(id)], product(from:))
@@ -20,9 +20,12 @@ enum LedgerReads {
     }
 
     private static func product(from row: any SQLRow) throws -> Product {
-        Product(
+        let typeText = try row.text(6)
+        guard let type = ProductType(rawValue: typeText) else { throw WalletError.corrupt("a product has an unknown type '\(typeText.prefix(40))'") }
+        return Product(
             productID: try row.text(0), currency: try row.text(1), credits: try row.integer(2),
-            store: try row.textOrNil(3), active: try row.integer(4) != 0, updatedAt: try row.text(5))
+            store: try row.textOrNil(3), active: try row.integer(4) != 0, updatedAt: try row.text(5), type: type, entitlement: try row.textOrNil(7),
+            duration: try row.textOrNil(8))
     }
 
     /// The purchase that credited a store transaction, if any.

@@ -10,12 +10,14 @@ enum LedgerVerifier {
 
     static func verify(_ db: any SQLSession, progress: (@Sendable (Int64) -> Void)? = nil) throws -> VerifyReport {
         var checker = ChainChecker(after: 0, hash: HashChain.genesis, unknownAccounts: .startAtZero)
+        var entitlements = EntitlementChecker()
         func failure(_ failure: ChainChecker.Failure) -> VerifyReport {
             VerifyReport(ok: false, transactions: checker.checkedCount, headHash: checker.headHash, firstBadSeq: failure.seq, problem: failure.problem)
         }
         do {
             try TransactionStream.forEach(db) { transaction in
                 try checker.check(transaction)
+                if let problem = entitlements.check(transaction) { throw ChainChecker.Failure(seq: transaction.seq, problem: problem) }
                 if checker.checkedCount % progressInterval == 0 { progress?(checker.checkedCount) }
             }
         } catch let error as ChainChecker.Failure {
@@ -23,7 +25,32 @@ enum LedgerVerifier {
         }
         if let mismatch = try firstBalanceMismatch(db, checker) { return failure(mismatch) }
         if let mismatch = try firstLotMismatch(db) { return failure(mismatch) }
+        if let mismatch = try firstEntitlementMismatch(db, entitlements) { return failure(mismatch) }
         return VerifyReport(ok: true, transactions: checker.checkedCount, headHash: checker.headHash, firstBadSeq: nil, problem: nil)
+    }
+
+    /// An entitlement whose stored state is not what its ledger entries fold to, or that the
+    /// ledger never changed, or one the ledger changed that is not stored.
+    private static func firstEntitlementMismatch(_ db: any SQLSession, _ checker: EntitlementChecker) throws -> ChainChecker.Failure? {
+        var unseen = checker.states
+        var mismatch: ChainChecker.Failure?
+        try EntitlementStorage.forEachState(db) { playerID, name, state, seq in
+            guard mismatch == nil else { return }
+            let key = EntitlementChecker.Key(player: Identifier(playerID), name: name)
+            guard let folded = unseen.removeValue(forKey: key) else {
+                mismatch = ChainChecker.Failure(seq: seq, problem: "entitlement \(name) of \(playerID.prefix(64)) is stored but no ledger entry made it")
+                return
+            }
+            if folded.state != state || folded.lastSeq != seq {
+                mismatch = ChainChecker.Failure(
+                    seq: max(seq, folded.lastSeq), problem: "entitlement \(name) of \(playerID.prefix(64)) is stored otherwise than its ledger entries leave it")
+            }
+        }
+        if let mismatch { return mismatch }
+        if let missing = unseen.min(by: { $0.value.lastSeq < $1.value.lastSeq }) {
+            return ChainChecker.Failure(seq: missing.value.lastSeq, problem: "entitlement \(missing.key.name) of \(missing.key.player.text.prefix(64)) is not stored")
+        }
+        return nil
     }
 
     /// Lots that disagree with their draws, or a wallet whose open lots do not add up to its

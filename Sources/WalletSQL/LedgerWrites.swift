@@ -11,18 +11,75 @@ import WalletCore
 enum LedgerWrites {
     static func grant(_ db: any SQLSession, _ checked: Checked<GrantRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
         let (request, key) = (checked.request, checked.key)
-        if let replay = try key.replay(db, context: context) { return replay }
+        let at = Timestamp.format(now)
+        if var replay = try key.replay(db, context: context) {
+            if let owned = try EntitlementStorage.item(db, purchaseSeq: replay.transaction.seq) {
+                let state = try EntitlementStorage.state(db, storedPlayerID: owned.playerID, name: owned.name) ?? .none
+                replay.entitlement = Entitlement(name: owned.name, state: state, at: at, items: nil)
+            }
+            return replay
+        }
         let reported = try StoreTransactionState.find(db, store: request.store, storeTransactionID: request.storeTransactionID)
         let tokenOwner = try request.accountToken.flatMap { token in try StoreAccountToken.owner(db, store: request.store, token: token) }
         let product = try LedgerReads.product(db, id: request.productID)
         let balance = try product.map { try balanceOf(db, .player(request.playerID.text), currency: $0.currency, context: context) } ?? 0
-        let plan = try Decide.grant(request, product: product, reported: reported, tokenOwner: tokenOwner, balance: balance)
-        let result = try apply(db, plan.ledger, key: key, now: now, context: &context)
+        let plan = try Decide.grant(request, product: product, reported: reported, tokenOwner: tokenOwner, balance: balance, at: at)
+        var result = try apply(db, plan.ledger, key: key, now: now, context: &context)
         if let token = plan.bindAccountToken {
             try StoreAccountToken.bind(db, store: request.store, token: token, playerID: request.playerID, seq: result.transaction.seq)
         }
         if let record = request.record { try StorePurchaseStorage.insert(db, record, purchase: result.transaction, now: now) }
+        if let grant = plan.entitlement {
+            let purchase = result.transaction
+            let changed = try changeEntitlement(
+                db, .purchase(purchase, grant), playerID: purchase.playerID, name: grant.name, actor: request.actor,
+                key: EntitlementKeys.purchase(purchase), now: now, context: &context)
+            result.entitlement = changed.entitlement
+        }
         return result
+    }
+
+    // MARK: - Entitlements
+
+    /// Applies an entitlement change of `playerID`'s (as stored) `name`: its items read,
+    /// `Decide.entitlement`, then its transaction and the tables, in the caller's write.
+    static func changeEntitlement(
+        _ db: any SQLSession, _ change: Decide.EntitlementChange, playerID: String, name: String, actor: String, key: IdempotencyKey, now: Date,
+        context: inout BatchContext
+    ) throws -> EntitlementChangeResult {
+        let at = Timestamp.format(now)
+        let items = try EntitlementStorage.items(db, storedPlayerID: playerID, name: name)
+        let balance = try balanceOf(db, .player(playerID), currency: defaultCurrency, context: context)
+        let plan = try Decide.entitlement(change, playerID: playerID, name: name, items: items, balance: balance, actor: actor, at: at)
+        let result = try apply(db, plan.ledger, key: key, now: now, context: &context)
+        try EntitlementStorage.apply(db, plan, playerID: playerID, seq: result.transaction.seq)
+        return EntitlementChangeResult(transaction: result.transaction, entitlement: Entitlement(name: name, state: plan.state, at: at, items: nil), replayed: false)
+    }
+
+    /// Support's grant, revocation or extension, under the caller's key.
+    static func changeEntitlement(_ db: any SQLSession, _ checked: Checked<EntitlementChangeRequest>, now: Date, context: inout BatchContext) throws
+        -> EntitlementChangeResult
+    {
+        let (request, key) = (checked.request, checked.key)
+        if let replay = try key.replay(db, context: context) {
+            let state = try EntitlementStorage.state(db, storedPlayerID: request.playerID.text, name: request.entitlement.text) ?? .none
+            return EntitlementChangeResult(
+                transaction: replay.transaction, entitlement: Entitlement(name: request.entitlement.text, state: state, at: Timestamp.format(now), items: nil),
+                replayed: true)
+        }
+        return try changeEntitlement(
+            db, .support(request), playerID: request.playerID.text, name: request.entitlement.text, actor: request.actor, key: key, now: now, context: &context)
+    }
+
+    /// The entitlement a refunded (or refund-reversed) store purchase granted, changed to match:
+    /// nil when the purchase granted none.
+    private static func correctEntitlement(
+        _ db: any SQLSession, of purchase: LedgerTransaction, restoring: Bool, actor: String, now: Date, context: inout BatchContext
+    ) throws -> EntitlementChangeResult? {
+        guard let owned = try EntitlementStorage.item(db, purchaseSeq: purchase.seq) else { return nil }
+        let change: Decide.EntitlementChange = restoring ? .refundReversal(item: owned.item, purchase: purchase) : .refund(item: owned.item, purchase: purchase)
+        let key = EntitlementKeys.correction(of: owned.item, restoring: restoring, store: purchase.store ?? "", next: (try context.head ?? LedgerReads.head(db)).seq + 1)
+        return try changeEntitlement(db, change, playerID: owned.playerID, name: owned.name, actor: actor, key: key, now: now, context: &context)
     }
 
     static func bonus(_ db: any SQLSession, _ checked: Checked<BonusRequest>, now: Date, context: inout BatchContext) throws -> MutationResult {
@@ -63,6 +120,19 @@ enum LedgerWrites {
         guard let purchase = try LedgerReads.purchase(db, store: request.store, storeTransactionID: request.storeTransactionID) else {
             throw WalletError.notFound("no purchase for store transaction \(request.store)/\(request.storeTransactionID); nothing was refunded")
         }
+        // A refund removes the entitlement the purchase granted (whatever the share), and takes
+        // back its credits if it credited any.
+        if purchase.amount == 0 {
+            guard let changed = try correctEntitlement(db, of: purchase, restoring: false, actor: request.actor, now: now, context: &context) else {
+                throw WalletError.alreadyRefunded("store transaction \(request.store)/\(request.storeTransactionID) credited nothing and granted nothing to refund")
+            }
+            return try mutationResult(of: changed, db, context: context)
+        }
+        do {
+            _ = try correctEntitlement(db, of: purchase, restoring: false, actor: request.actor, now: now, context: &context)
+        } catch WalletError.alreadyRefunded {
+            // A later step of a partial refund: the entitlement went with the first.
+        }
         let corrections = try Corrections.of(db, purchase: purchase)
         let (wallet, _) = try load(db, storedPlayerID: purchase.playerID, currency: purchase.currency, now: now, context: context, settling: true)
         // The wallet is settled before the refund is decided, and stays settled when the refund
@@ -79,8 +149,19 @@ enum LedgerWrites {
         guard let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: storeTransactionID) else {
             throw WalletError.notFound("no purchase for store transaction \(store)/\(storeTransactionID)")
         }
+        var restored: EntitlementChangeResult?
+        do {
+            restored = try correctEntitlement(db, of: purchase, restoring: true, actor: actor, now: now, context: &context)
+        } catch WalletError.notFound where purchase.amount > 0 {
+            // Its credits may still have a refund to reverse.
+        }
+        if purchase.amount == 0 {
+            guard let restored else { throw WalletError.notFound("store transaction \(store)/\(storeTransactionID) has no refund to reverse") }
+            return try mutationResult(of: restored, db, context: context)
+        }
         let corrections = try Corrections.of(db, purchase: purchase)
         let key = corrections.reversalKey(store: store, storeTransactionID: storeTransactionID)
+        if let restored, corrections.lastRefundSeq == nil || corrections.claimed == 0 { return try mutationResult(of: restored, db, context: context) }
         if let replay = try key.replay(db, context: context) { return replay }
         let balance = try balanceOf(db, .player(purchase.playerID), currency: purchase.currency, context: context)
         let plan = try Decide.reverseRefund(of: purchase, corrections: corrections, balance: balance, actor: actor)
@@ -151,6 +232,14 @@ enum LedgerWrites {
         return booked
     }
 
+    /// An entitlement change answered where a mutation's result is expected (a refund or a
+    /// reversal of a purchase that credited nothing): its transaction and the wallet's balance.
+    private static func mutationResult(of changed: EntitlementChangeResult, _ db: any SQLSession, context: BatchContext) throws -> MutationResult {
+        let playerOwner = AccountOwner.player(changed.transaction.playerID).text
+        let balance = changed.transaction.postings.first(where: { Identifier.same($0.account, playerOwner) })?.balanceAfter ?? 0
+        return MutationResult(transaction: changed.transaction, balance: balance, replayed: false, entitlement: changed.entitlement)
+    }
+
     // MARK: - Loading
 
     /// The wallet a request names, as a write reads it (`load(_:storedPlayerID:...)`).
@@ -176,7 +265,7 @@ enum LedgerWrites {
     }
 
     /// The balance of `owner`'s account in `currency`, zero for a wallet without an account yet.
-    private static func balanceOf(_ db: any SQLSession, _ owner: AccountOwner, currency: String, context: BatchContext) throws -> Int64 {
+    static func balanceOf(_ db: any SQLSession, _ owner: AccountOwner, currency: String, context: BatchContext) throws -> Int64 {
         try Account.find(db, context: context, owner: owner.text, currency: currency)?.balance ?? 0
     }
 

@@ -208,6 +208,23 @@ extension SQLLedgerStore {
         return try await read { db in try LedgerReads.history(db, query, from: bounds.from, to: bounds.to) }
     }
 
+    package func changeEntitlement(_ request: EntitlementChangeRequest) async throws(WalletError) -> EntitlementChangeResult {
+        let checked = try Checked(request)
+        return try await write { db, now, context in try LedgerWrites.changeEntitlement(db, checked, now: now, context: &context) }
+    }
+
+    package func entitlements(playerID: PlayerID) async throws(WalletError) -> EntitlementList {
+        let at = Timestamp.format(clock())
+        return try await read { db in EntitlementList(playerID: playerID, entitlements: try EntitlementStorage.list(db, playerID: playerID, at: at)) }
+    }
+
+    package func entitlement(playerID: PlayerID, name: EntitlementName) async throws(WalletError) -> Entitlement {
+        let at = Timestamp.format(clock())
+        return try await read { db in
+            Entitlement(name: name.text, state: try EntitlementStorage.state(db, storedPlayerID: playerID.text, name: name.text) ?? .none, at: at, items: nil)
+        }
+    }
+
     package func verify(progress: (@Sendable (Int64) -> Void)? = nil) async throws(WalletError) -> VerifyReport {
         try await read { db in try LedgerVerifier.verify(db, progress: progress) }
     }

@@ -5,7 +5,7 @@ import WalletSQL
 /// repository root byte for byte; `SchemaTests` checks that, so edit both together.
 enum Schema {
     /// The `PRAGMA user_version` this build writes and understands.
-    static let version = 7
+    static let version = 8
 
     /// Versions as `SchemaMigrator` runs them: an empty file gets `sql` whole; an older one each
     /// later migration in turn. New tables and indexes are taken from their statements in
@@ -92,6 +92,23 @@ enum Schema {
             "CREATE TABLE store_purchases ", "CREATE INDEX store_purchases_order ", "CREATE UNIQUE INDEX store_purchases_seq ", "CREATE TABLE purchase_finishes ",
             "CREATE INDEX purchase_finishes_due "
         ).map { created in SchemaMigrator.Migration(version: 7, statements: created) },
+        // Version 7 sold consumables only (every product credited at least 1) and kept no
+        // entitlements. The catalog is made again (SQLite cannot widen a CHECK in place), its rows
+        // copied back as consumables; nothing references it.
+        statements("CREATE TABLE products ", "CREATE TABLE entitlements ", "CREATE TABLE entitlement_items ", "CREATE INDEX entitlement_items_owner ").map {
+            created in
+            SchemaMigrator.Migration(version: 8, statements: [
+                """
+                CREATE TEMP TABLE products_v7 AS SELECT * FROM products;
+                DROP TABLE products;
+                \(created[0])
+                INSERT INTO products (product_id, currency, credits, store, active, updated_at)
+                    SELECT product_id, currency, credits, store, active, updated_at FROM temp.products_v7;
+                DROP TABLE temp.products_v7;
+                \(created[1...].joined(separator: "\n"))
+                """
+            ])
+        },
     ].compactMap { $0 }
 
     /// Indexes on every column that references `transactions (seq)` without one, for the length of
@@ -170,7 +187,7 @@ enum Schema {
     }
 
     static let sql = #"""
--- CreditsWallet ledger schema, version 7.
+-- CreditsWallet ledger schema, version 8.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -203,14 +220,22 @@ CREATE TABLE accounts (
     UNIQUE (owner, currency)
 ) STRICT;
 
--- The catalog: what one unit of a store product credits.
+-- The catalog: what one unit of a store product credits, and the entitlement it grants: a
+-- consumable credits only; a non-consumable grants its entitlement for ever, a non-renewing pass
+-- for its ISO 8601 `duration`, each with credits or none (0).
 CREATE TABLE products (
     product_id TEXT PRIMARY KEY NOT NULL CHECK (length(product_id) BETWEEN 1 AND 255),
     currency TEXT NOT NULL REFERENCES currencies (code),
-    credits INTEGER NOT NULL CHECK (credits BETWEEN 1 AND 1000000000),
+    credits INTEGER NOT NULL CHECK (credits BETWEEN 0 AND 1000000000),
     store TEXT CHECK (store IS NULL OR length(store) BETWEEN 1 AND 32),
     active INTEGER NOT NULL CHECK (active IN (0, 1)),
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    type TEXT NOT NULL DEFAULT 'consumable' CHECK (type IN ('consumable', 'non_consumable', 'non_renewing')),
+    entitlement TEXT CHECK (entitlement IS NULL OR length(entitlement) BETWEEN 1 AND 64),
+    duration TEXT CHECK (duration IS NULL OR length(duration) BETWEEN 3 AND 32),
+    CHECK ((type = 'consumable') = (entitlement IS NULL)),
+    CHECK ((type = 'non_renewing') = (duration IS NOT NULL)),
+    CHECK (type <> 'consumable' OR credits >= 1)
 ) STRICT;
 
 -- One row per business event. `seq` is global and gap-free; `hash` chains every row to the one
@@ -432,6 +457,37 @@ CREATE TABLE holds (
 CREATE INDEX holds_player ON holds (player_id, hold_seq);
 CREATE INDEX holds_open_expiry ON holds (expires_at) WHERE status = 'open';
 
+-- What each player owns: the state an entitlement's items fold to (see `entitlement_items`),
+-- written in the same write as the `entitlement` transaction that changed it (`updated_seq`).
+-- `forever` for a non-consumable; otherwise owned until `expires_at` (none: not owned). The game's
+-- access check is one read of this primary key.
+CREATE TABLE entitlements (
+    player_id TEXT NOT NULL CHECK (length(player_id) BETWEEN 1 AND 255),
+    name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 64),
+    forever INTEGER NOT NULL CHECK (forever IN (0, 1)),
+    expires_at TEXT CHECK (expires_at IS NULL OR length(expires_at) = 24),
+    updated_seq INTEGER NOT NULL REFERENCES transactions (seq),
+    PRIMARY KEY (player_id, name)
+) STRICT, WITHOUT ROWID;
+
+-- What an entitlement folds: each row added by one `entitlement` transaction (`seq`): a store
+-- purchase (`purchase_seq`, at most one item each) or a support grant or extension, for a
+-- `period` or for ever, from `starts_at`; or a support revocation at `starts_at`. A refund makes
+-- a purchase's item inactive, its reversal active again; nothing is deleted.
+CREATE TABLE entitlement_items (
+    seq INTEGER PRIMARY KEY NOT NULL REFERENCES transactions (seq),
+    player_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('period', 'forever', 'revoke')),
+    starts_at TEXT NOT NULL CHECK (length(starts_at) = 24),
+    period TEXT CHECK ((kind = 'period') = (period IS NOT NULL)),
+    purchase_seq INTEGER UNIQUE REFERENCES transactions (seq),
+    active INTEGER NOT NULL CHECK (active IN (0, 1)),
+    FOREIGN KEY (player_id, name) REFERENCES entitlements (player_id, name)
+) STRICT;
+
+CREATE INDEX entitlement_items_owner ON entitlement_items (player_id, name, seq);
+
 -- The ledger is append-only: these triggers refuse edits and deletions, and out-of-order rows.
 CREATE TRIGGER transactions_append_only_update BEFORE UPDATE ON transactions
 BEGIN
@@ -477,7 +533,7 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;
 
 """#
 }

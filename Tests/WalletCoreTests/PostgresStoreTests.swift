@@ -14,6 +14,17 @@ import WalletTestSupport
 /// installed nor named by WALLET_TEST_POSTGRES_URL, except under CI=true, where it must run.
 @Suite("PostgreSQL store", .enabled(if: TestBackend.all.contains(.postgres)))
 struct PostgresStoreTests {
+    /// Turns a fresh database into what version 5 wrote: a catalog of consumables only, no
+    /// entitlements.
+    static func makeVersion5(_ db: any SQLSession) throws {
+        try db.execute("DROP TABLE entitlement_items")
+        try db.execute("DROP TABLE entitlements")
+        try db.execute("DELETE FROM products WHERE type <> 'consumable'")
+        try db.execute("ALTER TABLE products DROP COLUMN type, DROP COLUMN entitlement, DROP COLUMN duration")
+        try db.execute("ALTER TABLE products DROP CONSTRAINT products_credits_check")
+        try db.execute("ALTER TABLE products ADD CONSTRAINT products_credits_check CHECK (credits BETWEEN 1 AND 1000000000)")
+    }
+
 
     static let fixedClock: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_790_000_000) }
 
@@ -217,6 +228,7 @@ struct PostgresStoreTests {
         // What version 1 wrote: five kinds in a CHECK, no outbox of consumption answers, no lots or
         // holds. Opening it migrates it to 2, then 3, then 4.
         _ = try await store.write { db, _, _ in
+            try PostgresStoreTests.makeVersion5(db)
             try db.execute("DROP TABLE consumption_replies")
             for table in ["holds", "lot_draws", "lots", "purchase_finishes", "store_purchases"] { try db.execute("DROP TABLE \(table)") }
             try db.execute("ALTER TABLE transactions DROP CONSTRAINT \(PostgresSchema.kindReference)")
@@ -255,7 +267,7 @@ struct PostgresStoreTests {
     func migrationFrom3() async throws {
         let clock = TestClock("2026-11-22T12:00:00Z")
         let ledger = try await TestLedger.withCatalog(.postgres, clock: clock)
-        try await SchemaTests.bookEveryKind(ledger, clock: clock)
+        try await SchemaTests.bookEveryKind(ledger, clock: clock, olderThanEntitlements: true)
         let tables = ["accounts", "postings", "idempotency_keys", "store_notifications", "store_transaction_states", "lots", "lot_draws", "holds"]
         let counts = { (store: SQLLedgerStore) in
             try await store.read { db in try tables.map { table in try db.integer("SELECT count(*) FROM \(table)") ?? -1 } }
@@ -263,6 +275,7 @@ struct PostgresStoreTests {
         let (head, rows, export) = (try await ledger.store.head(), try await counts(ledger.store), try await Self.exported(ledger.store))
         // What version 3 wrote: the kinds in a CHECK, no transaction_kinds.
         _ = try await ledger.store.write { db, _, _ in
+            try PostgresStoreTests.makeVersion5(db)
             try db.execute("DROP TABLE purchase_finishes")
             try db.execute("DROP TABLE store_purchases")
             try db.execute("ALTER TABLE transactions DROP CONSTRAINT \(PostgresSchema.kindReference)")

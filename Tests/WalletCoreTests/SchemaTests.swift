@@ -166,6 +166,7 @@ struct SchemaTests {
         try await ledger.grant("p1", "T1", quantity: 2)
         let head = try await ledger.store.head()
         try await ledger.rawConnection().write { db in
+            try Self.makeVersion7(db)
             try db.execute(sql: "DROP TABLE purchase_finishes; DROP TABLE store_purchases; PRAGMA user_version = 6;")
         }
         let upgraded = try SQLiteEngine.open(path: ledger.path)
@@ -219,7 +220,31 @@ struct SchemaTests {
     /// Rewrites a database of this version as version 5 left it, for the upgrade tests: the
     /// `transactions` table made again with version 5's CHECK of kinds (its indexes and triggers
     /// with it), no `transaction_kinds`, no store purchase records or their outbox. Needs foreign keys off, as `rawConnection` has them.
+    /// Turns a fresh database into what version 7 wrote: a catalog of consumables only (every
+    /// product credits at least 1), no entitlements.
+    static func makeVersion7(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                DROP TABLE entitlement_items;
+                DROP TABLE entitlements;
+                CREATE TEMP TABLE products_v8 AS SELECT * FROM products;
+                DROP TABLE products;
+                CREATE TABLE products (
+                    product_id TEXT PRIMARY KEY NOT NULL CHECK (length(product_id) BETWEEN 1 AND 255),
+                    currency TEXT NOT NULL REFERENCES currencies (code),
+                    credits INTEGER NOT NULL CHECK (credits BETWEEN 1 AND 1000000000),
+                    store TEXT CHECK (store IS NULL OR length(store) BETWEEN 1 AND 32),
+                    active INTEGER NOT NULL CHECK (active IN (0, 1)),
+                    updated_at TEXT NOT NULL
+                ) STRICT;
+                INSERT INTO products SELECT product_id, currency, credits, store, active, updated_at FROM temp.products_v8 WHERE type = 'consumable';
+                DROP TABLE temp.products_v8;
+                PRAGMA user_version = 7;
+                """)
+    }
+
     static func makeVersion5(_ db: Database) throws {
+        try makeVersion7(db)
         let remade = try [
             "CREATE UNIQUE INDEX transactions_purchase_store_transaction\n", "CREATE INDEX transactions_corrections ", "CREATE INDEX transactions_player ",
             "CREATE INDEX transactions_created_at ", "CREATE TRIGGER transactions_append_only_update ", "CREATE TRIGGER transactions_append_only_delete ",
@@ -243,8 +268,14 @@ struct SchemaTests {
     /// Books at least one transaction of every kind on `ledger`, whose clock is `clock` (set to
     /// 2026-11-22T12:00:00Z), and checks that every `TransactionKind` was booked: a new kind
     /// fails here until it is booked here too, so the upgrade tests carry it.
-    static func bookEveryKind(_ ledger: TestLedger, clock: TestClock) async throws {
+    /// `before`: the kinds a version older than them never wrote are left out (`entitlement`
+    /// came with version 8).
+    static func bookEveryKind(_ ledger: TestLedger, clock: TestClock, olderThanEntitlements: Bool = false) async throws {
         let store = ledger.store
+        if !olderThanEntitlements {
+            _ = try await store.setProduct(ProductUpdate(productID: "com.example.noads", credits: 0, type: .nonConsumable, entitlement: try EntitlementName("no_ads")))
+            try await ledger.grant("p2", "T3", product: "com.example.noads")
+        }
         try await ledger.grant("p1", "T1", quantity: 4)
         try await ledger.grant("p2", "T2")
         try await ledger.spend("p1", 3, key: "s1")
@@ -264,7 +295,8 @@ struct SchemaTests {
         clock.set("2026-11-22T12:02:00Z")
         #expect(try await store.expireLots(limit: 10) == 1)
         let kinds = try await store.read { db in try db.all("SELECT DISTINCT kind FROM transactions") { row in try row.text(0) } }
-        #expect(Set(kinds) == Set(TransactionKind.allCases.map(\.rawValue)), "every kind is booked")
+        let expected = TransactionKind.allCases.filter { !olderThanEntitlements || $0 != .entitlement }
+        #expect(Set(kinds) == Set(expected.map(\.rawValue)), "every kind is booked")
     }
 
     /// The kinds a store's `transaction_kinds` lists, sorted.
@@ -288,7 +320,7 @@ struct SchemaTests {
         let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
         let clock = TestClock("2026-11-22T12:00:00Z")
         let ledger = try await TestLedger.withCatalog(.sqlite, clock: clock)
-        try await Self.bookEveryKind(ledger, clock: clock)
+        try await Self.bookEveryKind(ledger, clock: clock, olderThanEntitlements: true)
         let rows = try await Self.everyRow(try #require(ledger.store.sqliteWriter))
         let head = try await ledger.store.head()
         try await ledger.rawConnection().write { db in try Self.makeVersion5(db) }

@@ -74,7 +74,7 @@ package enum Decide {
     /// token belongs to another player (`tokenOwner`), or when the product is not sold (inactive,
     /// unknown, or sold on another store).
     package static func grant(
-        _ request: GrantRequest, product: Product?, reported: StoreTransactionState?, tokenOwner: String?, balance: Int64
+        _ request: GrantRequest, product: Product?, reported: StoreTransactionState?, tokenOwner: String?, balance: Int64, at: String
     ) throws(WalletError) -> GrantPlan {
         if reported?.state == .refunded {
             throw .purchaseInvalid(
@@ -89,6 +89,13 @@ package enum Decide {
         if let store = product.store, !Identifier.same(store, request.store) {
             throw .unknownProduct("product '\(request.productID)' is sold on \(store), not \(request.store); nothing was credited")
         }
+        if let sold = request.productType, sold != product.type {
+            throw .purchaseInvalid(
+                "the store sold '\(request.productID)' as \(sold.rawValue) but the catalog lists it as \(product.type.rawValue); nothing was credited")
+        }
+        if product.type != .consumable, request.quantity != 1 {
+            throw .purchaseInvalid("a \(product.type.rawValue) product is bought one at a time, not \(request.quantity); nothing was credited")
+        }
         let (amount, overflow) = product.credits.multipliedReportingOverflow(by: request.quantity)
         guard !overflow else { throw .invalidRequest("credits × quantity is too large") }
         var draft = LedgerTransaction(draftOf: .purchase, playerID: request.playerID.text, currency: product.currency, amount: amount, actor: request.actor)
@@ -97,9 +104,88 @@ package enum Decide {
         draft.storeTransactionID = request.storeTransactionID
         draft.productID = request.productID
         draft.quantity = request.quantity
+        // A purchase that grants only an entitlement still books its `purchase` (of zero): every
+        // store purchase is one keyed transaction that refunds, lookups and replays find.
         var ledger = LedgerPlan(draft, amount: amount, counterpart: .store(request.store), playerBalance: balance)
-        ledger.lot = LotRules.lot(ofCredit: amount, balance: balance, category: .paid)
-        return GrantPlan(ledger: ledger, bindAccountToken: tokenOwner == nil ? request.accountToken : nil)
+        if amount > 0 { ledger.lot = LotRules.lot(ofCredit: amount, balance: balance, category: .paid) }
+        var entitlement: GrantPlan.EntitlementGrant?
+        if let name = product.entitlement {
+            let period = try product.duration.map { text throws(WalletError) in try PassDuration(text) }
+            entitlement = GrantPlan.EntitlementGrant(name: name, startsAt: request.purchasedAt ?? at, period: period)
+        }
+        return GrantPlan(ledger: ledger, bindAccountToken: tokenOwner == nil ? request.accountToken : nil, entitlement: entitlement)
+    }
+
+    // MARK: - Entitlements
+
+    /// What changes an entitlement, as a write decides it.
+    package enum EntitlementChange: Sendable {
+        /// A store purchase (`purchase`, already applied) grants it from `startsAt`.
+        case purchase(LedgerTransaction, GrantPlan.EntitlementGrant)
+        /// The store refunded that purchase's item, or reversed its refund.
+        case refund(item: EntitlementItem, purchase: LedgerTransaction)
+        case refundReversal(item: EntitlementItem, purchase: LedgerTransaction)
+        /// Support's grant, revocation or extension.
+        case support(EntitlementChangeRequest)
+    }
+
+    /// An entitlement change of `playerID`'s `name`, whose items are `items`: the `entitlement`
+    /// transaction (two zero postings, the player's wallet in the default currency whose
+    /// balance is `balance`, and `@entitlements`) recording the change and the state it leaves,
+    /// and the item to add or toggle. A refund of an item refunded already is refused
+    /// (`alreadyRefunded`), a reversal of one not refunded too (`notFound`).
+    package static func entitlement(
+        _ change: EntitlementChange, playerID: String, name: String, items: [EntitlementItem], balance: Int64, actor: String, at: String
+    ) throws(WalletError) -> EntitlementPlan {
+        var draft = LedgerTransaction(draftOf: .entitlement, playerID: playerID, currency: defaultCurrency, amount: 0, actor: actor)
+        var owned = items
+        var added: EntitlementItem?
+        var toggled: EntitlementItem?
+        var entry: EntitlementEntry
+        // A new item's seq is the transaction's, the highest yet: known once applied.
+        let newSeq = Int64.max
+        switch change {
+        case .purchase(let purchase, let grant):
+            draft.store = purchase.store
+            draft.storeTransactionID = purchase.storeTransactionID
+            draft.productID = purchase.productID
+            draft.idempotencyKey = purchase.storeTransactionID
+            added = EntitlementItem(seq: newSeq, kind: grant.period.map { .period($0) } ?? .forever, startsAt: grant.startsAt, purchaseSeq: purchase.seq, active: true)
+            entry = EntitlementEntry(name: name, change: .purchase, startsAt: grant.startsAt, period: grant.period?.text, purchaseSeq: purchase.seq, state: .none)
+        case .refund(let item, let purchase), .refundReversal(let item, let purchase):
+            let restoring: Bool
+            if case .refundReversal = change { restoring = true } else { restoring = false }
+            guard item.active != restoring else {
+                if restoring { throw .notFound("the entitlement \(name) from store transaction \(purchase.store ?? "")/\(purchase.storeTransactionID ?? "") has no refund to reverse") }
+                throw .alreadyRefunded("the entitlement \(name) from store transaction \(purchase.store ?? "")/\(purchase.storeTransactionID ?? "") was refunded already")
+            }
+            draft.store = purchase.store
+            draft.storeTransactionID = purchase.storeTransactionID
+            draft.productID = purchase.productID
+            draft.idempotencyKey = purchase.storeTransactionID
+            var updated = item
+            updated.active = restoring
+            toggled = updated
+            owned = owned.map { $0.seq == item.seq ? updated : $0 }
+            entry = EntitlementEntry(name: name, change: restoring ? .refundReversal : .refund, itemSeq: item.seq, state: .none)
+        case .support(let request):
+            draft.idempotencyKey = request.idempotencyKey
+            draft.note = request.note
+            draft.ticket = request.ticket
+            let kind: EntitlementItem.Kind
+            switch request.action {
+            case .grant(let duration): kind = duration.map { .period($0) } ?? .forever
+            case .revoke: kind = .revoke
+            case .extend(let days): kind = .period(try PassDuration("P\(days)D"))
+            }
+            added = EntitlementItem(seq: newSeq, kind: kind, startsAt: at, purchaseSeq: nil, active: true)
+            entry = EntitlementEntry(name: name, change: request.change, startsAt: at, period: added?.period?.text, reasonCode: request.reasonCode, state: .none)
+        }
+        if let added { owned.append(added) }
+        entry.state = try EntitlementRules.fold(owned)
+        draft.metadata = try entry.metadata()
+        let ledger = LedgerPlan(draft, amount: 0, counterpart: .entitlements, playerBalance: balance)
+        return EntitlementPlan(ledger: ledger, name: name, added: added, toggled: toggled, state: entry.state)
     }
 
     /// Bonus credits, possibly expiring. `walletFull`: the wallet keeps the most open lots it may

@@ -83,10 +83,29 @@ package struct LedgerPlan: Sendable {
     }
 }
 
-/// A purchase's credit, and the store account token to bind to the player with it.
+/// A purchase's credit, the store account token to bind to the player with it, and the
+/// entitlement its product grants, if any.
 package struct GrantPlan: Sendable {
     package var ledger: LedgerPlan
     package var bindAccountToken: String?
+    package var entitlement: EntitlementGrant?
+
+    /// An entitlement a purchase grants: for ever, or for `period` from `startsAt`.
+    package struct EntitlementGrant: Sendable {
+        package var name: String
+        package var startsAt: String
+        package var period: PassDuration?
+    }
+}
+
+/// An entitlement change: its transaction (two zero postings), the item it adds (its seq the
+/// transaction's, once applied) or the item it toggles, and the state it leaves.
+package struct EntitlementPlan: Sendable {
+    package var ledger: LedgerPlan
+    package var name: String
+    package var added: EntitlementItem?
+    package var toggled: EntitlementItem?
+    package var state: EntitlementState
 }
 
 /// A hold placed: its transaction and when it expires.
