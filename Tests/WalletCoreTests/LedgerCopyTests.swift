@@ -28,4 +28,19 @@ struct LedgerCopyTests {
         // The same purchase again is a replay on the copy: its keys came along.
         #expect(try await target.grant(GrantRequest(playerID: "p0", store: "apple", storeTransactionID: "T0", productID: "com.example.consume5credits", quantity: 1, actor: "t")).replayed)
     }
+
+    @Test("a ledger with every kind of transaction, entitlements among them, is copied to either store: the copy verifies (entitlements refolded), ends at the same head and answers the same entitlements", arguments: TestBackend.all, TestBackend.all)
+    func everyKind(source sourceBackend: TestBackend, target backend: TestBackend) async throws {
+        let clock = TestClock("2026-11-22T12:00:00Z")
+        let source = try await TestLedger.withCatalog(sourceBackend, clock: clock)
+        try await SchemaTests.bookEveryKind(source, clock: clock)
+        let target = try await TestStores.open(backend).store
+        let report = try await source.store.copy(to: target, progress: nil)
+        #expect(report.rows["entitlements"] == 1 && report.rows["entitlement_items"] == 1)
+        #expect(try await target.head() == source.store.head())
+        let verified = try await target.verify()
+        #expect(verified.ok, "\(verified)")
+        #expect(try await target.entitlements(playerID: "p2") == source.store.entitlements(playerID: "p2"))
+        #expect(try await target.products() == source.store.products())
+    }
 }
