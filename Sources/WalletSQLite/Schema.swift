@@ -5,7 +5,7 @@ import WalletSQL
 /// repository root byte for byte; `SchemaTests` checks that, so edit both together.
 enum Schema {
     /// The `PRAGMA user_version` this build writes and understands.
-    static let version = 7
+    static let version = 8
 
     /// Versions as `SchemaMigrator` runs them: an empty file gets `sql` whole; an older one each
     /// later migration in turn. New tables and indexes are taken from their statements in
@@ -92,6 +92,9 @@ enum Schema {
             "CREATE TABLE store_purchases ", "CREATE INDEX store_purchases_order ", "CREATE UNIQUE INDEX store_purchases_seq ", "CREATE TABLE purchase_finishes ",
             "CREATE INDEX purchase_finishes_due "
         ).map { created in SchemaMigrator.Migration(version: 7, statements: created) },
+        // Version 7 kept no store voids (a purchase's voids added up from what the store still
+        // listed) and no leases on work one instance at a time does.
+        statements("CREATE TABLE store_voids ", "CREATE TABLE work_leases ").map { created in SchemaMigrator.Migration(version: 8, statements: created) },
     ].compactMap { $0 }
 
     /// Indexes on every column that references `transactions (seq)` without one, for the length of
@@ -170,7 +173,7 @@ enum Schema {
     }
 
     static let sql = #"""
--- CreditsWallet ledger schema, version 7.
+-- CreditsWallet ledger schema, version 8.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -384,6 +387,30 @@ CREATE TABLE purchase_finishes (
 
 CREATE INDEX purchase_finishes_due ON purchase_finishes (next_attempt_at) WHERE status = 'pending';
 
+-- The voids a store reported of a credited purchase, each once by the store's name for it (Google
+-- Play: its order id and voided time), with the units it voided (NULL: the whole purchase) and the
+-- refund it caused, if any (none when earlier voids had taken as much): written in that refund's own
+-- write. A purchase's voids add up from these rows, since the store lists each for a while only
+-- (Google: 30 days). Version 7 kept none.
+CREATE TABLE store_voids (
+    store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+    store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+    void_id TEXT NOT NULL CHECK (length(void_id) BETWEEN 1 AND 255),
+    units INTEGER CHECK (units IS NULL OR units BETWEEN 1 AND 100),
+    refund_seq INTEGER REFERENCES transactions (seq),
+    recorded_at TEXT NOT NULL CHECK (length(recorded_at) = 24),
+    PRIMARY KEY (store, store_transaction_id, void_id)
+) STRICT, WITHOUT ROWID;
+
+-- Work one instance at a time does (Google Play's catch-up): a run takes the lease by name until it
+-- gives it back or `expires_at` passes, so a crashed run holds it no longer; a run that finds it held
+-- skips. Version 7 kept none.
+CREATE TABLE work_leases (
+    name TEXT PRIMARY KEY NOT NULL CHECK (length(name) BETWEEN 1 AND 64),
+    holder TEXT NOT NULL CHECK (length(holder) BETWEEN 1 AND 64),
+    expires_at TEXT NOT NULL CHECK (length(expires_at) = 24)
+) STRICT, WITHOUT ROWID;
+
 -- Credit lots (see `LotRules`): every credit of a player's wallet is a lot; debits draw from
 -- the open ones in one burn order, and `lot_draws` records each transaction's breakdown. A lot's
 -- `remaining` is its amount less what draws took (plus what releases gave back). Only bonus lots
@@ -477,7 +504,7 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;
 
 """#
 }
