@@ -218,7 +218,7 @@ struct PostgresStoreTests {
         // holds. Opening it migrates it to 2, then 3, then 4.
         _ = try await store.write { db, _, _ in
             try db.execute("DROP TABLE consumption_replies")
-            for table in ["holds", "lot_draws", "lots", "purchase_finishes", "store_purchases"] { try db.execute("DROP TABLE \(table)") }
+            for table in ["holds", "lot_draws", "lots", "purchase_finishes", "store_purchases", "store_voids", "work_leases"] { try db.execute("DROP TABLE \(table)") }
             try db.execute("ALTER TABLE transactions DROP CONSTRAINT \(PostgresSchema.kindReference)")
             try db.execute("DROP TABLE transaction_kinds")
             try db.execute("ALTER TABLE transactions ADD CONSTRAINT transactions_kind_check CHECK (kind IN ('purchase', 'spend', 'adjustment', 'refund', 'refund_reversal'))")
@@ -263,8 +263,7 @@ struct PostgresStoreTests {
         let (head, rows, export) = (try await ledger.store.head(), try await counts(ledger.store), try await Self.exported(ledger.store))
         // What version 3 wrote: the kinds in a CHECK, no transaction_kinds.
         _ = try await ledger.store.write { db, _, _ in
-            try db.execute("DROP TABLE purchase_finishes")
-            try db.execute("DROP TABLE store_purchases")
+            for table in ["purchase_finishes", "store_purchases", "store_voids", "work_leases"] { try db.execute("DROP TABLE \(table)") }
             try db.execute("ALTER TABLE transactions DROP CONSTRAINT \(PostgresSchema.kindReference)")
             try db.execute("DROP TABLE transaction_kinds")
             try db.execute("ALTER TABLE transactions ADD CONSTRAINT transactions_kind_check CHECK (\(PostgresSchema.kindCheck))")
@@ -288,6 +287,32 @@ struct PostgresStoreTests {
         #expect(try await Self.exported(migrated) == export)
         #expect(try await migrated.verify().ok)
         _ = try await migrated.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "after", actor: "t"))
+        #expect(try await migrated.verify().ok)
+    }
+
+    @Test("a version 5 database gains the store voids and the work leases, keeps its ledger, then adds a Google purchase's voids up and leases a catch-up")
+    func migrationFrom5() async throws {
+        let ledger = try await TestLedger.withCatalog(.postgres)
+        try await ledger.grant("p1", "tok", quantity: 3, store: "google")
+        let head = try await ledger.store.head()
+        _ = try await ledger.store.write { db, _, _ in
+            for table in ["store_voids", "work_leases"] { try db.execute("DROP TABLE \(table)") }
+            try db.execute("DELETE FROM wallet_schema")
+            try db.execute("INSERT INTO wallet_schema (version, applied_at) VALUES (5, now())")
+        }
+        let migrated = try await PostgresEngine.open(url: ledger.path, poolSize: 1, writeMode: .single, clock: { Date() })
+        let versions = try await migrated.read { db in try db.all("SELECT version FROM wallet_schema ORDER BY version") { row in try row.integer(0) } }
+        #expect(versions == [5, 6] && PostgresSchema.version == 6)
+        #expect(try await migrated.head() == head)
+        for (id, voidID) in [("n1", "1:GPA.1"), ("n2", "2:GPA.1"), ("n3", "2:GPA.1")] {
+            _ = try await migrated.recordNotification(
+                StoreNotification(
+                    notificationUUID: id, store: "google", type: "VOIDED_PURCHASE", subtype: "PARTIAL", storeTransactionID: "tok",
+                    effect: .voids([StoreVoid(voidID: voidID, units: 1)], policy: .debt), reportedAt: 1, actor: "t"))
+        }
+        #expect(try await migrated.balances(playerID: "p1").balances["credits"] == 5, "two units of three voided, each once")
+        #expect(try await migrated.takeLease("google.catch-up", holder: "run-1", for: .seconds(60)).holder == "run-1")
+        #expect(try await migrated.takeLease("google.catch-up", holder: "run-2", for: .seconds(60)).holder == "run-1")
         #expect(try await migrated.verify().ok)
     }
 

@@ -166,7 +166,7 @@ struct SchemaTests {
         try await ledger.grant("p1", "T1", quantity: 2)
         let head = try await ledger.store.head()
         try await ledger.rawConnection().write { db in
-            try db.execute(sql: "DROP TABLE purchase_finishes; DROP TABLE store_purchases; PRAGMA user_version = 6;")
+            try db.execute(sql: "DROP TABLE purchase_finishes; DROP TABLE store_purchases; DROP TABLE store_voids; DROP TABLE work_leases; PRAGMA user_version = 6;")
         }
         let upgraded = try SQLiteEngine.open(path: ledger.path)
         #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
@@ -176,6 +176,32 @@ struct SchemaTests {
         _ = try await upgraded.grant(
             GrantRequest(playerID: "p1", store: "google", storeTransactionID: "tok", productID: "com.example.consume5credits", actor: "t", record: record))
         #expect(try await upgraded.storePurchases(store: "google", orderID: "GPA.1").first?.finish?.status == .pending)
+        #expect(try await upgraded.verify().ok)
+    }
+
+    @Test("a version 7 database gains the store voids and the work leases, keeps its ledger, then adds a Google purchase's voids up and leases a catch-up")
+    func migrationFrom7() async throws {
+        let fresh = try await TestLedger(.sqlite)
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
+        let ledger = try await TestLedger.withCatalog(.sqlite)
+        try await ledger.grant("p1", "tok", quantity: 3, store: "google")
+        let head = try await ledger.store.head()
+        try await ledger.rawConnection().write { db in
+            try db.execute(sql: "DROP TABLE store_voids; DROP TABLE work_leases; PRAGMA user_version = 7;")
+        }
+        let upgraded = try SQLiteEngine.open(path: ledger.path)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
+        #expect(try await upgraded.head() == head)
+        for (id, voidID) in [("n1", "1:GPA.1"), ("n2", "2:GPA.1"), ("n3", "2:GPA.1")] {
+            _ = try await upgraded.recordNotification(
+                StoreNotification(
+                    notificationUUID: id, store: "google", type: "VOIDED_PURCHASE", subtype: "PARTIAL", storeTransactionID: "tok",
+                    effect: .voids([StoreVoid(voidID: voidID, units: 1)], policy: .debt), reportedAt: 1, actor: "t"))
+        }
+        #expect(try await upgraded.balances(playerID: "p1").balances["credits"] == 5, "two units of three voided, each once")
+        #expect(try await upgraded.takeLease("google.catch-up", holder: "run-1", for: .seconds(60)).holder == "run-1")
+        #expect(try await upgraded.takeLease("google.catch-up", holder: "run-2", for: .seconds(60)).holder == "run-1")
         #expect(try await upgraded.verify().ok)
     }
 
@@ -218,7 +244,8 @@ struct SchemaTests {
 
     /// Rewrites a database of this version as version 5 left it, for the upgrade tests: the
     /// `transactions` table made again with version 5's CHECK of kinds (its indexes and triggers
-    /// with it), no `transaction_kinds`, no store purchase records or their outbox. Needs foreign keys off, as `rawConnection` has them.
+    /// with it), no `transaction_kinds`, no store purchase records or their outbox, no store voids
+    /// or work leases. Needs foreign keys off, as `rawConnection` has them.
     static func makeVersion5(_ db: Database) throws {
         let remade = try [
             "CREATE UNIQUE INDEX transactions_purchase_store_transaction\n", "CREATE INDEX transactions_corrections ", "CREATE INDEX transactions_player ",
@@ -236,6 +263,8 @@ struct SchemaTests {
                 DROP TABLE transaction_kinds;
                 DROP TABLE purchase_finishes;
                 DROP TABLE store_purchases;
+                DROP TABLE store_voids;
+                DROP TABLE work_leases;
                 PRAGMA user_version = 5;
                 """)
     }
