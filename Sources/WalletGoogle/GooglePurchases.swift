@@ -174,7 +174,10 @@ public struct GooglePurchases: Sendable {
     /// ledger's refund rules: the write adds them to the voids it recorded before, each once, so the
     /// same list applied twice, or an older one after a newer, takes nothing more.
     func voidNotification(id: String, purchaseToken: String, voids: [GoogleVoidedPurchase], actor: String) -> StoreNotification {
-        let entries = voids.map(Self.storeVoid)
+        // Google may list one entry on two pages: the write counts it once anyway, and the
+        // notification carries it once, within its bound.
+        var seen: Set<[UInt8]> = []
+        let entries = voids.map(Self.storeVoid).filter { seen.insert(Array($0.voidID.utf8)).inserted }
         let reportedAt = voids.compactMap { $0.voidedTimeMillis.flatMap { Int64($0) } }.max()
         let full = entries.contains { $0.units == nil }
         return StoreNotification(

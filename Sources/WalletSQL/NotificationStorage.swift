@@ -28,20 +28,13 @@ extension SQLLedgerStore {
         let transactionID = notification.storeTransactionID ?? ""
         var notification = notification
         var newVoids: [StoreVoid] = []
-        var addsUp = false
-        // Voids add up from what the ledger recorded and reads here, in the refund's own write:
-        // each once, however long ago the store last listed it, and never from a purchase read before.
-        if case .voids(let reported, let policy) = notification.effect {
-            let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: transactionID)
-            let recorded = try StoreVoidStorage.recorded(db, store: store, storeTransactionID: transactionID)
-            let decision = StoreVoids.decide(reported: reported, recorded: recorded, purchase: purchase.map { ($0.quantity ?? 1, $0.amount) })
-            guard let share = decision.share else {
+        let addsUp = if case .voids = notification.effect { true } else { false }
+        if addsUp {
+            guard let resolved = try voidRefund(db, notification) else {
                 outcome.outcome = .alreadyApplied
                 return try record(db, notification, outcome, now: now)
             }
-            newVoids = decision.new
-            addsUp = true
-            notification.effect = .refund(shareMillipercent: share, policy: policy)
+            (notification, newVoids) = resolved
         }
         // The state it reports is kept as the transaction's latest, unless a later one is. Voids
         // are each applied once whatever their order, so an older one is never superseded.
@@ -91,6 +84,22 @@ extension SQLLedgerStore {
             try ConsumptionReplyStorage.queue(db, reply, for: notification, outcome: outcome, now: now)
         }
         return result
+    }
+
+    /// A notification of voids as the refund they make, and the voids new to the ledger that the
+    /// write records with it; nil when none is new. Voids add up from what the ledger recorded and
+    /// reads here, in the refund's own write: each once, however long ago the store last listed it,
+    /// and never from a purchase read before the write.
+    private static func voidRefund(_ db: any SQLSession, _ notification: StoreNotification) throws -> (StoreNotification, [StoreVoid])? {
+        guard case .voids(let reported, let policy) = notification.effect, let transactionID = notification.storeTransactionID else { return nil }
+        let store = notification.store
+        let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: transactionID)
+        let recorded = try StoreVoidStorage.recorded(db, store: store, storeTransactionID: transactionID)
+        let decision = StoreVoids.decide(reported: reported, recorded: recorded, purchase: purchase.map { ($0.quantity ?? 1, $0.amount) })
+        guard let share = decision.share else { return nil }
+        var refund = notification
+        refund.effect = .refund(shareMillipercent: share, policy: policy)
+        return (refund, decision.new)
     }
 
     private static func record(_ db: any SQLSession, _ notification: StoreNotification, _ outcome: NotificationOutcome, now: Date) throws -> NotificationOutcome {
