@@ -220,6 +220,30 @@ CREATE TABLE purchase_finishes (
 
 CREATE INDEX purchase_finishes_due ON purchase_finishes (next_attempt_at) WHERE status = 'pending';
 
+-- The voids a store reported of a credited purchase, each once by the store's name for it (Google
+-- Play: its order id and voided time), with the units it voided (NULL: the whole purchase) and the
+-- refund it caused, if any (none when earlier voids had taken as much): written in that refund's own
+-- write. A purchase's voids add up from these rows, since the store lists each for a while only
+-- (Google: 30 days). Version 7 kept none.
+CREATE TABLE store_voids (
+    store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+    store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+    void_id TEXT NOT NULL CHECK (length(void_id) BETWEEN 1 AND 255),
+    units INTEGER CHECK (units IS NULL OR units BETWEEN 1 AND 100),
+    refund_seq INTEGER REFERENCES transactions (seq),
+    recorded_at TEXT NOT NULL CHECK (length(recorded_at) = 24),
+    PRIMARY KEY (store, store_transaction_id, void_id)
+) STRICT, WITHOUT ROWID;
+
+-- Work one instance at a time does (Google Play's catch-up): a run takes the lease by name until it
+-- gives it back or `expires_at` passes, so a crashed run holds it no longer; a run that finds it held
+-- skips. Version 7 kept none.
+CREATE TABLE work_leases (
+    name TEXT PRIMARY KEY NOT NULL CHECK (length(name) BETWEEN 1 AND 64),
+    holder TEXT NOT NULL CHECK (length(holder) BETWEEN 1 AND 64),
+    expires_at TEXT NOT NULL CHECK (length(expires_at) = 24)
+) STRICT, WITHOUT ROWID;
+
 -- Credit lots (see `LotRules`): every credit of a player's wallet is a lot; debits draw from
 -- the open ones in one burn order, and `lot_draws` records each transaction's breakdown. A lot's
 -- `remaining` is its amount less what draws took (plus what releases gave back). Only bonus lots

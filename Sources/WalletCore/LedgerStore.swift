@@ -3,7 +3,7 @@
 /// write: it fully happens or leaves nothing behind, and it is idempotent under its key.
 /// `SQLLedgerStore` implements them all once, on SQLite or PostgreSQL; the server and the CLI
 /// see only these protocols, each part of the server only the parts it uses.
-public typealias LedgerStore = LedgerWriting & LedgerReading & LedgerAuditing & APIKeyStore & ReadinessCheck & ConsumptionReplyOutbox & PurchaseFinishOutbox
+public typealias LedgerStore = LedgerWriting & LedgerReading & LedgerAuditing & APIKeyStore & ReadinessCheck & ConsumptionReplyOutbox & PurchaseFinishOutbox & WorkLeases
 
 /// The ledger's mutations.
 public protocol LedgerWriting: Sendable {

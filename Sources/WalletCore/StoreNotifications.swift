@@ -3,6 +3,9 @@ public struct StoreNotification: Sendable, Equatable {
     public enum Effect: Sendable, Equatable {
         /// Take back the purchase's credits (the share in thousandths of a percent).
         case refund(shareMillipercent: Int64, policy: RefundPolicy)
+        /// Take back what these voids and those recorded before add up to (`StoreVoids`), decided
+        /// in the write from what it reads, and record the new ones with the refund.
+        case voids([StoreVoid], policy: RefundPolicy)
         /// Re-credit what the purchase's refund took back.
         case refundReversal
         /// Record how much of the purchase the player already spent (Apple asks before deciding a refund).
@@ -57,6 +60,12 @@ public struct StoreNotification: Sendable, Equatable {
         if let storeTransactionID { try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id") }
         if effect != .none, !isRefusal, storeTransactionID == nil { throw .invalidRequest("a \(type) notification needs a store transaction id") }
         if case .refund(let share, _) = effect { try Validate.refundShare(share) }
+        if case .voids(let voids, _) = effect {
+            guard (1...StoreVoid.perNotificationMax).contains(voids.count) else {
+                throw .invalidRequest("a notification carries 1 to \(StoreVoid.perNotificationMax) voids")
+            }
+            for void in voids { try void.validate() }
+        }
     }
 }
 
@@ -152,7 +161,8 @@ package struct StoreTransactionState: Sendable, Equatable {
         switch notification.effect {
         case .refund(let share, _): self.init(state: .refunded, shareMillipercent: share, reportedAt: reportedAt)
         case .refundReversal: self.init(state: .refundReversed, shareMillipercent: 0, reportedAt: reportedAt)
-        case .none, .consumptionRequest, .refuse: return nil
+        // Voids are reported once the write has decided their share (`StoreVoids.decide`).
+        case .none, .consumptionRequest, .refuse, .voids: return nil
         }
     }
 

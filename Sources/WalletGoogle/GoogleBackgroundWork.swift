@@ -86,7 +86,8 @@ public struct GooglePurchaseFinisher: Service {
 }
 
 /// Applies the voids Google lists, now and then, through the same path as live notifications: a
-/// notification missed while the service was down is applied late, not never.
+/// notification missed while the service was down is applied late, not never. Every instance
+/// runs this; one at a time catches up (`GooglePurchases.catchUp` takes a lease), the others skip.
 public struct GoogleCatchUpService: Service {
     let purchases: GooglePurchases
     let interval: Duration
@@ -102,7 +103,9 @@ public struct GoogleCatchUpService: Service {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 let report = try await purchases.catchUp(since: nil)
-                if report.applied > 0 || !report.refused.isEmpty {
+                if let skipped = report.skipped {
+                    logger.info("google catch-up skipped", metadata: ["reason": .string(skipped)])
+                } else if report.applied > 0 || !report.refused.isEmpty {
                     logger.notice("google catch-up", metadata: ["applied": .stringConvertible(report.applied), "refused": .stringConvertible(report.refused.count)])
                 }
             } catch {

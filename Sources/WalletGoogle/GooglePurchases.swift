@@ -50,9 +50,9 @@ public struct GooglePurchases: Sendable {
 
     public let configuration: GoogleConfiguration
     public let api: any GooglePlayPurchasesAPI
-    let ledger: any LedgerWriting & LedgerReading & PurchaseFinishOutbox
+    let ledger: any LedgerWriting & LedgerReading & PurchaseFinishOutbox & WorkLeases
 
-    public init(configuration: GoogleConfiguration, api: any GooglePlayPurchasesAPI, ledger: any LedgerWriting & LedgerReading & PurchaseFinishOutbox) {
+    public init(configuration: GoogleConfiguration, api: any GooglePlayPurchasesAPI, ledger: any LedgerWriting & LedgerReading & PurchaseFinishOutbox & WorkLeases) {
         self.configuration = configuration
         self.api = api
         self.ledger = ledger
@@ -138,27 +138,18 @@ public struct GooglePurchases: Sendable {
 
     // MARK: Voids
 
-    /// The share of a purchase of `quantity` units crediting `amount` that `voids` (all Google
-    /// lists for its token) take back in all, in thousandths of a percent: the whole for a full
-    /// refund (or a void that says nothing), else the voided units added up, at most `quantity`.
-    /// The ledger takes `amount × share / 100000` (rounded down): the share is the smallest that
-    /// takes the voided units' credits exactly, or, where thousandths of a percent cannot say it
-    /// exactly (credits × quantity above 100,000), the largest that takes no more than they credited.
-    /// Nil quantity (a purchase never credited): the whole.
-    public static func voidedShare(_ voids: [GoogleVoidedPurchase], quantity: Int64?, amount: Int64?) -> Int64 {
-        guard let quantity, quantity >= 1 else { return Limits.refundShareMax }
-        var units: Int64 = 0
-        for void in voids {
-            guard void.refundType == 2, let voided = void.voidedQuantity, voided >= 1 else { return Limits.refundShareMax }
-            units += Int64(min(voided, Int(Limits.quantityMax)))
-        }
-        let taken = min(units, quantity)
-        guard taken < quantity else { return Limits.refundShareMax }
-        var share = (taken * Limits.refundShareMax + quantity - 1) / quantity
-        if let amount, amount >= quantity, amount * share / Limits.refundShareMax > amount / quantity * taken {
-            share -= 1
-        }
-        return share
+    /// One entry of Google's list as the ledger records it: named by its order id and voided time
+    /// (what tells two voids of one purchase apart), the units a quantity-based partial refund
+    /// voided, or the whole purchase for a full refund (or an entry that says nothing of its units).
+    static func storeVoid(_ void: GoogleVoidedPurchase) -> StoreVoid {
+        let units = void.refundType == 2 ? void.voidedQuantity.flatMap { $0 >= 1 ? Int64(min($0, Int(Limits.quantityMax))) : nil } : nil
+        let readable = "\(void.voidedTimeMillis ?? "-"):\(void.orderId ?? "-")"
+        // An entry whose fields do not make a short visible name is named by their hash instead.
+        var canonical = CanonicalBytes()
+        canonical.append(void.voidedTimeMillis)
+        canonical.append(void.orderId)
+        let valid = (try? Validate.asciiIdentifier(readable, field: "void id")) != nil
+        return StoreVoid(voidID: valid ? readable : "sha256:" + canonical.sha256Hex(), units: units)
     }
 
     /// Every one-time-product void Google lists for the last `voidsKeptFor` (all it keeps), by
@@ -180,16 +171,18 @@ public struct GooglePurchases: Sendable {
     }
 
     /// The notification that applies `voids` (all Google lists for `purchaseToken`) through the
-    /// ledger's refund rules: a share of the purchase in all, so the same state applied twice, or
-    /// an older one after a newer, takes nothing more.
-    func voidNotification(id: String, purchaseToken: String, voids: [GoogleVoidedPurchase], actor: String) async throws(WalletError) -> StoreNotification {
-        let credited = try await ledger.purchase(store: Self.store, storeTransactionID: purchaseToken)
-        let share = Self.voidedShare(voids, quantity: credited.map { $0.quantity ?? 1 }, amount: credited?.amount)
+    /// ledger's refund rules: the write adds them to the voids it recorded before, each once, so the
+    /// same list applied twice, or an older one after a newer, takes nothing more.
+    func voidNotification(id: String, purchaseToken: String, voids: [GoogleVoidedPurchase], actor: String) -> StoreNotification {
+        // Google may list one entry on two pages: the write counts it once anyway, and the
+        // notification carries it once, within its bound.
+        var seen: Set<[UInt8]> = []
+        let entries = voids.map(Self.storeVoid).filter { seen.insert(Array($0.voidID.utf8)).inserted }
         let reportedAt = voids.compactMap { $0.voidedTimeMillis.flatMap { Int64($0) } }.max()
-        let full = share == Limits.refundShareMax
+        let full = entries.contains { $0.units == nil }
         return StoreNotification(
             notificationUUID: id, store: Self.store, type: "VOIDED_PURCHASE", subtype: full ? "FULL" : "PARTIAL", storeTransactionID: purchaseToken,
-            effect: .refund(shareMillipercent: share, policy: configuration.refundPolicy), reportedAt: reportedAt, actor: actor)
+            effect: .voids(entries, policy: configuration.refundPolicy), reportedAt: reportedAt, actor: actor)
     }
 
     // MARK: Notifications
@@ -227,7 +220,7 @@ public struct GooglePurchases: Sendable {
             guard let latest, latest >= (notification.eventTimeMillis ?? 0) - Self.voidNotificationSlack else {
                 throw .storeUnavailable("Google does not list this void of the purchase yet; the notification will be delivered again")
             }
-            return try await ledger.recordNotification(try await voidNotification(id: message.messageID, purchaseToken: token, voids: voids, actor: actor))
+            return try await ledger.recordNotification(voidNotification(id: message.messageID, purchaseToken: token, voids: voids, actor: actor))
         }
     }
 
@@ -260,18 +253,45 @@ public struct GooglePurchases: Sendable {
 
     // MARK: Catch-up
 
+    /// The lease a catch-up run holds (`WorkLeases`), so that one instance at a time reads Google's list.
+    public static let catchUpLease = "google.catch-up"
+    /// How long a run holds it at most: far longer than a run takes (`voidPagesMax` pages and their
+    /// voids), short enough that a crashed run stops no other for long.
+    public static let catchUpLeaseDuration: Duration = .seconds(900)
+
     /// Applies every void Google lists since `since` (at most its 30 days) through the same path
-    /// as a live notification: a void already applied, live or by an earlier pass, takes nothing more.
+    /// as a live notification: a void already applied, live or by an earlier pass, takes nothing
+    /// more. One run at a time, across instances and the CLI: a run that finds another holding the
+    /// catch-up's lease asks Google nothing and says so (`skipped`).
     public func catchUp(since: Date?, now: Date = Date()) async throws(WalletError) -> GoogleCatchUpReport {
         let from = max(since ?? .distantPast, now.addingTimeInterval(-Self.voidsKeptFor))
         guard from < now else { throw .invalidRequest("the catch-up period must start before now") }
+        let holder = RandomID.uuid()
+        let lease = try await ledger.takeLease(Self.catchUpLease, holder: holder, for: Self.catchUpLeaseDuration)
+        guard Identifier.same(lease.holder, holder) else {
+            var report = GoogleCatchUpReport()
+            report.skipped = "another run holds the Google catch-up until \(lease.expiresAt); this one read nothing"
+            return report
+        }
+        let result: Result<GoogleCatchUpReport, WalletError>
+        do {
+            result = .success(try await catchUp(from: from, now: now))
+        } catch {
+            result = .failure(error)
+        }
+        // Given back at once; if that fails, the lease lapses at its expiry.
+        try? await ledger.releaseLease(Self.catchUpLease, holder: holder)
+        return try result.get()
+    }
+
+    private func catchUp(from: Date, now: Date) async throws(WalletError) -> GoogleCatchUpReport {
         let fromMillis = Int64((from.timeIntervalSince1970 * 1_000).rounded(.down))
         var report = GoogleCatchUpReport()
         for (token, voids) in try await listedVoids(now: now).sorted(by: { $0.key < $1.key }) {
             guard voids.contains(where: { ($0.voidedTimeMillis.flatMap { Int64($0) } ?? .max) >= fromMillis }) else { continue }
             report.purchases += 1
             do {
-                var notification = try await voidNotification(id: "", purchaseToken: token, voids: voids, actor: "google:catch-up")
+                var notification = voidNotification(id: "", purchaseToken: token, voids: voids, actor: "google:catch-up")
                 notification.notificationUUID = Self.catchUpID(token: token, notification: notification)
                 let outcome = try await ledger.recordNotification(notification)
                 // Applied live (or by an earlier pass) under another id: the ledger took nothing more.
@@ -288,12 +308,16 @@ public struct GooglePurchases: Sendable {
         return report
     }
 
-    /// One id per purchase and voided state, so that catching up the same state again is a replay.
+    /// One id per purchase and list of its voids, so that catching up the same list again is a replay.
     static func catchUpID(token: String, notification: StoreNotification) -> String {
         var canonical = CanonicalBytes()
         canonical.append(token)
-        if case .refund(let share, _) = notification.effect { canonical.append(share) }
-        canonical.append(notification.reportedAt ?? 0)
+        if case .voids(let voids, _) = notification.effect {
+            for void in voids.sorted(by: { Identifier($0.voidID) < Identifier($1.voidID) }) {
+                canonical.append(void.voidID)
+                canonical.append(void.units ?? 0)
+            }
+        }
         return "catch-up:" + canonical.sha256Hex().prefix(48)
     }
 
@@ -332,6 +356,8 @@ public struct GoogleCatchUpReport: Codable, Sendable, Equatable {
     public var alreadyApplied = 0
     public var outcomes: [String: Int] = [:]
     public var refused: [Refusal] = []
+    /// Why the run did nothing, when another run held the catch-up.
+    public var skipped: String?
 
     public struct Refusal: Codable, Sendable, Equatable {
         public var purchaseToken: String
@@ -345,7 +371,7 @@ public struct GoogleCatchUpReport: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case purchases, applied, outcomes, refused
+        case purchases, applied, outcomes, refused, skipped
         case alreadyApplied = "already_applied"
     }
 }

@@ -44,8 +44,9 @@ enum PostgresSchema {
                 ]),
             // Version 4 kept no store purchase records and no outbox of purchases to finish.
             SchemaMigrator.Migration(version: 5, statements: storePurchases),
-            // Version 5 sold consumables only and kept no entitlements.
-            SchemaMigrator.Migration(version: 6, statements: productTypes + entitlements),
+            // Version 5 sold consumables only, kept no entitlements, no store voids and no leases on
+            // work one instance at a time does.
+            SchemaMigrator.Migration(version: 6, statements: productTypes + entitlements + storeVoidsAndLeases),
         ],
         everyOpen: [SchemaMigrator.transactionKindRows],
         name: "the PostgreSQL database")
@@ -191,7 +192,7 @@ enum PostgresSchema {
             PRIMARY KEY (store, token)
         )
         """,
-    ] + consumptionReplies + lotsAndHolds + storePurchases + entitlements + [
+    ] + consumptionReplies + lotsAndHolds + storePurchases + entitlements + storeVoidsAndLeases + [
         // The ledger is append-only: edits, deletions and out-of-order rows are refused.
         """
         CREATE FUNCTION wallet_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -323,6 +324,29 @@ enum PostgresSchema {
         )
         """,
         "CREATE INDEX entitlement_items_owner ON entitlement_items (player_id, name, seq)",
+    ]
+
+    /// The voids stores reported of credited purchases, and leases on work one instance at a time
+    /// does (schema.sql's `store_voids` and `work_leases`).
+    static let storeVoidsAndLeases = [
+        """
+        CREATE TABLE store_voids (
+            store TEXT COLLATE "C" NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+            store_transaction_id TEXT COLLATE "C" NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+            void_id TEXT COLLATE "C" NOT NULL CHECK (length(void_id) BETWEEN 1 AND 255),
+            units BIGINT CHECK (units IS NULL OR units BETWEEN 1 AND 100),
+            refund_seq BIGINT REFERENCES transactions (seq),
+            recorded_at TEXT COLLATE "C" NOT NULL CHECK (length(recorded_at) = 24),
+            PRIMARY KEY (store, store_transaction_id, void_id)
+        )
+        """,
+        """
+        CREATE TABLE work_leases (
+            name TEXT COLLATE "C" PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64),
+            holder TEXT COLLATE "C" NOT NULL CHECK (length(holder) BETWEEN 1 AND 64),
+            expires_at TEXT COLLATE "C" NOT NULL CHECK (length(expires_at) = 24)
+        )
+        """,
     ]
 
     /// The kinds of transaction (schema.sql's `transaction_kinds`), one row per `TransactionKind`.

@@ -97,6 +97,8 @@ extension SQLLedgerStore {
         CopiedTable("consumption_replies", ConsumptionReplyStorage.columns.map { ($0, ConsumptionReplyStorage.integerColumns.contains($0)) }),
         CopiedTable("store_purchases", StorePurchaseStorage.purchaseColumns.map { ($0, $0 == "seq") }, pageColumn: "seq"),
         CopiedTable("purchase_finishes", StorePurchaseStorage.finishColumns.map { ($0, StorePurchaseStorage.finishIntegerColumns.contains($0)) }),
+        CopiedTable("store_voids", StoreVoidStorage.columns.map { ($0, StoreVoidStorage.integerColumns.contains($0)) }),
+        CopiedTable("work_leases", WorkLeaseStorage.columns.map { ($0, false) }),
         CopiedTable(
             "lots",
             [("id", true), ("account_id", true), ("category", false), ("amount", true), ("remaining", true), ("created_at", false), ("expires_at", false),

@@ -26,17 +26,31 @@ extension SQLLedgerStore {
             spentShareMillipercent: nil, replayed: false)
         let store = notification.store
         let transactionID = notification.storeTransactionID ?? ""
-        // The state it reports is kept as the transaction's latest, unless a later one is.
+        var notification = notification
+        var newVoids: [StoreVoid] = []
+        let addsUp = if case .voids = notification.effect { true } else { false }
+        if addsUp {
+            guard let resolved = try voidRefund(db, notification) else {
+                outcome.outcome = .alreadyApplied
+                return try record(db, notification, outcome, now: now)
+            }
+            (notification, newVoids) = resolved
+        }
+        // The state it reports is kept as the transaction's latest, unless a later one is. Voids
+        // are each applied once whatever their order, so an older one is never superseded.
         if let report = StoreTransactionState(reportedBy: notification) {
-            if report.isSuperseded(by: try StoreTransactionState.find(db, store: store, storeTransactionID: transactionID)) {
+            let current = try StoreTransactionState.find(db, store: store, storeTransactionID: transactionID)
+            if !report.isSuperseded(by: current) {
+                try report.save(db, store: store, storeTransactionID: transactionID)
+            } else if !addsUp {
                 outcome.outcome = .superseded
                 return try record(db, notification, outcome, now: now)
             }
-            try report.save(db, store: store, storeTransactionID: transactionID)
         }
         do {
             switch notification.effect {
-            case .none:
+            case .none, .voids:
+                // Voids were turned into their refund above.
                 break
             case .refuse:
                 outcome.outcome = .invalid
@@ -61,11 +75,31 @@ extension SQLLedgerStore {
             guard let refused = notification.outcome(refusedWith: error) else { throw error }
             outcome.outcome = refused
         }
+        if !newVoids.isEmpty, outcome.outcome == .refunded || outcome.outcome == .alreadyApplied {
+            try StoreVoidStorage.insert(
+                db, newVoids, store: store, storeTransactionID: transactionID, refundSeq: outcome.outcome == .refunded ? outcome.ledgerSeq : nil, now: now)
+        }
         let result = try record(db, notification, outcome, now: now)
         if let reply = notification.consumptionReply, notification.queuesReply(after: outcome.outcome) {
             try ConsumptionReplyStorage.queue(db, reply, for: notification, outcome: outcome, now: now)
         }
         return result
+    }
+
+    /// A notification of voids as the refund they make, and the voids new to the ledger that the
+    /// write records with it; nil when none is new. Voids add up from what the ledger recorded and
+    /// reads here, in the refund's own write: each once, however long ago the store last listed it,
+    /// and never from a purchase read before the write.
+    private static func voidRefund(_ db: any SQLSession, _ notification: StoreNotification) throws -> (StoreNotification, [StoreVoid])? {
+        guard case .voids(let reported, let policy) = notification.effect, let transactionID = notification.storeTransactionID else { return nil }
+        let store = notification.store
+        let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: transactionID)
+        let recorded = try StoreVoidStorage.recorded(db, store: store, storeTransactionID: transactionID)
+        let decision = StoreVoids.decide(reported: reported, recorded: recorded, purchase: purchase.map { ($0.quantity ?? 1, $0.amount) })
+        guard let share = decision.share else { return nil }
+        var refund = notification
+        refund.effect = .refund(shareMillipercent: share, policy: policy)
+        return (refund, decision.new)
     }
 
     private static func record(_ db: any SQLSession, _ notification: StoreNotification, _ outcome: NotificationOutcome, now: Date) throws -> NotificationOutcome {

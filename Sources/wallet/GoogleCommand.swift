@@ -122,8 +122,9 @@ struct GoogleCommand: AsyncParsableCommand {
             commandName: "catch-up",
             abstract: "Apply every voided purchase Google lists (its last 30 days) through the same path as a live notification.",
             discussion: """
-                A void already applied, live or by an earlier pass, takes nothing more, so overlapping \
-                runs are harmless. wallet serve --google-catch-up-every MINUTES runs it in the background.
+                A void already applied, live or by an earlier pass, takes nothing more. One run at a time \
+                reads Google's list: a run that finds another under way (this command, or wallet serve \
+                --google-catch-up-every MINUTES on any instance) skips and says so.
 
                 Example:
                   wallet google catch-up --since 2026-11-01T00:00:00Z --google-package-name com.example.game --google-service-account sa.json
@@ -146,6 +147,7 @@ struct GoogleCommand: AsyncParsableCommand {
                 try await google.requirePurchases(ledger: ledger, binding: .firstUse).catchUp(since: start)
             }
             try Output.result(report, json: options.json) {
+                if let skipped = report.skipped { return "skipped: \(skipped)" }
                 var lines = ["\(report.purchases) voided purchases: \(report.applied) applied now, \(report.alreadyApplied) applied before, \(report.refused.count) refused"]
                 lines += report.outcomes.sorted { $0.key < $1.key }.map { "  \($0.key): \($0.value)" }
                 lines += report.refused.map { "  refused: \($0.code): \($0.detail)" }

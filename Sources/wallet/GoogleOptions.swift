@@ -88,13 +88,13 @@ struct GoogleOptions: ParsableArguments {
     }
 
     /// Google Play purchases on `ledger`, or nil when no package name is set.
-    func purchases(ledger: any LedgerWriting & LedgerReading & PurchaseFinishOutbox, binding: AccountTokenBinding) throws -> GooglePurchases? {
+    func purchases(ledger: any LedgerWriting & LedgerReading & PurchaseFinishOutbox & WorkLeases, binding: AccountTokenBinding) throws -> GooglePurchases? {
         guard let configuration = try configuration(binding: binding), let api = try api() else { return nil }
         return GooglePurchases(configuration: configuration, api: api, ledger: ledger)
     }
 
     /// Google Play purchases, or `not_configured` naming the options.
-    func requirePurchases(ledger: any LedgerWriting & LedgerReading & PurchaseFinishOutbox, binding: AccountTokenBinding) throws -> GooglePurchases {
+    func requirePurchases(ledger: any LedgerWriting & LedgerReading & PurchaseFinishOutbox & WorkLeases, binding: AccountTokenBinding) throws -> GooglePurchases {
         guard let purchases = try purchases(ledger: ledger, binding: binding) else {
             throw WalletError.notConfigured("Google Play needs --google-package-name and --google-service-account (or WALLET_GOOGLE_PACKAGE_NAME and WALLET_GOOGLE_SERVICE_ACCOUNT)")
         }

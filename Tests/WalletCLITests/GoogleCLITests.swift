@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WalletCore
 import WalletGoogle
+import WalletStores
 import WalletTestSupport
 
 /// Google Play end to end: `wallet serve` and the Google commands, as separate processes, against
@@ -64,6 +65,13 @@ struct GoogleCLITests {
         #expect(try (outbox.json()["purchases"] as? [[String: Any]])?.first?["status"] as? String == "done", "\(outbox.stdout)\(outbox.stderr)")
         let caught = try await cli.runInBackground(["google", "catch-up"], environment: environment)
         #expect(caught.status == 0 && caught.stdout.contains("0 applied now, 1 applied before"), "\(caught.stdout)\(caught.stderr)")
+        // While another run holds the catch-up (the server's, say), the command skips and says so.
+        let calls = google.seen(.voided).count
+        let held = try await LedgerDatabases.open(cli.databasePath).takeLease(GooglePurchases.catchUpLease, holder: "another-run", for: .seconds(600))
+        #expect(held.holder == "another-run")
+        let skipped = try await cli.runInBackground(["google", "catch-up"], environment: environment)
+        #expect(skipped.status == 0 && skipped.stdout.contains("skipped: another run holds the Google catch-up"), "\(skipped.stdout)\(skipped.stderr)")
+        #expect(google.seen(.voided).count == calls, "the skipped run asked Google nothing")
         let redeemed = try await cli.runInBackground(
             ["redeem-google", "--player", "p2", "--product", "com.example.consume5credits", "--token", "tok-served", "--json"], environment: environment)
         #expect(redeemed.status == 1 && redeemed.errorCode() == "idempotency_key_reused", "\(redeemed.stderr)")

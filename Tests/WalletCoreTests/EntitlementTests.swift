@@ -332,6 +332,7 @@ struct EntitlementTests {
         #expect(checker.check(moving) != nil)
     }
 
+    // SQLite only: the SQLite file's upgrade; PostgresStoreTests.migrationFrom5 upgrades PostgreSQL's.
     @Test("a version 7 database is upgraded: its catalog kept as consumables, entitlement tables added, and an entitlement product sold afterwards; the ledger verifies")
     func upgradeFrom7() async throws {
         let fresh = try await TestLedger(.sqlite)

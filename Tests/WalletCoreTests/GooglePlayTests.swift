@@ -202,12 +202,11 @@ struct GooglePlayTests {
         _ = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-q", actor: "t")
         let partial = #""voidedPurchaseNotification":{"purchaseToken":"tok-q","productType":2,"refundType":2}"#
 
-        google.void("tok-q", at: Self.nowMillis - 5_000, quantity: 1)
+        google.void("tok-q", at: Self.nowMillis - 3_600_000, quantity: 1)
         _ = try await purchases.handleNotification(try Self.push("m1", partial))
         #expect(try await ledger.balance("p1") == 10)
         // The second void's notification, before Google lists it: 503 (Pub/Sub delivers it again),
         // not the first void's state recorded as if it were this one.
-        google.state.withLock { $0.voids[0].voidedTimeMillis = String(Self.nowMillis - 3_600_000) }
         #expect(await walletError { _ = try await purchases.handleNotification(try Self.push("m2", partial, eventTime: Self.nowMillis)) }?.code == "store_unavailable")
         google.void("tok-q", at: Self.nowMillis - 4_000, quantity: 1)
         // The catch-up sees both voids first; the live notification of the second arrives after.
@@ -224,18 +223,125 @@ struct GooglePlayTests {
         #expect(try await purchases.catchUp(since: nil).applied == 0)
         try await ledger.expectIntact()
 
-        #expect(GooglePurchases.voidedShare([], quantity: 3, amount: 15) == 0)
-        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 2, voidedQuantity: 1)], quantity: 3, amount: 15) == 33_334)
-        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 1)], quantity: 3, amount: 15) == 100_000)
-        #expect(GooglePurchases.voidedShare([GoogleVoidedPurchase(purchaseToken: "t", refundType: 2, voidedQuantity: 1)], quantity: nil, amount: nil) == 100_000)
+        #expect(try await Self.recordedVoids(ledger, "tok-q") == 3, "each void recorded once")
+    }
+
+    @Test("Core adds voids up: each once by its id, the units of all at most the quantity, a full one the whole, exact credits where the share can say them")
+    func voidShares() {
+        #expect(StoreVoids.share(recordedUnits: 0, newUnits: 0, quantity: 3, full: false, amount: 15) == 0)
+        #expect(StoreVoids.share(recordedUnits: 0, newUnits: 1, quantity: 3, full: false, amount: 15) == 33_334)
+        #expect(StoreVoids.share(recordedUnits: 1, newUnits: 1, quantity: 3, full: false, amount: 15) == 66_667)
+        #expect(StoreVoids.share(recordedUnits: 2, newUnits: 5, quantity: 3, full: false, amount: 15) == 100_000)
+        #expect(StoreVoids.share(recordedUnits: 0, newUnits: 1, quantity: 3, full: true, amount: 15) == 100_000)
+        #expect(StoreVoids.share(recordedUnits: .max, newUnits: .max, quantity: Limits.quantityMax, full: false, amount: .max) == 100_000)
         // 50,000 credits a unit, 3 bought, 1 voided: 33,334 would take 50,001; 33,333 takes 49,999.
-        let one = [GoogleVoidedPurchase(purchaseToken: "t", refundType: 2, voidedQuantity: 1)]
-        #expect(GooglePurchases.voidedShare(one, quantity: 3, amount: 150_000) == 33_333)
-        #expect(150_000 * GooglePurchases.voidedShare(one, quantity: 3, amount: 150_000) / 100_000 <= 50_000)
+        #expect(StoreVoids.share(recordedUnits: 0, newUnits: 1, quantity: 3, full: false, amount: 150_000) == 33_333)
         for (credits, quantity) in [(Int64(5), Int64(3)), (7, 6), (1_000, 7), (99, 9)] {
-            let share = GooglePurchases.voidedShare(one, quantity: quantity, amount: credits * quantity)
+            let share = StoreVoids.share(recordedUnits: 0, newUnits: 1, quantity: quantity, full: false, amount: credits * quantity)
             #expect(credits * quantity * share / 100_000 == credits, "\(credits) × \(quantity)")
         }
+
+        let one = StoreVoid(voidID: "1000:GPA.1", units: 1)
+        let two = StoreVoid(voidID: "2000:GPA.1", units: 1)
+        let purchase = (quantity: Int64(3), amount: Int64(15))
+        #expect(StoreVoids.decide(reported: [one], recorded: [], purchase: purchase) == .init(new: [one], share: 33_334))
+        #expect(StoreVoids.decide(reported: [one, one], recorded: [], purchase: purchase) == .init(new: [one], share: 33_334), "listed twice, counted once")
+        #expect(StoreVoids.decide(reported: [one], recorded: [one], purchase: purchase) == .init(new: [], share: nil), "seen before: nothing moves")
+        #expect(StoreVoids.decide(reported: [two], recorded: [one], purchase: purchase) == .init(new: [two], share: 66_667), "the first no longer listed")
+        let full = StoreVoid(voidID: "3000:GPA.1", units: nil)
+        #expect(StoreVoids.decide(reported: [full], recorded: [one], purchase: purchase) == .init(new: [full], share: 100_000))
+        #expect(StoreVoids.decide(reported: [one], recorded: [], purchase: nil) == .init(new: [], share: 100_000), "never credited: the whole, recorded nowhere")
+        // Google's entries: named by voided time and order id; units only for a partial refund.
+        let partial = GooglePurchases.storeVoid(GoogleVoidedPurchase(purchaseToken: "t", orderId: "GPA.9", voidedTimeMillis: "1700", refundType: 2, voidedQuantity: 2))
+        #expect(partial == StoreVoid(voidID: "1700:GPA.9", units: 2))
+        #expect(GooglePurchases.storeVoid(GoogleVoidedPurchase(purchaseToken: "t", refundType: 2)).units == nil, "a partial void that names no units takes the whole")
+        let odd = GooglePurchases.storeVoid(GoogleVoidedPurchase(purchaseToken: "t", orderId: "GPA 9 \u{1}", voidedTimeMillis: "1700", refundType: 1))
+        #expect(odd.voidID.hasPrefix("sha256:") && (try? odd.validate()) != nil)
+    }
+
+    /// The voids the ledger recorded for a Google purchase token.
+    static func recordedVoids(_ ledger: TestLedger, _ token: String) async throws -> Int64 {
+        try await ledger.store.read { db in
+            try db.integer("SELECT count(*) FROM store_voids WHERE store = 'google' AND store_transaction_id = ?", [.text(token)]) ?? 0
+        }
+    }
+
+    @Test("partial voids more than Google's 30 days apart add up: the second takes its own unit, though Google no longer lists the first", arguments: TestBackend.all)
+    func partialVoidsMonthsApart(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = InMemoryGooglePlay()
+        google.add("tok-q", GoogleProductPurchase(quantity: 3))
+        let purchases = try Self.purchases(ledger, google)
+        _ = try await purchases.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-q", actor: "t")
+        let partial = #""voidedPurchaseNotification":{"purchaseToken":"tok-q","productType":2,"refundType":2}"#
+
+        // The first void, 40 days ago, applied when it was notified then.
+        let fortyDaysAgo = Date().addingTimeInterval(-40 * 86_400)
+        google.void("tok-q", at: Int64(fortyDaysAgo.timeIntervalSince1970 * 1_000), quantity: 1)
+        _ = try await purchases.handleNotification(try Self.push("m1", partial), now: fortyDaysAgo.addingTimeInterval(60))
+        #expect(try await ledger.balance("p1") == 10)
+        // Today's void: Google lists it alone now.
+        google.void("tok-q", at: Self.nowMillis - 5_000, quantity: 1)
+        let second = try await purchases.handleNotification(try Self.push("m2", partial))
+        #expect(second.outcome == .refunded)
+        #expect(try await ledger.balance("p1") == 5, "two units voided in all")
+        #expect(try await purchases.catchUp(since: nil).applied == 0)
+        #expect(try await purchases.handleNotification(try Self.push("m3", partial)).outcome == .alreadyApplied)
+        #expect(try await ledger.balance("p1") == 5)
+        #expect(try await Self.recordedVoids(ledger, "tok-q") == 2)
+        #expect(try await ledger.store.storePurchase(store: "google", storeTransactionID: "tok-q")?.corrections.count == 2)
+        try await ledger.expectIntact()
+    }
+
+    @Test("a partial void whose write lands just after the purchase's first credit takes its units, not the whole purchase", arguments: TestBackend.all)
+    func voidRacingFirstRedeem(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = InMemoryGooglePlay()
+        google.add("tok-r", GoogleProductPurchase(quantity: 3))
+        let redeemer = try Self.purchases(ledger, google)
+        // The redeem commits after the void's handler asked Google and before its write.
+        let interposed = InterposedLedger(store: ledger.store) {
+            _ = try await redeemer.redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: "tok-r", actor: "t")
+        }
+        let purchases = GooglePurchases(configuration: try GoogleConfiguration(packageName: Self.package), api: google, ledger: interposed)
+        google.void("tok-r", at: Self.nowMillis - 1_000, quantity: 1)
+        let partial = #""voidedPurchaseNotification":{"purchaseToken":"tok-r","productType":2,"refundType":2}"#
+        let outcome = try await purchases.handleNotification(try Self.push("m1", partial))
+        #expect(outcome.outcome == .refunded)
+        #expect(try await ledger.balance("p1") == 10, "one unit of three taken back")
+        #expect(try await purchases.catchUp(since: nil).applied == 0)
+        #expect(try await ledger.balance("p1") == 10)
+        try await ledger.expectIntact()
+    }
+
+    @Test("two catch-ups at once, from two instances of one ledger: one reads Google's list and applies it, the other skips and says so", arguments: TestBackend.all)
+    func catchUpOneAtATime(backend: TestBackend) async throws {
+        let ledger = try await TestLedger.withCatalog(backend)
+        let google = InMemoryGooglePlay()
+        for token in ["tok-1", "tok-2", "tok-3"] {
+            google.add(token)
+            _ = try await Self.purchases(ledger, google).redeem(playerID: "p1", productID: "com.example.consume5credits", purchaseToken: token, actor: "t")
+            google.void(token, at: Self.nowMillis - 1_000)
+        }
+        let gated = GatedGooglePlay(google)
+        let first = GooglePurchases(configuration: try GoogleConfiguration(packageName: Self.package), api: gated, ledger: ledger.store)
+        // Another instance: its own connections to the same database.
+        let other = try await SQLLedgerStore.open(database: ledger.path, durability: .full, writeMode: .default, poolSize: 2, clock: { Date() })
+        let second = GooglePurchases(configuration: try GoogleConfiguration(packageName: Self.package), api: gated, ledger: other)
+
+        async let running = first.catchUp(since: nil)
+        await gated.waitUntilListing()
+        let skipped = try await second.catchUp(since: nil)
+        gated.open()
+        let report = try await running
+        #expect(skipped.skipped != nil && skipped.purchases == 0 && skipped.applied == 0)
+        #expect(report.skipped == nil && report.purchases == 3 && report.applied == 3)
+        #expect(gated.listCalls.withLock { $0 } == 2, "one run's pages (two a page), not two runs'")
+        #expect(try await ledger.balance("p1") == 0)
+        // Given back at the end: the next run, on either instance, reads the list again.
+        #expect(try await second.catchUp(since: nil).skipped == nil)
+        #expect(gated.listCalls.withLock { $0 } == 4)
+        try await ledger.expectIntact()
     }
 
     @Test("a purchase voided before it was redeemed never credits", arguments: TestBackend.all)
@@ -344,5 +450,114 @@ struct GooglePlayTests {
         #expect(found.purchases.first?.purchase.corrections.count == 1 && found.voids.count == 1 && found.voidsError == nil)
         #expect(try await purchases.lookUp(orderID: "GPA.none").purchases.isEmpty)
         #expect(await walletError { _ = try await purchases.lookUp(orderID: "GPA 1") }?.code == "invalid_request")
+    }
+}
+
+/// The test ledger, with `before` run once just before the first notification is written: what
+/// another request commits between a void handler's reading and its write.
+final class InterposedLedger: LedgerWriting & LedgerReading & PurchaseFinishOutbox & WorkLeases {
+    let store: SQLLedgerStore
+    let before: @Sendable () async throws -> Void
+    private let ran = Mutex(false)
+
+    init(store: SQLLedgerStore, before: @escaping @Sendable () async throws -> Void) {
+        self.store = store
+        self.before = before
+    }
+
+    func recordNotification(_ notification: StoreNotification) async throws(WalletError) -> NotificationOutcome {
+        if !ran.withLock({ ran in defer { ran = true }; return ran }) {
+            do { try await before() } catch { throw .storage("the interposed request failed: \(error)") }
+        }
+        return try await store.recordNotification(notification)
+    }
+
+    func setProduct(_ update: ProductUpdate) async throws(WalletError) -> Product { try await store.setProduct(update) }
+    func grant(_ request: GrantRequest) async throws(WalletError) -> MutationResult { try await store.grant(request) }
+    func grantEach(_ requests: [GrantRequest]) async throws(WalletError) -> [Result<MutationResult, WalletError>] { try await store.grantEach(requests) }
+    func bonus(_ request: BonusRequest) async throws(WalletError) -> MutationResult { try await store.bonus(request) }
+    func expireLots(limit: Int) async throws(WalletError) -> Int { try await store.expireLots(limit: limit) }
+    func createHold(_ request: HoldRequest) async throws(WalletError) -> HoldResult { try await store.createHold(request) }
+    func resolveHold(_ request: HoldResolution) async throws(WalletError) -> HoldResult { try await store.resolveHold(request) }
+    func expireHolds(limit: Int) async throws(WalletError) -> Int { try await store.expireHolds(limit: limit) }
+    func spend(_ request: SpendRequest) async throws(WalletError) -> MutationResult { try await store.spend(request) }
+    func adjust(_ request: AdjustRequest) async throws(WalletError) -> MutationResult { try await store.adjust(request) }
+    func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult { try await store.refund(request) }
+    func products() async throws(WalletError) -> [Product] { try await store.products() }
+    func balances(playerID: PlayerID) async throws(WalletError) -> WalletBalances { try await store.balances(playerID: playerID) }
+    func lots(playerID: PlayerID) async throws(WalletError) -> [WalletLot] { try await store.lots(playerID: playerID) }
+    func holds(playerID: PlayerID) async throws(WalletError) -> [Hold] { try await store.holds(playerID: playerID) }
+    func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage { try await store.history(query) }
+    func purchase(store: String, storeTransactionID: String) async throws(WalletError) -> LedgerTransaction? {
+        try await self.store.purchase(store: store, storeTransactionID: storeTransactionID)
+    }
+    func statement(_ query: StatementQuery) async throws(WalletError) -> Statement { try await store.statement(query) }
+    func changeEntitlement(_ request: EntitlementChangeRequest) async throws(WalletError) -> EntitlementChangeResult { try await store.changeEntitlement(request) }
+    func entitlements(playerID: PlayerID) async throws(WalletError) -> EntitlementList { try await store.entitlements(playerID: playerID) }
+    func entitlement(playerID: PlayerID, name: EntitlementName) async throws(WalletError) -> Entitlement { try await store.entitlement(playerID: playerID, name: name) }
+    func claimPurchaseFinishes(at now: Date, limit: Int, lease: Duration) async throws(WalletError) -> [PurchaseFinish] {
+        try await store.claimPurchaseFinishes(at: now, limit: limit, lease: lease)
+    }
+    func recordPurchaseFinish(_ claimed: PurchaseFinish, _ attempt: PurchaseFinish.Attempt, at now: Date) async throws(WalletError) -> PurchaseFinish {
+        try await store.recordPurchaseFinish(claimed, attempt, at: now)
+    }
+    func purchaseFinishes(store: String, status: PurchaseFinish.Status?, limit: Int) async throws(WalletError) -> [PurchaseFinish] {
+        try await self.store.purchaseFinishes(store: store, status: status, limit: limit)
+    }
+    func storePurchases(store: String, orderID: String) async throws(WalletError) -> [StorePurchase] { try await self.store.storePurchases(store: store, orderID: orderID) }
+    func storePurchase(store: String, storeTransactionID: String) async throws(WalletError) -> StorePurchase? {
+        try await self.store.storePurchase(store: store, storeTransactionID: storeTransactionID)
+    }
+    func accountTokenOwner(store: String, token: String) async throws(WalletError) -> String? { try await self.store.accountTokenOwner(store: store, token: token) }
+    func takeLease(_ name: String, holder: String, for duration: Duration) async throws(WalletError) -> WorkLease {
+        try await store.takeLease(name, holder: holder, for: duration)
+    }
+    func releaseLease(_ name: String, holder: String) async throws(WalletError) { try await store.releaseLease(name, holder: holder) }
+}
+
+/// `InMemoryGooglePlay` whose first voided-purchases call waits until the test opens it, so that
+/// a second catch-up starts while the first one is reading Google's list; counts those calls.
+final class GatedGooglePlay: GooglePlayPurchasesAPI {
+    let inner: InMemoryGooglePlay
+    let listCalls = Mutex(0)
+    private let listing: AsyncStream<Void>
+    private let listingContinuation: AsyncStream<Void>.Continuation
+    private let opened: AsyncStream<Void>
+    private let openedContinuation: AsyncStream<Void>.Continuation
+
+    init(_ inner: InMemoryGooglePlay) {
+        self.inner = inner
+        (listing, listingContinuation) = AsyncStream.makeStream(of: Void.self)
+        (opened, openedContinuation) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    /// Returns once the first call is waiting.
+    func waitUntilListing() async {
+        for await _ in listing { return }
+    }
+
+    func open() {
+        openedContinuation.yield()
+        openedContinuation.finish()
+    }
+
+    func productPurchase(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleProductPurchase {
+        try await inner.productPurchase(productID: productID, purchaseToken: purchaseToken)
+    }
+
+    func consume(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleConsumeOutcome {
+        try await inner.consume(productID: productID, purchaseToken: purchaseToken)
+    }
+
+    func voidedPurchases(start: Date, end: Date, pageToken: String?) async throws(WalletError) -> GoogleVoidedPurchasePage {
+        let first = listCalls.withLock { calls in
+            calls += 1
+            return calls == 1
+        }
+        if first {
+            listingContinuation.yield()
+            for await _ in opened { break }
+        }
+        return try await inner.voidedPurchases(start: start, end: end, pageToken: pageToken)
     }
 }

@@ -43,4 +43,26 @@ struct LedgerCopyTests {
         #expect(try await target.entitlements(playerID: "p2") == source.store.entitlements(playerID: "p2"))
         #expect(try await target.products() == source.store.products())
     }
+
+    @Test("a purchase's recorded voids and a held lease come along: on the copy, a void seen before moves nothing and a new one adds up", arguments: TestBackend.all, TestBackend.all)
+    func voidsAndLeases(source sourceBackend: TestBackend, target backend: TestBackend) async throws {
+        let source = try await TestLedger.withCatalog(sourceBackend)
+        try await source.grant("p1", "tok", quantity: 3, store: "google")
+        func void(_ id: String, _ voidID: String) -> StoreNotification {
+            StoreNotification(
+                notificationUUID: id, store: "google", type: "VOIDED_PURCHASE", subtype: "PARTIAL", storeTransactionID: "tok",
+                effect: .voids([StoreVoid(voidID: voidID, units: 1)], policy: .debt), reportedAt: 1, actor: "t")
+        }
+        _ = try await source.store.recordNotification(void("n1", "1:GPA.1"))
+        _ = try await source.store.takeLease("google.catch-up", holder: "run-1", for: .seconds(600))
+        let target = try await TestStores.open(backend).store
+        let report = try await source.store.copy(to: target, progress: nil)
+        #expect(report.rows["store_voids"] == 1 && report.rows["work_leases"] == 1)
+        #expect(try await target.recordNotification(void("n2", "1:GPA.1")).outcome == .alreadyApplied)
+        #expect(try await target.balances(playerID: "p1").balances["credits"] == 10)
+        #expect(try await target.recordNotification(void("n3", "2:GPA.1")).outcome == .refunded)
+        #expect(try await target.balances(playerID: "p1").balances["credits"] == 5)
+        #expect(try await target.takeLease("google.catch-up", holder: "run-2", for: .seconds(60)).holder == "run-1")
+        #expect(try await target.verify().ok)
+    }
 }

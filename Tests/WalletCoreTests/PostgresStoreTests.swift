@@ -15,10 +15,12 @@ import WalletTestSupport
 @Suite("PostgreSQL store", .enabled(if: TestBackend.all.contains(.postgres)))
 struct PostgresStoreTests {
     /// Turns a fresh database into what version 5 wrote: a catalog of consumables only, no
-    /// entitlements.
+    /// entitlements, no store voids or work leases.
     static func makeVersion5(_ db: any SQLSession) throws {
         try db.execute("DROP TABLE entitlement_items")
         try db.execute("DROP TABLE entitlements")
+        try db.execute("DROP TABLE store_voids")
+        try db.execute("DROP TABLE work_leases")
         try db.execute("DELETE FROM products WHERE type <> 'consumable'")
         try db.execute("ALTER TABLE products DROP COLUMN type, DROP COLUMN entitlement, DROP COLUMN duration")
         try db.execute("ALTER TABLE products DROP CONSTRAINT products_credits_check")
@@ -301,6 +303,32 @@ struct PostgresStoreTests {
         #expect(try await Self.exported(migrated) == export)
         #expect(try await migrated.verify().ok)
         _ = try await migrated.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "after", actor: "t"))
+        #expect(try await migrated.verify().ok)
+    }
+
+    @Test("a version 5 database gains the store voids, the work leases and entitlements, keeps its ledger, then adds a Google purchase's voids up and leases a catch-up")
+    func migrationFrom5() async throws {
+        let ledger = try await TestLedger.withCatalog(.postgres)
+        try await ledger.grant("p1", "tok", quantity: 3, store: "google")
+        let head = try await ledger.store.head()
+        _ = try await ledger.store.write { db, _, _ in
+            try PostgresStoreTests.makeVersion5(db)
+            try db.execute("DELETE FROM wallet_schema")
+            try db.execute("INSERT INTO wallet_schema (version, applied_at) VALUES (5, now())")
+        }
+        let migrated = try await PostgresEngine.open(url: ledger.path, poolSize: 1, writeMode: .single, clock: { Date() })
+        let versions = try await migrated.read { db in try db.all("SELECT version FROM wallet_schema ORDER BY version") { row in try row.integer(0) } }
+        #expect(versions == [5, 6] && PostgresSchema.version == 6)
+        #expect(try await migrated.head() == head)
+        for (id, voidID) in [("n1", "1:GPA.1"), ("n2", "2:GPA.1"), ("n3", "2:GPA.1")] {
+            _ = try await migrated.recordNotification(
+                StoreNotification(
+                    notificationUUID: id, store: "google", type: "VOIDED_PURCHASE", subtype: "PARTIAL", storeTransactionID: "tok",
+                    effect: .voids([StoreVoid(voidID: voidID, units: 1)], policy: .debt), reportedAt: 1, actor: "t"))
+        }
+        #expect(try await migrated.balances(playerID: "p1").balances["credits"] == 5, "two units of three voided, each once")
+        #expect(try await migrated.takeLease("google.catch-up", holder: "run-1", for: .seconds(60)).holder == "run-1")
+        #expect(try await migrated.takeLease("google.catch-up", holder: "run-2", for: .seconds(60)).holder == "run-1")
         #expect(try await migrated.verify().ok)
     }
 

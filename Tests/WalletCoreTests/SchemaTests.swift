@@ -180,6 +180,32 @@ struct SchemaTests {
         #expect(try await upgraded.verify().ok)
     }
 
+    @Test("a version 7 database gains the store voids and the work leases, keeps its ledger, then adds a Google purchase's voids up and leases a catch-up")
+    func migrationFrom7() async throws {
+        let fresh = try await TestLedger(.sqlite)
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
+        let ledger = try await TestLedger.withCatalog(.sqlite)
+        try await ledger.grant("p1", "tok", quantity: 3, store: "google")
+        let head = try await ledger.store.head()
+        try await ledger.rawConnection().write { db in
+            try Self.makeVersion7(db)
+        }
+        let upgraded = try SQLiteEngine.open(path: ledger.path)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
+        #expect(try await upgraded.head() == head)
+        for (id, voidID) in [("n1", "1:GPA.1"), ("n2", "2:GPA.1"), ("n3", "2:GPA.1")] {
+            _ = try await upgraded.recordNotification(
+                StoreNotification(
+                    notificationUUID: id, store: "google", type: "VOIDED_PURCHASE", subtype: "PARTIAL", storeTransactionID: "tok",
+                    effect: .voids([StoreVoid(voidID: voidID, units: 1)], policy: .debt), reportedAt: 1, actor: "t"))
+        }
+        #expect(try await upgraded.balances(playerID: "p1").balances["credits"] == 5, "two units of three voided, each once")
+        #expect(try await upgraded.takeLease("google.catch-up", holder: "run-1", for: .seconds(60)).holder == "run-1")
+        #expect(try await upgraded.takeLease("google.catch-up", holder: "run-2", for: .seconds(60)).holder == "run-1")
+        #expect(try await upgraded.verify().ok)
+    }
+
     @Test("a version 4 database gains lots and holds: its transactions table is made again with the new kinds, rows and chain intact, and each positive balance becomes one opening lot")
     func migrationFrom4() async throws {
         let fresh = try await TestLedger(.sqlite)
@@ -219,14 +245,22 @@ struct SchemaTests {
 
     /// Rewrites a database of this version as version 5 left it, for the upgrade tests: the
     /// `transactions` table made again with version 5's CHECK of kinds (its indexes and triggers
-    /// with it), no `transaction_kinds`, no store purchase records or their outbox. Needs foreign keys off, as `rawConnection` has them.
+    /// with it), no `transaction_kinds`, no store purchase records or their outbox (and nothing of
+    /// version 8, `makeVersion7`). Needs foreign keys off, as `rawConnection` has them.
+    static func makeVersion5(_ db: Database) throws {
+        try makeVersion7(db)
+        try makeVersion5Transactions(db)
+    }
+
     /// Turns a fresh database into what version 7 wrote: a catalog of consumables only (every
-    /// product credits at least 1), no entitlements.
+    /// product credits at least 1), no entitlements, no store voids or work leases.
     static func makeVersion7(_ db: Database) throws {
         try db.execute(
             sql: """
                 DROP TABLE entitlement_items;
                 DROP TABLE entitlements;
+                DROP TABLE store_voids;
+                DROP TABLE work_leases;
                 CREATE TEMP TABLE products_v8 AS SELECT * FROM products;
                 DROP TABLE products;
                 CREATE TABLE products (
@@ -243,8 +277,7 @@ struct SchemaTests {
                 """)
     }
 
-    static func makeVersion5(_ db: Database) throws {
-        try makeVersion7(db)
+    private static func makeVersion5Transactions(_ db: Database) throws {
         let remade = try [
             "CREATE UNIQUE INDEX transactions_purchase_store_transaction\n", "CREATE INDEX transactions_corrections ", "CREATE INDEX transactions_player ",
             "CREATE INDEX transactions_created_at ", "CREATE TRIGGER transactions_append_only_update ", "CREATE TRIGGER transactions_append_only_delete ",
