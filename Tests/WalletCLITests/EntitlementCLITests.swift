@@ -17,12 +17,13 @@ struct EntitlementCLITests {
         let human = try cli.run("products", "list")
         #expect(human.stdout == "com.example.levels2\t5 credits\tany store\tactive\tnon_consumable level_pack_2\ncom.example.vip30\t0 credits\tany store\tactive\tnon_renewing vip P30D\n")
         for (arguments, detail) in [
-            (["--type", "non_renewing", "--entitlement", "vip", "--duration", "30 days"], "duration '30 days'"),
-            (["--type", "non_renewing", "--entitlement", "vip"], "needs an entitlement and a duration"),
-            (["--type", "non_consumable", "--entitlement", "VIP"], "entitlement 'VIP'"),
-            (["--entitlement", "vip"], "a consumable grants credits only"),
+            (["--credits", "0", "--type", "non_renewing", "--entitlement", "vip", "--duration", "30 days"], "duration '30 days'"),
+            (["--credits", "0", "--type", "non_renewing", "--entitlement", "vip"], "needs an entitlement and a duration"),
+            (["--credits", "0", "--type", "non_consumable", "--entitlement", "VIP"], "entitlement 'VIP'"),
+            (["--credits", "5", "--entitlement", "vip"], "a consumable grants credits only"),
+            (["--credits", "0"], "credits must be between 1"),
         ] {
-            let bad = CLI.finish(try cli.start(["products", "set", "com.example.bad", "--credits", "0"] + arguments + ["--json"]))
+            let bad = CLI.finish(try cli.start(["products", "set", "com.example.bad"] + arguments + ["--json"]))
             #expect(bad.status == 1 && bad.errorCode() == "invalid_request" && bad.stderr.contains(detail) && bad.stdout.isEmpty, "\(arguments): \(bad.stderr)")
         }
         let badType = try cli.run("products", "set", "com.example.bad", "--credits", "0", "--type", "subscription", "--json")
