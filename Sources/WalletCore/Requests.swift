@@ -102,7 +102,7 @@ public struct GrantRequest: LedgerMutation, Equatable {
             throw .invalidRequest("an account token must be a UUID in lowercase")
         }
         try record?.validate()
-        if let purchasedAt { _ = try Timestamp.parse(purchasedAt, field: "purchase date") }
+        if let purchasedAt { _ = try Timestamp.parse(purchasedAt, field: "purchased_at") }
     }
 
     /// Keyed by the store transaction, globally.

@@ -111,7 +111,7 @@ package enum Decide {
         var entitlement: GrantPlan.EntitlementGrant?
         // A purchase date is the store's word, but never later than a day past the wallet's
         // clock (clocks drift; a pass never starts in the future).
-        let purchasedAt = try request.purchasedAt.map { text throws(WalletError) in try Timestamp.parse(text, field: "purchase date") }
+        let purchasedAt = try request.purchasedAt.map { text throws(WalletError) in try Timestamp.parse(text, field: "purchased_at") }
         if let purchasedAt, let now = Timestamp.milliseconds(rfc3339: Array(at.utf8)),
             let latest = Timestamp.adding(months: 0, days: 1, to: now), purchasedAt > Timestamp.format(milliseconds: latest)
         {

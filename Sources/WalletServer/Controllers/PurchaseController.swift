@@ -41,13 +41,11 @@ struct PurchaseController {
     /// The store transaction id is the idempotency key: a replay answers the original result.
     @Sendable func grant(request: Request, context: WalletRequestContext) async throws -> Response {
         let body = try await RequestBodyReader.decode(PurchaseBody.self, from: request)
-        // In the ledger's own spelling (UTC, milliseconds): a pass's periods are ordered by
-        // comparing these texts, so `+02:00` or a missing fraction must not reach the ledger.
-        let purchasedAt = try body.purchasedAt.map { text throws(WalletError) in try Timestamp.parse(text, field: "purchased_at") }
+        // Core reads the purchase date in any RFC 3339 form and keeps it in the ledger's.
         let result = try await store.grant(
             GrantRequest(
                 playerID: body.playerID, store: body.store, storeTransactionID: body.storeTransactionID, productID: body.productID,
-                quantity: body.quantity ?? 1, actor: try context.requireCaller().actor, purchasedAt: purchasedAt))
+                quantity: body.quantity ?? 1, actor: try context.requireCaller().actor, purchasedAt: body.purchasedAt))
         return try MutationResponse.response(for: result, context: context)
     }
 
