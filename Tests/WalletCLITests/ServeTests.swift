@@ -20,7 +20,9 @@ func freeLoopbackPort() throws -> Int {
 func send(_ method: String, _ url: String, headers: [String: String] = [:], body: String? = nil) async -> (status: Int, body: String)? {
     var request = URLRequest(url: URL(string: url)!)
     request.httpMethod = method
-    request.timeoutInterval = 10
+    // Generous: under the whole suite on two cores a first answer (a token exchange, a store call, a
+    // commit) can take seconds; a client that gives up early makes a retry look like a second request.
+    request.timeoutInterval = 60
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     request.httpBody = body.map { Data($0.utf8) }
     guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { return nil }
