@@ -44,8 +44,8 @@ enum PostgresSchema {
                 ]),
             // Version 4 kept no store purchase records and no outbox of purchases to finish.
             SchemaMigrator.Migration(version: 5, statements: storePurchases),
-            // Version 5 sold consumables only and kept no entitlements.
-            SchemaMigrator.Migration(version: 6, statements: productTypes + entitlements),
+            // Version 5 sold consumables only, kept no entitlements and only consumed what it finished.
+            SchemaMigrator.Migration(version: 6, statements: productTypes + finishActions + entitlements),
         ],
         everyOpen: [SchemaMigrator.transactionKindRows],
         name: "the PostgreSQL database")
@@ -191,7 +191,7 @@ enum PostgresSchema {
             PRIMARY KEY (store, token)
         )
         """,
-    ] + consumptionReplies + lotsAndHolds + storePurchases + entitlements + [
+    ] + consumptionReplies + lotsAndHolds + storePurchases + finishActions + entitlements + [
         // The ledger is append-only: edits, deletions and out-of-order rows are refused.
         """
         CREATE FUNCTION wallet_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -295,6 +295,17 @@ enum PostgresSchema {
             ADD CHECK ((type = 'non_renewing') = (duration IS NOT NULL)),
             ADD CHECK (type <> 'consumable' OR credits >= 1)
         """,
+    ]
+
+    /// How each purchase is finished (schema.sql's `purchase_finishes.action`): version 5's outbox
+    /// widened in place, its rows consumptions (it sold consumables only). The default serves
+    /// those rows alone: every write names its action.
+    static let finishActions = [
+        """
+        ALTER TABLE purchase_finishes
+            ADD COLUMN action TEXT COLLATE "C" NOT NULL DEFAULT 'consume' CHECK (action IN ('consume', 'acknowledge'))
+        """,
+        "ALTER TABLE purchase_finishes ALTER COLUMN action DROP DEFAULT",
     ]
 
     /// Entitlements and their items (schema.sql's `entitlements`, `entitlement_items`).
