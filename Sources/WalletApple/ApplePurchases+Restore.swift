@@ -83,7 +83,7 @@ extension ApplePurchases {
     ) async throws(WalletError) -> RestoreResult {
         var byKey: [String: AppleTransaction] = [:]
         for transaction in transactions {
-            let key = (try? ProductType(appleType: transaction.type)).map { Self.ledgerKey(of: transaction, type: $0) } ?? transaction.transactionId
+            let key = Self.ledgerKey(transaction)
             if let held = byKey[key], (held.purchaseDate ?? .max, held.transactionId) <= (transaction.purchaseDate ?? .max, transaction.transactionId) { continue }
             byKey[key] = transaction
         }
