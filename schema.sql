@@ -201,9 +201,11 @@ CREATE TABLE store_purchases (
 CREATE INDEX store_purchases_order ON store_purchases (store, order_id) WHERE order_id IS NOT NULL;
 CREATE UNIQUE INDEX store_purchases_seq ON store_purchases (seq);
 
--- Purchases the wallet must finish on the store's side (Google Play: consume), queued in the
--- credit's own write (a transactional outbox) and tried by `wallet serve` until the store takes
--- it or answers that it was finished already. `next_attempt_at` moves on with each claim.
+-- Purchases the wallet must finish on the store's side (Google Play: consume a consumable or a
+-- pass, acknowledge a non-consumable), queued in the credit's own write (a transactional outbox)
+-- and tried by `wallet serve` until the store takes it or answers that it was finished already.
+-- `next_attempt_at` moves on with each claim. `action` is decided by the product's type at the
+-- credit (`PurchaseFinish.Action`); version 7's rows, all consumables, are consumed.
 CREATE TABLE purchase_finishes (
     store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
     store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
@@ -214,6 +216,7 @@ CREATE TABLE purchase_finishes (
     next_attempt_at TEXT NOT NULL,
     last_error TEXT,
     finished_at TEXT,
+    action TEXT NOT NULL CHECK (action IN ('consume', 'acknowledge')),
     PRIMARY KEY (store, store_transaction_id),
     FOREIGN KEY (store, store_transaction_id) REFERENCES store_purchases (store, store_transaction_id)
 ) STRICT, WITHOUT ROWID;

@@ -74,22 +74,40 @@ public struct AppStoreServerAPI: Sendable {
 
     // MARK: Endpoints
 
+    /// The kinds of product Get Transaction History v2 filters by (`productType`).
+    public enum HistoryProductType: String, Sendable, CaseIterable {
+        case consumable = "CONSUMABLE"
+        case nonConsumable = "NON_CONSUMABLE"
+        case nonRenewable = "NON_RENEWABLE"
+        case autoRenewable = "AUTO_RENEWABLE"
+    }
+
     /// A customer's consumable purchases (Get Transaction History v2, `productType=CONSUMABLE`),
-    /// newest first, from the environment that knows `transactionID`: production, then sandbox
-    /// when `environments` allows it and production answers TransactionIdNotFound (4040010).
-    /// Paging stops once every id of `wanted` has been seen (read from the payloads unverified:
-    /// only to stop; every transaction is verified before use), so a long history costs only
-    /// the pages back to the oldest purchase a receipt names.
+    /// newest first: `history` of consumables.
     public func consumableHistory(
         transactionID: String, environments: Set<AppleConfiguration.Environment>, wanted: Set<String> = []
     ) async throws(WalletError) -> TransactionHistory {
+        try await history(transactionID: transactionID, productTypes: [.consumable], environments: environments, wanted: wanted)
+    }
+
+    /// A customer's purchases of `productTypes` (Get Transaction History v2, one `productType`
+    /// parameter each), newest first, from the environment that knows `transactionID`:
+    /// production, then sandbox when `environments` allows it and production answers
+    /// TransactionIdNotFound (4040010). With `wanted`, paging stops once every id of it has been
+    /// seen (read from the payloads unverified: only to stop; every transaction is verified
+    /// before use), so a long history costs only the pages back to the oldest purchase a receipt
+    /// names; without, the whole history is read, at most `historyPagesMax` pages.
+    public func history(
+        transactionID: String, productTypes: [HistoryProductType], environments: Set<AppleConfiguration.Environment>, wanted: Set<String> = []
+    ) async throws(WalletError) -> TransactionHistory {
         try Self.validatePathSegment(transactionID, field: "the transaction id")
+        guard !productTypes.isEmpty else { throw .invalidRequest("a history read names at least one product type") }
         return try await firstEnvironment(environments) { environment throws(APIFailure) in
             var signed: [String] = []
             var unseen = wanted
             var revision: String?
             for _ in 0..<Self.historyPagesMax {
-                var query = [("productType", "CONSUMABLE"), ("sort", "DESCENDING")]
+                var query = productTypes.map { ("productType", $0.rawValue) } + [("sort", "DESCENDING")]
                 if let revision { query.append(("revision", revision)) }
                 let page = try await self.decoded(
                     HistoryPage.self, .GET, environment: environment, path: "/inApps/v2/history/\(transactionID)", query: query)
@@ -313,7 +331,7 @@ public struct AppStoreServerAPI: Sendable {
     }
 }
 
-/// A customer's consumable purchases as Apple signed them, unverified.
+/// A customer's purchases as Apple signed them, unverified.
 public struct TransactionHistory: Sendable {
     public var environment: AppleConfiguration.Environment
     public var signedTransactions: [String]

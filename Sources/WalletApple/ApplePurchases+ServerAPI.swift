@@ -77,7 +77,7 @@ extension ApplePurchases {
         return OrderLookupResult(orderID: orderID, transactions: entries)
     }
 
-    private func requireAPI(_ feature: String) throws(WalletError) -> AppStoreServerAPI {
+    func requireAPI(_ feature: String) throws(WalletError) -> AppStoreServerAPI {
         guard let api else {
             throw .notConfigured(
                 "\(feature) need the App Store Server API: configure --apple-issuer-id, --apple-key-id and --apple-private-key (App Store Connect's in-app purchase key)")
@@ -86,7 +86,7 @@ extension ApplePurchases {
     }
 
     /// A signed transaction from Apple's API, verified and checked for crediting, or why not.
-    private func verify(_ signed: String) async -> Result<AppleTransaction, StoreTransactionRefusal> {
+    func verify(_ signed: String) async -> Result<AppleTransaction, StoreTransactionRefusal> {
         let transaction: AppleTransaction
         do {
             transaction = try await verifier.verify(signed, as: AppleTransaction.self) { $0.signedDate }
@@ -106,30 +106,66 @@ extension ApplePurchases {
     private func credit(
         _ transactions: [AppleTransaction], to playerID: PlayerID, actor: String
     ) async throws(WalletError) -> (now: [StoreTransactionCredit], before: [StoreTransactionCredit], refused: [StoreTransactionRefusal]) {
-        var requests: [GrantRequest] = []
-        var refused: [StoreTransactionRefusal] = []
-        for transaction in transactions {
-            do {
-                requests.append(try grantRequest(for: transaction, playerID: playerID, actor: actor))
-            } catch {
-                refused.append(StoreTransactionRefusal(storeTransactionID: transaction.transactionId, error))
-            }
-        }
         var now: [StoreTransactionCredit] = []
         var before: [StoreTransactionCredit] = []
-        for (request, outcome) in zip(requests, requests.isEmpty ? [] : try await ledger.grantEach(requests)) {
-            switch outcome {
+        var refusedUnasked: [StoreTransactionRefusal] = []
+        var refusedByLedger: [StoreTransactionRefusal] = []
+        for grant in try await grantEach(transactions, to: playerID, actor: actor) {
+            switch grant.outcome {
             case .success(let result) where result.replayed: before.append(.init(result.transaction))
             case .success(let result): now.append(.init(result.transaction))
-            case .failure(.idempotencyKeyReused):
-                refused.append(
-                    StoreTransactionRefusal(
-                        storeTransactionID: request.storeTransactionID, code: "already_credited_elsewhere",
-                        detail: "store transaction apple/\(request.storeTransactionID) was already credited to another player"))
-            case .failure(let error): refused.append(StoreTransactionRefusal(storeTransactionID: request.storeTransactionID, error))
+            case .failure(let refusal) where grant.request == nil: refusedUnasked.append(refusal)
+            case .failure(let refusal): refusedByLedger.append(refusal)
             }
         }
-        return (now, before, refused)
+        return (now, before, refusedUnasked + refusedByLedger)
+    }
+
+    /// One verified transaction's grant: the request made of it (nil when the transaction itself
+    /// was refused: its type, its date, its account token), and the ledger's result or why not.
+    struct TransactionGrant {
+        var transaction: AppleTransaction
+        var request: GrantRequest?
+        var outcome: Result<MutationResult, StoreTransactionRefusal>
+    }
+
+    /// Grants verified transactions to a player in one write (`LedgerWriting.grantEach`), each on
+    /// its own terms, in the order given. A purchase already granted to another player is
+    /// refused as `already_credited_elsewhere`.
+    func grantEach(_ transactions: [AppleTransaction], to playerID: PlayerID, actor: String) async throws(WalletError) -> [TransactionGrant] {
+        var prepared: [Result<GrantRequest, StoreTransactionRefusal>] = []
+        for transaction in transactions {
+            do {
+                prepared.append(.success(try grantRequest(for: transaction, playerID: playerID, actor: actor)))
+            } catch {
+                prepared.append(.failure(StoreTransactionRefusal(storeTransactionID: transaction.transactionId, error)))
+            }
+        }
+        let requests = prepared.compactMap { try? $0.get() }
+        let outcomes = requests.isEmpty ? [] : try await ledger.grantEach(requests)
+        guard outcomes.count == requests.count else { throw .corrupt("the ledger answered \(outcomes.count) grants for \(requests.count) requests") }
+        var next = outcomes.makeIterator()
+        var grants: [TransactionGrant] = []
+        for (transaction, request) in zip(transactions, prepared) {
+            switch request {
+            case .failure(let refusal):
+                grants.append(TransactionGrant(transaction: transaction, request: nil, outcome: .failure(refusal)))
+            case .success(let request):
+                let outcome: Result<MutationResult, StoreTransactionRefusal> =
+                    switch next.next() {
+                    case .success(let result)?: .success(result)
+                    case .failure(.idempotencyKeyReused)?:
+                        .failure(
+                            StoreTransactionRefusal(
+                                storeTransactionID: request.storeTransactionID, code: "already_credited_elsewhere",
+                                detail: "store transaction apple/\(request.storeTransactionID) was already credited to another player"))
+                    case .failure(let error)?: .failure(StoreTransactionRefusal(storeTransactionID: request.storeTransactionID, error))
+                    case nil: .failure(StoreTransactionRefusal(storeTransactionID: request.storeTransactionID, .corrupt("the ledger left a grant unanswered")))
+                    }
+                grants.append(TransactionGrant(transaction: transaction, request: request, outcome: outcome))
+            }
+        }
+        return grants
     }
 }
 

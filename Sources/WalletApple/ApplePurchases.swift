@@ -41,6 +41,13 @@ public struct ApplePurchases: Sendable {
             purchasedAt: purchasedAt)
     }
 
+    /// The store transaction id the ledger keys a transaction by, whatever its type: a refund
+    /// of a non-consumable names the purchase the ledger holds, whichever of its transactions
+    /// Apple signed.
+    static func ledgerKey(_ transaction: AppleTransaction) -> String {
+        (try? ProductType(appleType: transaction.type)).map { ledgerKey(of: transaction, type: $0) } ?? transaction.transactionId
+    }
+
     /// The store transaction id the ledger keys a transaction by.
     static func ledgerKey(of transaction: AppleTransaction, type: ProductType) -> String {
         type.isKeyedByOriginalTransaction ? transaction.originalTransactionId ?? transaction.transactionId : transaction.transactionId
@@ -124,7 +131,7 @@ public struct ApplePurchases: Sendable {
             return try await ledger.recordNotification(
                 StoreNotification(
                     notificationUUID: notification.notificationUUID, store: "apple", type: notification.notificationType, subtype: notification.subtype,
-                    storeTransactionID: transaction?.transactionId, effect: effect, reportedAt: notification.signedDate, actor: "apple:notifications",
+                    storeTransactionID: transaction.map(Self.ledgerKey), effect: effect, reportedAt: notification.signedDate, actor: "apple:notifications",
                     consumptionReply: reply))
         } catch .invalidRequest(let reason) {
             // A signed payload is refused one way: 422 purchase_invalid with the reason.

@@ -71,9 +71,27 @@ public struct StorePurchase: Codable, Sendable, Equatable {
     }
 }
 
-/// A purchase to finish on the store's side (Google Play: consume), in the outbox: queued in the
-/// credit's write, then tried by `wallet serve` until the store accepts it or says it is done.
+/// A purchase to finish on the store's side (Google Play: consume or acknowledge), in the outbox:
+/// queued in the credit's write, then tried by `wallet serve` until the store accepts it or says
+/// it is done.
 public struct PurchaseFinish: Codable, Sendable, Equatable {
+    /// What finishing a purchase means on the store's side, decided by the product's type when
+    /// it is credited: a consumable or a pass is consumed, so that the player can buy it again; a
+    /// non-consumable is only acknowledged, since consuming it would let the player buy again
+    /// what they own (and a store that is not told at all refunds it).
+    public enum Action: String, Codable, Sendable, CaseIterable {
+        case consume
+        case acknowledge
+
+        /// The one rule: only a non-consumable is kept, so only it is acknowledged.
+        public init(_ type: ProductType) {
+            switch type {
+            case .consumable, .nonRenewing: self = .consume
+            case .nonConsumable: self = .acknowledge
+            }
+        }
+    }
+
     public enum Status: String, Codable, Sendable, CaseIterable {
         /// Waiting for its next attempt.
         case pending
@@ -86,6 +104,7 @@ public struct PurchaseFinish: Codable, Sendable, Equatable {
     public var store: String
     public var storeTransactionID: String
     public var productID: String
+    public var action: Action
     public var status: Status
     public var attempts: Int64
     public var createdAt: String
@@ -94,12 +113,13 @@ public struct PurchaseFinish: Codable, Sendable, Equatable {
     public var finishedAt: String?
 
     package init(
-        store: String, storeTransactionID: String, productID: String, status: Status, attempts: Int64, createdAt: String, nextAttemptAt: String,
-        lastError: String?, finishedAt: String?
+        store: String, storeTransactionID: String, productID: String, action: Action, status: Status, attempts: Int64, createdAt: String,
+        nextAttemptAt: String, lastError: String?, finishedAt: String?
     ) {
         self.store = store
         self.storeTransactionID = storeTransactionID
         self.productID = productID
+        self.action = action
         self.status = status
         self.attempts = attempts
         self.createdAt = createdAt
@@ -118,7 +138,7 @@ public struct PurchaseFinish: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case store, status, attempts
+        case store, action, status, attempts
         case storeTransactionID = "store_transaction_id"
         case productID = "product_id"
         case createdAt = "created_at"

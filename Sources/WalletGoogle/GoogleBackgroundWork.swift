@@ -3,10 +3,11 @@ import Logging
 import ServiceLifecycle
 import WalletCore
 
-/// Consumes on Google's side every purchase the wallet credited (the ledger's `purchase_finishes`
-/// outbox, queued in each credit's own write): until Google consumes it or answers that it was
-/// consumed already. Unconsumed, Google refunds a purchase after three days and the player cannot
-/// buy the product again. Claims keep two instances from sending one at once; a restart takes up
+/// Finishes on Google's side every purchase the wallet credited (the ledger's `purchase_finishes`
+/// outbox, queued in each credit's own write), as its action says: consumes a consumable or a
+/// pass, acknowledges a non-consumable; until Google takes it or answers that it was done
+/// already. Neither consumed nor acknowledged, Google refunds a purchase after three days, and
+/// an unconsumed one cannot be bought again. Claims keep two instances from sending one at once; a restart takes up
 /// where the last run stopped, since the outbox is in the ledger.
 public struct GooglePurchaseFinisher: Service {
     let outbox: any PurchaseFinishOutbox
@@ -34,6 +35,8 @@ public struct GooglePurchaseFinisher: Service {
     /// What one pass did, by the status each purchase ended in.
     public struct Pass: Codable, Sendable, Equatable {
         public var consumed = 0
+        /// Non-consumables acknowledged (never consumed).
+        public var acknowledged = 0
         public var retrying = 0
         public var failed = 0
     }
@@ -43,29 +46,38 @@ public struct GooglePurchaseFinisher: Service {
         var pass = Pass()
         for _ in 0..<Self.batchMax {
             guard let finish = try await outbox.claimPurchaseFinishes(at: clock(), limit: 1, lease: Self.lease).first else { break }
-            let attempt = await consume(finish)
+            let attempt = await send(finish)
             let recorded = try await outbox.recordPurchaseFinish(finish, attempt, at: clock())
             switch recorded.status {
+            case .done where recorded.action == .acknowledge: pass.acknowledged += 1
             case .done: pass.consumed += 1
             case .pending: pass.retrying += 1
             case .failed: pass.failed += 1
             }
             if recorded.status != .done {
                 logger.warning(
-                    "google purchase not consumed",
-                    metadata: ["product_id": .string(finish.productID), "status": .string(recorded.status.rawValue), "error": .string(recorded.lastError ?? "")])
+                    "google purchase not finished",
+                    metadata: [
+                        "product_id": .string(finish.productID), "action": .string(finish.action.rawValue), "status": .string(recorded.status.rawValue),
+                        "error": .string(recorded.lastError ?? ""),
+                    ])
             }
         }
         return pass
     }
 
-    private func consume(_ finish: PurchaseFinish) async -> PurchaseFinish.Attempt {
+    /// Consumes or acknowledges the purchase, as its action says: never both, since a
+    /// non-consumable consumed could be bought again.
+    private func send(_ finish: PurchaseFinish) async -> PurchaseFinish.Attempt {
         guard finish.store == GooglePurchases.store else { return .refused(error: "not a Google Play purchase (\(finish.store))") }
         do {
-            _ = try await api.consume(productID: finish.productID, purchaseToken: finish.storeTransactionID)
+            switch finish.action {
+            case .consume: _ = try await api.consume(productID: finish.productID, purchaseToken: finish.storeTransactionID)
+            case .acknowledge: _ = try await api.acknowledge(productID: finish.productID, purchaseToken: finish.storeTransactionID)
+            }
             return .done
         } catch .notFound(let detail) {
-            // Google no longer knows the purchase (voided and gone): consuming cannot help.
+            // Google no longer knows the purchase (voided and gone): sending again cannot help.
             return .refused(error: detail)
         } catch {
             return .failed(error: error.detail, retryAt: clock().addingTimeInterval(OutboxRetry.delay(afterAttempts: finish.attempts)))

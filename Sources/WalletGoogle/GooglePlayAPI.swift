@@ -115,6 +115,25 @@ public struct GooglePlayAPI: GooglePlayPurchasesAPI {
         }
     }
 
+    /// Acknowledges the purchase. A refusal (4xx) is checked against the purchase itself: one
+    /// that Google shows as acknowledged answers `.alreadyAcknowledged`, so a retried
+    /// acknowledgement ends.
+    public func acknowledge(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleAcknowledgeOutcome {
+        let path = try purchasePath(productID: productID, purchaseToken: purchaseToken)
+        do {
+            _ = try await send(.POST, path: path + ":acknowledge")
+            return .acknowledged
+        } catch {
+            guard case .answered(let status, _, _) = error, (400..<500).contains(status), ![401, 403, 429].contains(status) else {
+                throw Self.walletError(error, call: .purchase)
+            }
+            if let purchase = try? await decoded(GoogleProductPurchase.self, .GET, path: path), purchase.acknowledgementState == 1 {
+                return .alreadyAcknowledged
+            }
+            throw Self.walletError(error, call: .purchase)
+        }
+    }
+
     public func voidedPurchases(start: Date, end: Date, pageToken: String?) async throws(WalletError) -> GoogleVoidedPurchasePage {
         guard let startMillis = Self.millis(start), let endMillis = Self.millis(end), startMillis <= endMillis else {
             throw .invalidRequest("the voided purchases' start must be a time after 1970 and not after their end")

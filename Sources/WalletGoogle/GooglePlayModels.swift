@@ -90,6 +90,14 @@ public enum GoogleConsumeOutcome: Sendable, Equatable {
     case alreadyConsumed
 }
 
+/// How an acknowledge request ended, when Google took it.
+public enum GoogleAcknowledgeOutcome: Sendable, Equatable {
+    /// Acknowledged by this request.
+    case acknowledged
+    /// Acknowledged before (by an earlier attempt, or by the app).
+    case alreadyAcknowledged
+}
+
 /// What the wallet asks Google about one-time purchases: the Android Publisher API v3, or a
 /// stand-in in tests. Every failure is a `WalletError` a person can act on: `notConfigured` for a
 /// misconfigured key or a missing Play Console permission (401, 403), `notFound` for no such
@@ -99,6 +107,9 @@ public protocol GooglePlayPurchasesAPI: Sendable {
     func productPurchase(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleProductPurchase
     /// `POST …/purchases/products/{productId}/tokens/{token}:consume`.
     func consume(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleConsumeOutcome
+    /// `POST …/purchases/products/{productId}/tokens/{token}:acknowledge`: what finishes a
+    /// non-consumable, which must stay owned (consumed, it could be bought again).
+    func acknowledge(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleAcknowledgeOutcome
     /// `GET …/purchases/voidedpurchases`, one page, `type=0` (one-time products),
     /// `includeQuantityBasedPartialRefund=true`, between `start` and `end`.
     func voidedPurchases(start: Date, end: Date, pageToken: String?) async throws(WalletError) -> GoogleVoidedPurchasePage

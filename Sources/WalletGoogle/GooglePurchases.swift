@@ -35,8 +35,8 @@ public struct GoogleConfiguration: Sendable {
 }
 
 /// Google Play one-time products: verifies each purchase with Google before it credits
-/// `credits × quantity` once, keyed by `("google", purchase token)`, queues its consumption on
-/// Google's side in the credit's own write, and takes back what Google voids through the ledger's
+/// `credits × quantity` once, keyed by `("google", purchase token)`, queues its consumption (or,
+/// for a non-consumable, its acknowledgement) on Google's side in the credit's own write, and takes back what Google voids through the ledger's
 /// refund rules. Nothing a client or a push says is trusted: what it names is asked of Google.
 public struct GooglePurchases: Sendable {
     public static let store = "google"
@@ -114,10 +114,21 @@ public struct GooglePurchases: Sendable {
             do { try Validate.asciiIdentifier(orderID, field: "order id") } catch { throw .purchaseInvalid("Google reports a malformed order id") }
         }
         let region = purchase.regionCode.flatMap { code in code.utf8.count == 2 && code.utf8.allSatisfy({ $0 >= 65 && $0 <= 90 }) ? code : nil }
+        // When the customer bought it: a pass's period starts then, not when the wallet heard of it.
+        var purchasedAt: String?
+        if let text = purchase.purchaseTimeMillis {
+            guard let millis = Int64(text), Timestamp.millisecondsRange.contains(millis) else {
+                throw .purchaseInvalid("Google reports a purchase time out of range; nothing was credited")
+            }
+            purchasedAt = Timestamp.format(milliseconds: millis)
+        }
         let token = try configuration.accountTokenBinding.boundToken(AccountToken.text(ofStoreAccountID: purchase.obfuscatedExternalAccountId), playerID: playerID)
+        // Google does not say what kind of product it sold: the catalog's type stands, and decides
+        // whether the purchase is consumed or acknowledged (`PurchaseFinish.Action`).
         return GrantRequest(
             playerID: playerID, store: Self.store, storeTransactionID: purchaseToken, productID: productID, quantity: quantity, actor: actor,
-            accountToken: token, record: StorePurchaseRecord(orderID: purchase.orderId, purchaseType: type, region: region, finishes: true))
+            accountToken: token, record: StorePurchaseRecord(orderID: purchase.orderId, purchaseType: type, region: region, finishes: true),
+            purchasedAt: purchasedAt)
     }
 
     /// A product id or purchase token as it goes into a URL path: ASCII letters, digits, `.`, `_`

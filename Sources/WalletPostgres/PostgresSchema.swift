@@ -44,9 +44,9 @@ enum PostgresSchema {
                 ]),
             // Version 4 kept no store purchase records and no outbox of purchases to finish.
             SchemaMigrator.Migration(version: 5, statements: storePurchases),
-            // Version 5 sold consumables only, kept no entitlements, no store voids and no leases on
-            // work one instance at a time does.
-            SchemaMigrator.Migration(version: 6, statements: productTypes + entitlements + storeVoidsAndLeases),
+            // Version 5 sold consumables only, kept no entitlements, no store voids, no leases on
+            // work one instance at a time does, and only consumed what it finished.
+            SchemaMigrator.Migration(version: 6, statements: productTypes + finishActions + entitlements + storeVoidsAndLeases),
         ],
         everyOpen: [SchemaMigrator.transactionKindRows],
         name: "the PostgreSQL database")
@@ -192,7 +192,7 @@ enum PostgresSchema {
             PRIMARY KEY (store, token)
         )
         """,
-    ] + consumptionReplies + lotsAndHolds + storePurchases + entitlements + storeVoidsAndLeases + [
+    ] + consumptionReplies + lotsAndHolds + storePurchases + finishActions + entitlements + storeVoidsAndLeases + [
         // The ledger is append-only: edits, deletions and out-of-order rows are refused.
         """
         CREATE FUNCTION wallet_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -296,6 +296,17 @@ enum PostgresSchema {
             ADD CHECK ((type = 'non_renewing') = (duration IS NOT NULL)),
             ADD CHECK (type <> 'consumable' OR credits >= 1)
         """,
+    ]
+
+    /// How each purchase is finished (schema.sql's `purchase_finishes.action`): version 5's outbox
+    /// widened in place, its rows consumptions (it sold consumables only). The default serves
+    /// those rows alone: every write names its action.
+    static let finishActions = [
+        """
+        ALTER TABLE purchase_finishes
+            ADD COLUMN action TEXT COLLATE "C" NOT NULL DEFAULT 'consume' CHECK (action IN ('consume', 'acknowledge'))
+        """,
+        "ALTER TABLE purchase_finishes ALTER COLUMN action DROP DEFAULT",
     ]
 
     /// Entitlements and their items (schema.sql's `entitlements`, `entitlement_items`).

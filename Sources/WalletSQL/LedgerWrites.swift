@@ -28,7 +28,7 @@ enum LedgerWrites {
         if let token = plan.bindAccountToken {
             try StoreAccountToken.bind(db, store: request.store, token: token, playerID: request.playerID, seq: result.transaction.seq)
         }
-        if let record = request.record { try StorePurchaseStorage.insert(db, record, purchase: result.transaction, now: now) }
+        if let record = request.record { try StorePurchaseStorage.insert(db, record, purchase: result.transaction, finish: plan.finish, now: now) }
         if let grant = plan.entitlement {
             let purchase = result.transaction
             let changed = try changeEntitlement(

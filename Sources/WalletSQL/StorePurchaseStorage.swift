@@ -7,14 +7,14 @@ import WalletCore
 enum StorePurchaseStorage {
     static let purchaseColumns = ["store", "store_transaction_id", "order_id", "purchase_type", "region", "seq"]
     static let finishColumns = [
-        "store", "store_transaction_id", "product_id", "status", "attempts", "created_at", "next_attempt_at", "last_error", "finished_at",
+        "store", "store_transaction_id", "product_id", "status", "attempts", "created_at", "next_attempt_at", "last_error", "finished_at", "action",
     ]
     static let finishIntegerColumns: Set<String> = ["attempts"]
     private static let finishList = finishColumns.joined(separator: ", ")
 
-    /// Records `record` for the purchase `transaction` credited, and queues its finishing when the
-    /// record asks for it.
-    static func insert(_ db: any SQLSession, _ record: StorePurchaseRecord, purchase transaction: LedgerTransaction, now: Date) throws {
+    /// Records `record` for the purchase `transaction` credited, and queues its finishing when
+    /// Core decided one (`GrantPlan.finish`).
+    static func insert(_ db: any SQLSession, _ record: StorePurchaseRecord, purchase transaction: LedgerTransaction, finish: PurchaseFinish.Action?, now: Date) throws {
         guard let store = transaction.store, let storeTransactionID = transaction.storeTransactionID, let productID = transaction.productID else {
             throw WalletError.corrupt("a store purchase record was written for a transaction that is not a store purchase")
         }
@@ -22,19 +22,22 @@ enum StorePurchaseStorage {
             "INSERT INTO store_purchases (\(purchaseColumns.joined(separator: ", "))) VALUES (?, ?, ?, ?, ?, ?)",
             [.text(store), .text(storeTransactionID), .text(record.orderID), .text(record.purchaseType.rawValue), .text(record.region),
              .integer(transaction.seq)])
-        guard record.finishes else { return }
+        guard let finish else { return }
         let at = Timestamp.format(now)
         try db.execute(
-            "INSERT INTO purchase_finishes (\(finishList)) VALUES (?, ?, ?, 'pending', 0, ?, ?, NULL, NULL)",
-            [.text(store), .text(storeTransactionID), .text(productID), .text(at), .text(at)])
+            "INSERT INTO purchase_finishes (\(finishList)) VALUES (?, ?, ?, 'pending', 0, ?, ?, NULL, NULL, ?)",
+            [.text(store), .text(storeTransactionID), .text(productID), .text(at), .text(at), .text(finish.rawValue)])
     }
 
     static func finish(from row: any SQLRow, at offset: Int = 0) throws -> PurchaseFinish {
         guard let status = PurchaseFinish.Status(rawValue: try row.text(offset + 3)) else {
             throw WalletError.corrupt("a purchase finish has an unknown status")
         }
+        guard let action = PurchaseFinish.Action(rawValue: try row.text(offset + 9)) else {
+            throw WalletError.corrupt("a purchase finish has an unknown action")
+        }
         return PurchaseFinish(
-            store: try row.text(offset), storeTransactionID: try row.text(offset + 1), productID: try row.text(offset + 2), status: status,
+            store: try row.text(offset), storeTransactionID: try row.text(offset + 1), productID: try row.text(offset + 2), action: action, status: status,
             attempts: try row.integer(offset + 4), createdAt: try row.text(offset + 5), nextAttemptAt: try row.text(offset + 6),
             lastError: try row.textOrNil(offset + 7), finishedAt: try row.textOrNil(offset + 8))
     }

@@ -94,12 +94,15 @@ enum Schema {
         ).map { created in SchemaMigrator.Migration(version: 7, statements: created) },
         // Version 7 sold consumables only (every product credited at least 1), kept no
         // entitlements, no store voids (a purchase's voids were added up from what the store still
-        // listed) and no leases on work one instance at a time does. The catalog is made again
-        // (SQLite cannot widen a CHECK in place), its rows copied back as consumables; nothing
-        // references it.
+        // listed), no leases on work one instance at a time does, and only consumed the purchases
+        // it finished. The catalog and the outbox are made again (SQLite cannot widen a CHECK or add
+        // a column with one in place), their rows copied back as consumables and as consumptions;
+        // nothing references either. The outbox's columns are named: a database that reached
+        // version 7 from version 6 took version 7's table from this file, so its columns are not
+        // known in advance.
         statements(
-            "CREATE TABLE products ", "CREATE TABLE entitlements ", "CREATE TABLE entitlement_items ", "CREATE INDEX entitlement_items_owner ",
-            "CREATE TABLE store_voids ", "CREATE TABLE work_leases "
+            "CREATE TABLE products ", "CREATE TABLE purchase_finishes ", "CREATE INDEX purchase_finishes_due ", "CREATE TABLE entitlements ",
+            "CREATE TABLE entitlement_items ", "CREATE INDEX entitlement_items_owner ", "CREATE TABLE store_voids ", "CREATE TABLE work_leases "
         ).map { created in
             SchemaMigrator.Migration(version: 8, statements: [
                 """
@@ -109,11 +112,19 @@ enum Schema {
                 INSERT INTO products (product_id, currency, credits, store, active, updated_at)
                     SELECT product_id, currency, credits, store, active, updated_at FROM temp.products_v7;
                 DROP TABLE temp.products_v7;
-                \(created[1...].joined(separator: "\n"))
+                CREATE TEMP TABLE purchase_finishes_v7 AS SELECT \(finishColumnsV7) FROM purchase_finishes;
+                DROP TABLE purchase_finishes;
+                \(created[1])
+                INSERT INTO purchase_finishes (\(finishColumnsV7), action) SELECT \(finishColumnsV7), 'consume' FROM temp.purchase_finishes_v7;
+                DROP TABLE temp.purchase_finishes_v7;
+                \(created[2...].joined(separator: "\n"))
                 """
             ])
         },
     ].compactMap { $0 }
+
+    /// The columns of version 7's `purchase_finishes`, which version 8's upgrade copies.
+    private static let finishColumnsV7 = "store, store_transaction_id, product_id, status, attempts, created_at, next_attempt_at, last_error, finished_at"
 
     /// Indexes on every column that references `transactions (seq)` without one, for the length of
     /// version 6's upgrade only: with foreign keys on, dropping the table and copying its rows back
@@ -394,9 +405,11 @@ CREATE TABLE store_purchases (
 CREATE INDEX store_purchases_order ON store_purchases (store, order_id) WHERE order_id IS NOT NULL;
 CREATE UNIQUE INDEX store_purchases_seq ON store_purchases (seq);
 
--- Purchases the wallet must finish on the store's side (Google Play: consume), queued in the
--- credit's own write (a transactional outbox) and tried by `wallet serve` until the store takes
--- it or answers that it was finished already. `next_attempt_at` moves on with each claim.
+-- Purchases the wallet must finish on the store's side (Google Play: consume a consumable or a
+-- pass, acknowledge a non-consumable), queued in the credit's own write (a transactional outbox)
+-- and tried by `wallet serve` until the store takes it or answers that it was finished already.
+-- `next_attempt_at` moves on with each claim. `action` is decided by the product's type at the
+-- credit (`PurchaseFinish.Action`); version 7's rows, all consumables, are consumed.
 CREATE TABLE purchase_finishes (
     store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
     store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
@@ -407,6 +420,7 @@ CREATE TABLE purchase_finishes (
     next_attempt_at TEXT NOT NULL,
     last_error TEXT,
     finished_at TEXT,
+    action TEXT NOT NULL CHECK (action IN ('consume', 'acknowledge')),
     PRIMARY KEY (store, store_transaction_id),
     FOREIGN KEY (store, store_transaction_id) REFERENCES store_purchases (store, store_transaction_id)
 ) STRICT, WITHOUT ROWID;

@@ -178,7 +178,7 @@ struct GoogleCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("How many to show, 1 to \(Limits.pageSizeMax).", valueName: "count"))
         var limit = 50
 
-        @Flag(help: "Consume the purchases due now first (as wallet serve does every few seconds).")
+        @Flag(help: "Consume or acknowledge the purchases due now first (as wallet serve does every few seconds).")
         var send = false
 
         func validate() throws {
@@ -195,7 +195,7 @@ struct GoogleCommand: AsyncParsableCommand {
                 var pass: GooglePurchaseFinisher.Pass?
                 if send {
                     guard let api = try google.api() else {
-                        throw WalletError.notConfigured("consuming needs --google-package-name and --google-service-account")
+                        throw WalletError.notConfigured("finishing purchases needs --google-package-name and --google-service-account")
                     }
                     pass = try await GooglePurchaseFinisher(outbox: ledger, api: api, logger: Logger(label: "wallet")).consumeDue()
                 }
@@ -203,10 +203,12 @@ struct GoogleCommand: AsyncParsableCommand {
             }
             try Output.result(listing, json: options.json) {
                 var lines: [String] = []
-                if let pass = listing.sent { lines.append("Consumed \(pass.consumed), retrying \(pass.retrying), failed \(pass.failed).") }
-                if listing.purchases.isEmpty { lines.append("No Google Play purchases to consume\(status.map { " \($0.rawValue)" } ?? "").") }
+                if let pass = listing.sent {
+                    lines.append("Consumed \(pass.consumed), acknowledged \(pass.acknowledged), retrying \(pass.retrying), failed \(pass.failed).")
+                }
+                if listing.purchases.isEmpty { lines.append("No Google Play purchases to finish\(status.map { " \($0.rawValue)" } ?? "").") }
                 lines += listing.purchases.map { finish in
-                    "\(finish.status.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(finish.productID) token \(finish.storeTransactionID.prefix(24))… credited \(finish.createdAt), attempts \(finish.attempts)\(finish.lastError.map { " — \($0)" } ?? "")"
+                    "\(finish.status.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(finish.action.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(finish.productID) token \(finish.storeTransactionID.prefix(24))… credited \(finish.createdAt), attempts \(finish.attempts)\(finish.lastError.map { " — \($0)" } ?? "")"
                 }
                 return lines.joined(separator: "\n")
             }

@@ -326,6 +326,29 @@ struct GooglePlayClientTests {
 
     // MARK: Consume and voided purchases
 
+    @Test("acknowledge acknowledges and never consumes; a second answers alreadyAcknowledged; a pending purchase's refusal is purchase_invalid; an unknown one not_found")
+    func acknowledge() async throws {
+        let google = try await GoogleStandIn()
+        defer { google.stop() }
+        let api = GooglePlayAPI(configuration: try google.apiConfiguration())
+        let purchase = Self.purchased(google)
+        #expect(try await api.acknowledge(productID: Self.productID, purchaseToken: purchase) == .acknowledged)
+        let held = google.purchase(token: purchase, productID: Self.productID)
+        #expect(held?.acknowledgementState == 1 && held?.consumptionState == 0)
+        #expect(google.seen(.acknowledge).first?.path.hasSuffix("/purchases/products/\(Self.productID)/tokens/\(purchase):acknowledge") == true)
+        #expect(google.seen(.acknowledge).first?.method == "POST" && google.seen(.consume).isEmpty)
+        #expect(try await api.acknowledge(productID: Self.productID, purchaseToken: purchase) == .alreadyAcknowledged)
+        #expect(google.seen(.acknowledge).count == 2 && google.seen(.purchase).count == 1, "the refusal was checked against the purchase")
+        let pending = Self.purchased(google) { $0.purchaseState = 2 }
+        let error = await walletError { _ = try await api.acknowledge(productID: Self.productID, purchaseToken: pending) }
+        #expect(error?.code == "purchase_invalid" && error?.detail.contains("not in a valid state") == true, "\(error?.detail ?? "")")
+        let unknown = await walletError { _ = try await api.acknowledge(productID: Self.productID, purchaseToken: "tok.unknown") }
+        #expect(unknown?.code == "not_found")
+        let next = Self.purchased(google)
+        google.script(.acknowledge, .failure(status: 503))
+        #expect(try await api.acknowledge(productID: Self.productID, purchaseToken: next) == .acknowledged)
+    }
+
     @Test("consume consumes; a second consume answers alreadyConsumed; a pending purchase's refusal is purchase_invalid; an unknown one not_found")
     func consume() async throws {
         let google = try await GoogleStandIn()

@@ -549,6 +549,10 @@ final class GatedGooglePlay: GooglePlayPurchasesAPI {
         try await inner.consume(productID: productID, purchaseToken: purchaseToken)
     }
 
+    func acknowledge(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleAcknowledgeOutcome {
+        try await inner.acknowledge(productID: productID, purchaseToken: purchaseToken)
+    }
+
     func voidedPurchases(start: Date, end: Date, pageToken: String?) async throws(WalletError) -> GoogleVoidedPurchasePage {
         let first = listCalls.withLock { calls in
             calls += 1

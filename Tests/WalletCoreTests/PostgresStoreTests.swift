@@ -15,8 +15,10 @@ import WalletTestSupport
 @Suite("PostgreSQL store", .enabled(if: TestBackend.all.contains(.postgres)))
 struct PostgresStoreTests {
     /// Turns a fresh database into what version 5 wrote: a catalog of consumables only, no
-    /// entitlements, no store voids or work leases.
+    /// entitlements, no store voids or work leases, an outbox of consumptions only (no `action`).
     static func makeVersion5(_ db: any SQLSession) throws {
+        try db.execute("DELETE FROM purchase_finishes WHERE action <> 'consume'")
+        try db.execute("ALTER TABLE purchase_finishes DROP COLUMN action")
         try db.execute("DROP TABLE entitlement_items")
         try db.execute("DROP TABLE entitlements")
         try db.execute("DROP TABLE store_voids")
@@ -263,6 +265,36 @@ struct PostgresStoreTests {
         let older = await walletError { _ = try await PostgresEngine.open(url: url, poolSize: 1, writeMode: .single, clock: { Date() }) }
         #expect(older?.code == "unsupported_database" && older?.detail.contains("version \(next)") == true, "\(String(describing: older))")
         #expect(try await store.verify().ok)
+    }
+
+    @Test("a version 5 database: its queued finishes are kept as consumptions; a non-consumable credited afterwards is acknowledged")
+    func migrationFrom5Finishes() async throws {
+        let ledger = try await TestLedger.withCatalog(.postgres)
+        let record = StorePurchaseRecord(orderID: "GPA.1", purchaseType: .paid, region: "DE", finishes: true)
+        _ = try await ledger.store.grant(
+            GrantRequest(playerID: "p1", store: "google", storeTransactionID: "tok-1", productID: "com.example.consume5credits", actor: "t", record: record))
+        let head = try await ledger.store.head()
+        _ = try await ledger.store.write { db, _, _ in
+            try PostgresStoreTests.makeVersion5(db)
+            try db.execute("DELETE FROM wallet_schema")
+            try db.execute("INSERT INTO wallet_schema (version, applied_at) VALUES (5, now())")
+        }
+        let migrated = try await PostgresEngine.open(url: ledger.path, poolSize: 1, writeMode: .single, clock: { Date() })
+        #expect(try await migrated.head() == head)
+        let kept = try await migrated.purchaseFinishes(store: "google", status: .pending, limit: 10)
+        #expect(kept.map(\.storeTransactionID) == ["tok-1"] && kept.first?.action == .consume)
+        _ = try await migrated.setProduct(ProductUpdate(productID: "com.example.noads", credits: 0, type: .nonConsumable, entitlement: try EntitlementName("no_ads")))
+        _ = try await migrated.grant(
+            GrantRequest(
+                playerID: "p1", store: "google", storeTransactionID: "tok-2", productID: "com.example.noads", actor: "t",
+                record: StorePurchaseRecord(orderID: "GPA.2", purchaseType: .paid, region: "DE", finishes: true)))
+        #expect(try await migrated.storePurchase(store: "google", storeTransactionID: "tok-2")?.finish?.action == .acknowledge)
+        // The column has no default once migrated: every write names its action.
+        let defaulted = try await migrated.read { db in
+            try db.integer("SELECT count(*) FROM information_schema.columns WHERE table_name = 'purchase_finishes' AND column_name = 'action' AND column_default IS NOT NULL")
+        }
+        #expect(defaulted == 0)
+        #expect(try await migrated.verify().ok)
     }
 
     @Test("a version 3 database: transactions references transaction_kinds (one row per Core kind) instead of its CHECK of kinds; every row and the chain kept")

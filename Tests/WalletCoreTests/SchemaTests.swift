@@ -206,6 +206,32 @@ struct SchemaTests {
         #expect(try await upgraded.verify().ok)
     }
 
+    @Test("a version 7 database: its queued finishes are kept as consumptions; a non-consumable credited afterwards is acknowledged")
+    func migrationFrom7Finishes() async throws {
+        let fresh = try await TestLedger(.sqlite)
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
+        let ledger = try await TestLedger.withCatalog(.sqlite)
+        let record = StorePurchaseRecord(orderID: "GPA.1", purchaseType: .paid, region: "DE", finishes: true)
+        _ = try await ledger.store.grant(
+            GrantRequest(playerID: "p1", store: "google", storeTransactionID: "tok-1", productID: "com.example.consume5credits", actor: "t", record: record))
+        let head = try await ledger.store.head()
+        try await ledger.rawConnection().write { db in try Self.makeVersion7(db) }
+        let version7 = try await ledger.rawConnection().read { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'purchase_finishes'") }
+        #expect(version7?.contains("action TEXT") == false && version7?.contains("finished_at TEXT") == true)
+        let upgraded = try SQLiteEngine.open(path: ledger.path)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.head() == head)
+        let kept = try await upgraded.purchaseFinishes(store: "google", status: .pending, limit: 10)
+        #expect(kept.map(\.storeTransactionID) == ["tok-1"] && kept.first?.action == .consume)
+        _ = try await upgraded.setProduct(ProductUpdate(productID: "com.example.noads", credits: 0, type: .nonConsumable, entitlement: try EntitlementName("no_ads")))
+        _ = try await upgraded.grant(
+            GrantRequest(
+                playerID: "p1", store: "google", storeTransactionID: "tok-2", productID: "com.example.noads", actor: "t",
+                record: StorePurchaseRecord(orderID: "GPA.2", purchaseType: .paid, region: "DE", finishes: true)))
+        #expect(try await upgraded.storePurchase(store: "google", storeTransactionID: "tok-2")?.finish?.action == .acknowledge)
+        #expect(try await upgraded.verify().ok)
+    }
+
     @Test("a version 4 database gains lots and holds: its transactions table is made again with the new kinds, rows and chain intact, and each positive balance becomes one opening lot")
     func migrationFrom4() async throws {
         let fresh = try await TestLedger(.sqlite)
@@ -253,10 +279,31 @@ struct SchemaTests {
     }
 
     /// Turns a fresh database into what version 7 wrote: a catalog of consumables only (every
-    /// product credits at least 1), no entitlements, no store voids or work leases.
+    /// product credits at least 1), no entitlements, no store voids or work leases, an outbox of
+    /// consumptions only (no `action`).
     static func makeVersion7(_ db: Database) throws {
         try db.execute(
             sql: """
+                CREATE TEMP TABLE purchase_finishes_v8 AS SELECT * FROM purchase_finishes;
+                DROP TABLE purchase_finishes;
+                CREATE TABLE purchase_finishes (
+                    store TEXT NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
+                    store_transaction_id TEXT NOT NULL CHECK (length(store_transaction_id) BETWEEN 1 AND 255),
+                    product_id TEXT NOT NULL CHECK (length(product_id) BETWEEN 1 AND 255),
+                    status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
+                    attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                    created_at TEXT NOT NULL,
+                    next_attempt_at TEXT NOT NULL,
+                    last_error TEXT,
+                    finished_at TEXT,
+                    PRIMARY KEY (store, store_transaction_id),
+                    FOREIGN KEY (store, store_transaction_id) REFERENCES store_purchases (store, store_transaction_id)
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX purchase_finishes_due ON purchase_finishes (next_attempt_at) WHERE status = 'pending';
+                INSERT INTO purchase_finishes
+                    SELECT store, store_transaction_id, product_id, status, attempts, created_at, next_attempt_at, last_error, finished_at
+                    FROM temp.purchase_finishes_v8 WHERE action = 'consume';
+                DROP TABLE temp.purchase_finishes_v8;
                 DROP TABLE entitlement_items;
                 DROP TABLE entitlements;
                 DROP TABLE store_voids;

@@ -199,7 +199,10 @@ public final class AppStoreStandIn: Sendable {
                     (state.customers[environment, default: []].first { signed in signed.contains { Self.transactionID(of: $0) == id } }, state.pageSize, state.endlessHistory)
                 }
                 guard let customer else { return Self.error(404, 4_040_010) }
-                let ordered = request.uri.queryParameters["sort"] == "DESCENDING" ? customer.reversed() : customer
+                // Apple's `productType` filter: the kinds asked for, or every kind when none is.
+                let kinds = Set(request.uri.queryParameters[values: "productType"].map(String.init))
+                let listed = kinds.isEmpty ? customer : customer.filter { Self.productType(of: $0).map(kinds.contains) ?? false }
+                let ordered = request.uri.queryParameters["sort"] == "DESCENDING" ? listed.reversed() : listed
                 let start = request.uri.queryParameters["revision"].flatMap { Int($0.dropFirst(4)) } ?? 0
                 let page = Array(ordered.dropFirst(endless ? 0 : start).prefix(pageSize))
                 let more = endless || start + page.count < ordered.count
@@ -271,6 +274,17 @@ public final class AppStoreStandIn: Sendable {
     /// A signed transaction's id, read without verifying (the stand-in signed it).
     static func transactionID(of signed: String) -> String? {
         payloadField("transactionId", of: signed) as? String
+    }
+
+    /// The history `productType` of a signed transaction's `type`, read without verifying.
+    static func productType(of signed: String) -> String? {
+        switch payloadField("type", of: signed) as? String {
+        case "Consumable": "CONSUMABLE"
+        case "Non-Consumable": "NON_CONSUMABLE"
+        case "Non-Renewing Subscription": "NON_RENEWABLE"
+        case "Auto-Renewable Subscription": "AUTO_RENEWABLE"
+        default: nil
+        }
     }
 
     /// A field of a JWS payload, read without verifying.

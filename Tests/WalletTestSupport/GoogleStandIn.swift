@@ -46,7 +46,7 @@ public final class GoogleStandIn: Sendable {
 
     /// The kinds of request the stand-in answers.
     public enum Kind: String, Sendable, CaseIterable {
-        case token, purchase, consume, voided, jwks
+        case token, purchase, consume, acknowledge, voided, jwks
     }
 
     /// An answer the stand-in gives instead of the normal one, to the next request of a kind.
@@ -357,9 +357,23 @@ public final class GoogleStandIn: Sendable {
             }
         }
         router.post(RouterPath(purchasePath)) { request, context in
-            try await handle(.consume, request, context) { _, context, _ in
+            let token = context.parameters.get("token") ?? ""
+            guard !token.hasSuffix(":acknowledge") else {
+                return try await handle(.acknowledge, request, context) { _, context, _ in
+                    guard context.parameters.get("package") == shared.packageName else { return noSuchApp() }
+                    let key = (context.parameters.get("product") ?? "") + "/" + token.dropLast(":acknowledge".count)
+                    let refusal: Response? = shared.state.withLock { state in
+                        guard let purchase = state.purchases[key] else { return googleError(404, "The purchase token was not found.") }
+                        guard purchase.purchaseState == 0 else { return googleError(400, "The purchase is not in a valid state to perform the desired operation.") }
+                        guard purchase.acknowledgementState != 1 else { return googleError(400, "The purchase has already been acknowledged.") }
+                        state.purchases[key]?.acknowledgementState = 1
+                        return nil
+                    }
+                    return refusal ?? Response(status: .ok)
+                }
+            }
+            return try await handle(.consume, request, context) { _, context, _ in
                 guard context.parameters.get("package") == shared.packageName else { return noSuchApp() }
-                let token = context.parameters.get("token") ?? ""
                 guard token.hasSuffix(":consume") else { return googleError(404, "No such method.") }
                 let key = (context.parameters.get("product") ?? "") + "/" + token.dropLast(":consume".count)
                 let refusal: Response? = shared.state.withLock { state in

@@ -15,6 +15,7 @@ public final class InMemoryGooglePlay: GooglePlayPurchasesAPI {
         public var consumeFailures: [WalletError] = []
         public var gets = 0
         public var consumes = 0
+        public var acknowledgements = 0
         public var voidPageSize = 2
     }
 
@@ -60,6 +61,18 @@ public final class InMemoryGooglePlay: GooglePlayPurchasesAPI {
             entry.purchase.consumptionState = 1
             state.purchases[purchaseToken] = entry
             return .success(.consumed)
+        }
+        return try outcome.get()
+    }
+
+    public func acknowledge(productID: String, purchaseToken: String) async throws(WalletError) -> GoogleAcknowledgeOutcome {
+        let outcome: Result<GoogleAcknowledgeOutcome, WalletError> = state.withLock { state in
+            state.acknowledgements += 1
+            guard var entry = state.purchases[purchaseToken], entry.productID == productID else { return .failure(.notFound("Google knows no such purchase")) }
+            if entry.purchase.acknowledgementState == 1 { return .success(.alreadyAcknowledged) }
+            entry.purchase.acknowledgementState = 1
+            state.purchases[purchaseToken] = entry
+            return .success(.acknowledged)
         }
         return try outcome.get()
     }

@@ -121,7 +121,9 @@ package enum Decide {
             let period = try product.duration.map { text throws(WalletError) in try PassDuration(text) }
             entitlement = GrantPlan.EntitlementGrant(name: name, startsAt: purchasedAt ?? at, period: period)
         }
-        return GrantPlan(ledger: ledger, bindAccountToken: tokenOwner == nil ? request.accountToken : nil, entitlement: entitlement)
+        return GrantPlan(
+            ledger: ledger, bindAccountToken: tokenOwner == nil ? request.accountToken : nil, entitlement: entitlement,
+            finish: request.record?.finishes == true ? PurchaseFinish.Action(product.type) : nil)
     }
 
     // MARK: - Entitlements

@@ -83,12 +83,13 @@ package struct LedgerPlan: Sendable {
     }
 }
 
-/// A purchase's credit, the store account token to bind to the player with it, and the
-/// entitlement its product grants, if any.
+/// A purchase's credit, the store account token to bind to the player with it, the entitlement
+/// its product grants, if any, and how to finish it on the store's side, if it is to be.
 package struct GrantPlan: Sendable {
     package var ledger: LedgerPlan
     package var bindAccountToken: String?
     package var entitlement: EntitlementGrant?
+    package var finish: PurchaseFinish.Action?
 
     /// An entitlement a purchase grants: for ever, or for `period` from `startsAt`.
     package struct EntitlementGrant: Sendable {
