@@ -24,6 +24,7 @@ struct AccessTests {
         (.post, "/v1/purchases/apple", #"{"player_id": "p1", "signed_transaction": "\#(try! TestServer.apple.transaction("T-apple"))"}"#, [.service, .playerOwn]),
         // Bodies and ids that fail validation (400) once admitted: the server has no App Store Server API key.
         (.post, "/v1/purchases/apple/receipt", #"{"player_id": "p1", "receipt": "x"}"#, [.service, .playerOwn]),
+        (.post, "/v1/wallets/p1/restore", #"{"receipt": "x"}"#, [.service, .playerOwn]),
         (.get, "/v1/apple/orders/not!an!order", "", [.support, .admin]),
         (.post, "/v1/apple/orders/not!an!order/credit", #"{"player_id": "p1"}"#, [.support, .admin]),
         (.post, "/v1/purchases/google", #"{"player_id": "p1", "product_id": "com.example.consume5credits", "purchase_token": "tok-none"}"#, [.service, .playerOwn]),

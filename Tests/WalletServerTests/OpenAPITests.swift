@@ -69,6 +69,7 @@ struct OpenAPITests {
             "PurchaseBody": PurchaseController.PurchaseBody.fieldNames, "RefundBody": PurchaseController.RefundBody.fieldNames,
             "ApplePurchaseBody": PurchaseController.ApplePurchaseBody.fieldNames,
             "AppleReceiptBody": PurchaseController.AppleReceiptBody.fieldNames, "CreditOrderBody": PurchaseController.CreditOrderBody.fieldNames,
+            "RestoreBody": PurchaseController.RestoreBody.fieldNames,
             "AppleNotificationBody": PurchaseController.AppleNotificationBody.fieldNames,
             "ProductBody": ProductController.ProductBody.fieldNames, "KeyBody": KeyController.KeyBody.fieldNames, "BonusBody": WalletController.BonusBody.fieldNames,
             "HoldBody": WalletController.HoldBody.fieldNames, "CaptureBody": HoldController.CaptureBody.fieldNames, "ReleaseBody": HoldController.ReleaseBody.fieldNames,
@@ -274,6 +275,8 @@ struct OpenAPITests {
             schemas + "AppleNotificationBody/properties/signedPayload/maxLength": Int64(AppleSignedDataVerifier.jwsBytesMax),
             // Unity IAP's wrapper may add up to 1 KiB around the base64 (`AppReceipt.der(receipt:)`).
             schemas + "AppleReceiptBody/properties/receipt/maxLength": Int64(AppReceipt.base64BytesMax + 1_024),
+            schemas + "RestoreBody/properties/signed_transactions/maxItems": Int64(ApplePurchases.restoreTransactionsMax),
+            schemas + "RestoreBody/properties/receipt/maxLength": Int64(AppReceipt.base64BytesMax + 1_024),
             schemas + "NotificationOutcome/properties/spent_share_millipercent/maximum": Limits.refundShareMax,
             schemas + "GooglePurchaseBody/properties/product_id/maxLength": identifier,
             schemas + "GooglePurchaseBody/properties/purchase_token/maxLength": identifier,

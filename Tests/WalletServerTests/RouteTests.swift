@@ -426,6 +426,45 @@ struct ApplePurchaseRouteTests {
         #expect(try await server.store.balances(playerID: "p2").balances["credits"] == 0)
     }
 
+    @Test("a restore grants a non-consumable once, whatever transaction id of the purchase comes back; another player is refused; the body takes one of its two members", arguments: TestBackend.all)
+    func restore(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        _ = try await server.store.setProduct(
+            ProductUpdate(productID: "com.example.game.noads", credits: 0, type: .nonConsumable, entitlement: try EntitlementName("no_ads")))
+        let bought = try TestServer.apple.transaction("7001", product: "com.example.game.noads", changes: ["type": "Non-Consumable"])
+        let restored = try TestServer.apple.transaction(
+            "7002", product: "com.example.game.noads", changes: ["type": "Non-Consumable", "originalTransactionId": "7001"])
+        let own: HTTPFields = .jsonContent + [.authorization: "Bearer \(playerToken("p1"))"]
+        try await server.test { client in
+            let first = try await client.execute(
+                uri: "/v1/wallets/p1/restore", method: .post, headers: own, body: json(#"{"signed_transactions": ["\#(bought)"]}"#))
+            #expect(first.status == .created, "\(String(buffer: first.body))")
+            let granted = try #require(try first.object()["granted"] as? [[String: Any]])
+            #expect(granted.count == 1 && granted.first?["store_transaction_id"] as? String == "7001")
+            #expect((granted.first?["entitlement"] as? [String: Any])?["forever"] as? Bool == true)
+            let again = try await client.execute(
+                uri: "/v1/wallets/p1/restore", method: .post, headers: own, body: json(#"{"signed_transactions": ["\#(restored)"]}"#))
+            #expect(again.status == .ok)
+            #expect(try (again.object()["already_granted"] as? [Any])?.count == 1 && (again.object()["granted"] as? [Any])?.isEmpty == true)
+            let other = try await client.execute(
+                uri: "/v1/wallets/p2/restore", method: .post, headers: server.bearer(.service) + .jsonContent,
+                body: json(#"{"signed_transactions": ["\#(restored)"]}"#))
+            #expect(other.status == .ok)
+            #expect(try (other.object()["refused"] as? [[String: Any]])?.first?["code"] as? String == "already_credited_elsewhere")
+            let notOwn = try await client.execute(
+                uri: "/v1/wallets/p2/restore", method: .post, headers: own, body: json(#"{"signed_transactions": ["\#(bought)"]}"#))
+            #expect(try notOwn.status == .forbidden && notOwn.problemCode() == "forbidden")
+            for body in [#"{}"#, #"{"signed_transactions": [], "receipt": "x"}"#, #"{"signed_transactions": []}"#, #"{"signed_transactions": ["a"], "signed_transactions": ["b"]}"#] {
+                let refused = try await client.execute(uri: "/v1/wallets/p1/restore", method: .post, headers: own, body: json(body))
+                #expect(try refused.status == .badRequest && refused.problemCode() == "invalid_request", "\(body)")
+            }
+            let access = try await client.execute(uri: "/v1/wallets/p1/entitlements/no_ads", method: .get, headers: own)
+            #expect(try access.status == .ok && access.object()["active"] as? Bool == true)
+        }
+        #expect(try await server.store.entitlements(playerID: "p2").entitlements.isEmpty)
+        #expect(try await server.store.verify().ok)
+    }
+
     @Test("without a bundle id the route answers not_configured", arguments: TestBackend.all)
     func notConfigured(backend: TestBackend) async throws {
         let server = try await TestServer(backend, apple: false)

@@ -14,6 +14,7 @@ struct PurchaseController {
         routes.add(.post, "/v1/purchases", access: .roles([.service]), handler: grant)
         routes.add(.post, "/v1/purchases/apple", access: .roles([.service], playerWalletInBody: true), handler: redeemApple)
         routes.add(.post, "/v1/purchases/apple/receipt", access: .roles([.service], playerWalletInBody: true), handler: redeemAppleReceipt)
+        routes.add(.post, "/v1/wallets/{player_id}/restore", access: .roles([.service], playerOwnWallet: true), handler: restoreApple)
         routes.add(.get, "/v1/apple/orders/{order_id}", access: .roles([.support, .admin]), handler: lookUpAppleOrder)
         routes.add(.post, "/v1/apple/orders/{order_id}/credit", access: .roles([.support, .admin]), handler: creditAppleOrder)
         // Open: the payload must carry Apple's signature, which the handler verifies.
@@ -97,6 +98,35 @@ struct PurchaseController {
         let result = try await requireApple().redeemReceipt(playerID: body.playerID, receipt: body.receipt, actor: caller.actor)
         for _ in result.credited { WalletMetrics.recordTransaction(.purchase) }
         return try JSONBody.response(result, for: context, status: result.credited.isEmpty ? .ok : .created)
+    }
+
+    struct RestoreBody: StrictBody {
+        var receipt: String?
+        var signedTransactions: [String]?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case receipt
+            case signedTransactions = "signed_transactions"
+        }
+    }
+
+    /// Restores a player's Apple purchases (a new device, a reinstall): StoreKit 2 signed
+    /// transactions, or a StoreKit 1 receipt read through Apple's transaction history; each
+    /// granted once. Player tokens share the receipts' allowance: a restore may ask Apple too.
+    /// 201 when something was granted now, 200 otherwise.
+    @Sendable func restoreApple(request: Request, context: WalletRequestContext) async throws -> Response {
+        let body = try await RequestBodyReader.decode(RestoreBody.self, from: request, bytesMax: ServerLimits.receiptBodyBytesMax)
+        let caller = try context.requireCaller()
+        let playerID = try context.requireWalletPlayerID()
+        if !Self.isService(caller), let seconds = receiptLimiter.wait(for: playerID) {
+            throw APIError(
+                status: .tooManyRequests, code: .rateLimited,
+                detail: "at most \(ServerLimits.receiptsPerPlayerPerMinute) receipts or restores a minute per player; try again in \(seconds) s",
+                headers: [.retryAfter: "\(seconds)"])
+        }
+        let result = try await requireApple().restore(playerID: playerID, receipt: body.receipt, signedTransactions: body.signedTransactions, actor: caller.actor)
+        for _ in result.granted { WalletMetrics.recordTransaction(.purchase) }
+        return try JSONBody.response(result, for: context, status: result.granted.isEmpty ? .ok : .created)
     }
 
     private static func isService(_ caller: Caller) -> Bool {
