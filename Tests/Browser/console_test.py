@@ -274,13 +274,63 @@ class Console(unittest.TestCase):
     def test_order_lookup_shows_why_a_store_cannot_answer(self):
         self.sign_in(os.environ["SUPPORT_KEY"])
         for store, detail in (("apple", "Apple purchases are not configured on this server"), ("google", "Google Play purchases are not configured on this server")):
-            Select(self.field("Order store")).select_by_value(store)
-            order = self.field("Order id")
-            order.clear()
-            order.send_keys("GPA.1234-5678-9012-34567")
-            self.button("Look up order").click()
+            self.look_up_order(store, "GPA.1234-5678-9012-34567")
             self.wait(lambda: detail in self.text("#order-form .error"))
             self.assertFalse(self.browser.find_element(By.ID, "order").is_displayed())
+
+    def answer_in_page(self, prefix, body):
+        """This tab's fetch answers paths starting with `prefix` with `body` (200): for the answers
+        of a store this run has not configured, in the shapes the OpenAPI document gives them."""
+        self.browser.execute_script(
+            """
+            const [prefix, body] = arguments;
+            const real = window.fetch;
+            window.fetch = (path, init) => String(path).startsWith(prefix)
+              ? Promise.resolve(new Response(JSON.stringify(body), {status: 200, headers: {"Content-Type": "application/json"}}))
+              : real(path, init);
+            """,
+            prefix, body)
+
+    def order_rows(self):
+        return [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in self.browser.find_elements(By.CSS_SELECTOR, "#order tbody tr")]
+
+    def look_up_order(self, store, order_id):
+        Select(self.field("Order store")).select_by_value(store)
+        box = self.field("Order id")
+        box.clear()
+        box.send_keys(order_id)
+        self.button("Look up order").click()
+
+    def test_order_lookup_shows_where_each_transaction_went(self):
+        hostile = "<img src=x onerror=\"document.title='pwned'\">"
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        credit = {"store_transaction_id": "2000000001", "product_id": "com.example.consume5credits", "quantity": 1, "player_id": "p1", "amount": 5,
+                  "currency": "credits", "seq": 1, "created_at": "2026-11-01T10:00:00.000Z"}
+        self.answer_in_page("/v1/apple/orders/", {"order_id": "MK5TTTVWJH", "transactions": [
+            {"store_transaction_id": "2000000001", "product_id": "com.example.consume5credits", "status": "credited", "credit": credit},
+            {"store_transaction_id": "2000000002", "product_id": "com.example.gone", "status": "refused",
+             "refusal": {"store_transaction_id": "2000000002", "code": "unknown_product", "detail": "unknown product " + hostile}},
+            {"store_transaction_id": "2000000003", "product_id": "com.example.consume5credits", "status": "not_credited"}]})
+        self.look_up_order("apple", "MK5TTTVWJH")
+        self.wait(lambda: self.text("#order-form .result") == "3 transactions under order MK5TTTVWJH.")
+        self.assertEqual(self.order_rows(), [
+            ["2000000001", "com.example.consume5credits", "credited", "p1", "1", "+5 credits"],
+            ["2000000002", "com.example.gone", "refused: unknown product " + hostile, "", "", ""],
+            ["2000000003", "com.example.consume5credits", "not credited", "", "", ""]])
+        self.assertEqual(self.text("#order caption"), "Apple order MK5TTTVWJH")
+
+        purchase = {"store": "google", "store_transaction_id": "token-1", "order_id": "GPA.1", "purchase_type": "paid", "seq": 7, "corrections": [9, 11],
+                    "finish": {"store": "google", "store_transaction_id": "token-1", "product_id": "com.example.consume5credits", "status": "done", "attempts": 1,
+                               "created_at": "2026-11-01T10:00:00.000Z", "next_attempt_at": "2026-11-01T10:00:00.000Z"}}
+        self.answer_in_page("/v1/google/orders/", {"order_id": "GPA.1", "purchases": [
+            {"purchase": purchase, "credit": {"seq": 7, "player_id": "p2", "amount": 10, "currency": "credits", "product_id": "com.example.consume5credits"}}],
+            "voids": [{"purchaseToken": "token-1", "orderId": "GPA.1"}], "voids_error": None})
+        self.look_up_order("google", "GPA.1")
+        self.wait(lambda: self.text("#order caption") == "Google Play order GPA.1")
+        self.assertEqual(self.order_rows(), [
+            ["token-1", "com.example.consume5credits", "credited; refunds and reversals: seq 9, 11; voided by Google; consumption done", "p2", "7", "+10 credits"]])
+        self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "#order img"), [])
+        self.assertNotEqual(self.browser.title, "pwned")
 
     def test_errors_appear_beside_their_field(self):
         self.sign_in(os.environ["SUPPORT_KEY"])
