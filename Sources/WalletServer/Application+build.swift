@@ -80,6 +80,7 @@ public func buildRouter(store: any LedgerStore, configuration: ServerConfigurati
     PurchaseController(store: store, applePurchases: configuration.applePurchases).addRoutes(to: routes)
     GoogleController(google: configuration.googlePurchases, push: configuration.googlePush).addRoutes(to: routes)
     WalletController(store: store).addRoutes(to: routes)
+    EntitlementController(store: store).addRoutes(to: routes)
     LedgerController(store: store).addRoutes(to: routes)
     KeyController(store: store).addRoutes(to: routes)
     HoldController(store: store).addRoutes(to: routes)

@@ -57,6 +57,7 @@ struct GlobalOptions: ParsableArguments {
 extension Durability: ExpressibleByArgument {}
 extension RefundPolicy: ExpressibleByArgument {}
 extension TransactionKind: ExpressibleByArgument {}
+extension ProductType: ExpressibleByArgument {}
 
 /// Who the CLI records as the actor of operations that take no --actor: the local operator.
 let cliActor = "cli"

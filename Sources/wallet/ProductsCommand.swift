@@ -11,7 +11,15 @@ struct ProductsCommand: AsyncParsableCommand {
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create or replace a product.",
-            discussion: "Example: wallet products set com.example.game.consume5credits --credits 5"
+            discussion: """
+                A consumable grants credits. A non_consumable also grants an entitlement for ever, and a \
+                non_renewing product (a pass) grants its entitlement for --duration; each may grant credits too \
+                (--credits 0 for none).
+
+                Examples:
+                  wallet products set com.example.game.consume5credits --credits 5
+                  wallet products set com.example.game.vip30 --credits 0 --type non_renewing --entitlement vip --duration P30D
+                """
         )
 
         @OptionGroup var options: GlobalOptions
@@ -19,8 +27,17 @@ struct ProductsCommand: AsyncParsableCommand {
         @Argument(help: "The store's product id, such as com.example.game.consume5credits.")
         var productID: String
 
-        @Option(help: "Credits one unit of the product grants (1 to 1000000000).")
+        @Option(help: "Credits one unit of the product grants (1 to 1000000000; 0 allowed for a non_consumable or non_renewing product).")
         var credits: Int64
+
+        @Option(help: ArgumentHelp("consumable, non_consumable or non_renewing.", valueName: "type"))
+        var type: ProductType = .consumable
+
+        @Option(help: ArgumentHelp("What a non_consumable or non_renewing product grants, such as vip or level_pack_2.", valueName: "name"))
+        var entitlement: String?
+
+        @Option(help: ArgumentHelp("A non_renewing pass's length, ISO 8601: P30D, P1M, P1Y (at most ten years).", valueName: "period"))
+        var duration: String?
 
         @Option(help: "Currency the product grants; a new code becomes known.")
         var currency: String = defaultCurrency
@@ -32,10 +49,13 @@ struct ProductsCommand: AsyncParsableCommand {
         var inactive = false
 
         func run() async throws {
-            let product = try await options.withStore { ledger in try await ledger.setProduct(
-                ProductUpdate(productID: productID, credits: credits, currency: currency, store: store, active: !inactive)) }
+            let update = ProductUpdate(
+                productID: productID, credits: credits, currency: currency, store: store, active: !inactive, type: type,
+                entitlement: try entitlement.map { text throws(WalletError) in try EntitlementName(text) },
+                duration: try duration.map { text throws(WalletError) in try PassDuration(text) })
+            let product = try await options.withStore { ledger in try await ledger.setProduct(update) }
             try Output.result(product, json: options.json) {
-                "Set \(product.productID): \(product.credits) \(product.currency)\(product.store.map { " on \($0)" } ?? ""), \(product.active ? "active" : "inactive")."
+                "Set \(product.productID): \(product.credits) \(product.currency)\(product.store.map { " on \($0)" } ?? ""), \(ProductsCommand.kind(of: product)), \(product.active ? "active" : "inactive")."
             }
         }
     }
@@ -50,9 +70,14 @@ struct ProductsCommand: AsyncParsableCommand {
             try Output.result(["products": products], json: options.json) {
                 guard !products.isEmpty else { return "The catalog is empty. Add a product with `wallet products set`." }
                 return products.map { product in
-                    "\(product.productID)\t\(product.credits) \(product.currency)\t\(product.store ?? "any store")\t\(product.active ? "active" : "inactive")"
+                    "\(product.productID)\t\(product.credits) \(product.currency)\t\(product.store ?? "any store")\t\(product.active ? "active" : "inactive")\t\(ProductsCommand.kind(of: product))"
                 }.joined(separator: "\n")
             }
         }
+    }
+
+    /// `consumable`, `non_consumable vip`, `non_renewing vip P30D`: the type and what it grants.
+    static func kind(of product: Product) -> String {
+        ([product.type.rawValue] + [product.entitlement, product.duration].compactMap { $0 }).joined(separator: " ")
     }
 }

@@ -15,7 +15,7 @@ struct CLITests {
         let products = list["products"] as? [[String: Any]]
         #expect(products?.count == 1 && products?.first?["store"] as? String == "google")
         let human = try cli.run("products", "list")
-        #expect(human.stdout == "gems.pack\t10 gems\tgoogle\tinactive\n")
+        #expect(human.stdout == "gems.pack\t10 gems\tgoogle\tinactive\tconsumable\n")
         let bad = try cli.run("products", "set", "x", "--credits", "0", "--json")
         #expect(bad.status == 1 && bad.errorCode() == "invalid_request" && bad.stdout.isEmpty)
     }
@@ -193,6 +193,7 @@ struct CLITests {
         for command in [
             ["products", "set"], ["products", "list"], ["grant"], ["spend"], ["adjust"], ["refund"], ["balance"], ["history"], ["verify"],
             ["statement"], ["export"], ["redeem-apple"], ["serve"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"], ["bench"], ["copy"],
+            ["entitlement", "grant"], ["entitlement", "revoke"], ["entitlement", "extend"], ["entitlement", "list"], ["entitlement", "show"],
         ] {
             let output = CLI.finish(try cli.start(command + ["--help"]))
             #expect(output.status == 0 && output.stdout.contains("USAGE: wallet \(command.joined(separator: " "))"), "\(command)")

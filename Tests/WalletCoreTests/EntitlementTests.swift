@@ -173,7 +173,7 @@ struct EntitlementTests {
         #expect(report.ok, "\(report)")
     }
 
-    @Test("a store that names another type than the catalog, or sells a non-consumable or a pass by more than one, is refused and nothing is written", arguments: TestBackend.all)
+    @Test("a store that names another type than the catalog, sells a non-consumable or a pass by more than one, or dates it in the future, is refused and nothing is written; auto-renewables are refused in their own words", arguments: TestBackend.all)
     func refusedPurchases(backend: TestBackend) async throws {
         let ledger = try await Self.ledger(backend)
         let head = try await ledger.store.head()
@@ -183,15 +183,17 @@ struct EntitlementTests {
         #expect(consumable?.code == "purchase_invalid")
         let many = await walletError { _ = try await Self.buy(ledger, "p1", "T3", Self.vipPass, quantity: 2) }
         #expect(many?.code == "purchase_invalid" && many?.detail.contains("one at a time") == true)
+        let future = await walletError { _ = try await Self.buy(ledger, "p1", "T4", Self.vipPass, at: "2999-01-01T00:00:00Z") }
+        #expect(future?.code == "purchase_invalid" && future?.detail.contains("future") == true)
         #expect(try await ledger.store.head() == head)
-        #expect(throws: WalletError.self) { try ProductType(appleType: "Auto-Renewable Subscription") }
         let renewable = #expect(throws: WalletError.self) { try ProductType(appleType: "Auto-Renewable Subscription") }
         #expect(renewable?.code == "purchase_invalid" && renewable?.detail.contains("auto-renewable") == true)
     }
 
     @Test("pass purchases give the same end in every order of redemption; a refund of the middle one ends the pass without its period, its reversal brings it back; time passing ends it", arguments: TestBackend.all)
     func passes(backend: TestBackend) async throws {
-        let dates = ["2027-01-01T00:00:00.000Z", "2027-01-11T00:00:00.000Z", "2027-02-20T00:00:00.000Z"]
+        // Dates as stores send them: any RFC 3339 form, kept in the ledger's.
+        let dates = ["2027-01-01T00:00:00Z", "2027-01-11T01:00:00+01:00", "2027-02-20T00:00:00.000Z"]
         var ends: Set<String> = []
         for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
             let clock = TestClock("2027-03-01T00:00:00Z")
@@ -227,6 +229,7 @@ struct EntitlementTests {
         let ended = try await store.entitlement(playerID: "p1", name: EntitlementName("vip"))
         #expect(!ended.active && ended.expiresAt == "2027-04-01T00:00:00.000Z")
         // Bought again after it ended: 30 days from the new purchase.
+        clock.set("2027-04-05T00:00:10Z")
         let renewed = try await Self.buy(ledger, "p1", "V9", Self.vipPass, at: "2027-04-05T00:00:00.000Z")
         #expect(renewed.entitlement?.expiresAt == "2027-05-05T00:00:00.000Z" && renewed.entitlement?.active == true)
         let history = try await store.history(HistoryQuery(playerID: "p1", kind: .entitlement))
@@ -289,7 +292,7 @@ struct EntitlementTests {
 
     @Test("verify refolds entitlements: a stored state that differs from its entries is reported at its seq, and so is one no entry made", arguments: TestBackend.all)
     func verifyCatchesTampering(backend: TestBackend) async throws {
-        let ledger = try await Self.ledger(backend)
+        let ledger = try await Self.ledger(backend, clock: TestClock("2027-01-02T00:00:00Z"))
         let store = ledger.store
         let bought = try await Self.buy(ledger, "p1", "V1", Self.vipPass, at: "2027-01-01T00:00:00.000Z")
         _ = try await Self.buy(ledger, "p1", "O1", Self.noAds)

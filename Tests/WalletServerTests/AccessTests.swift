@@ -36,6 +36,9 @@ struct AccessTests {
         (.get, "/v1/wallets/p1/statement", "", [.support, .auditor, .playerOwn]),
         (.post, "/v1/wallets/p1/bonuses", #"{"amount": 1, "reason_code": "event", "idempotency_key": "access"}"#, [.service, .support, .admin]),
         (.get, "/v1/wallets/p1/lots", "", [.service, .support, .auditor, .playerOwn]),
+        (.get, "/v1/wallets/p1/entitlements", "", [.service, .support, .auditor, .playerOwn]),
+        (.get, "/v1/wallets/p1/entitlements/vip", "", [.service, .support, .auditor, .playerOwn]),
+        (.post, "/v1/wallets/p1/entitlements", #"{"action": "grant", "entitlement": "vip", "reason_code": "goodwill", "note": "n", "idempotency_key": "access"}"#, [.support, .admin]),
         (.post, "/v1/wallets/p1/holds", #"{"amount": 1, "expires_in_seconds": 60, "idempotency_key": "access"}"#, [.service, .playerOwn]),
         (.get, "/v1/wallets/p1/holds", "", [.service, .playerOwn]),
         // An unknown hold: admitted callers get 404 (a player only ever finds their own wallet's holds).
@@ -61,7 +64,7 @@ struct AccessTests {
         for route in server.routes.routes where !route.access.isOpen {
             let concrete = route.path.replacingOccurrences(of: "{player_id}", with: "p1").replacingOccurrences(of: "{product_id}", with: "new.product")
                 .replacingOccurrences(of: "{order_id}", with: "not!an!order").replacingOccurrences(of: "{key_id}", with: "key_none")
-                .replacingOccurrences(of: "{hold_id}", with: "00000000-0000-4000-8000-000000000000")
+                .replacingOccurrences(of: "{hold_id}", with: "00000000-0000-4000-8000-000000000000").replacingOccurrences(of: "{name}", with: "vip")
             #expect(tabled.contains("\(route.method.rawValue) \(concrete)"), "\(route.path) is missing from the access table")
         }
     }

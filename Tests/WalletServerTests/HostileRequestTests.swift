@@ -77,6 +77,53 @@ struct HostileRequestTests {
         #expect(try await server.store.verify().transactions == 0)
     }
 
+    @Test("the entitlement routes: look-alike wallets and names, tokens for look-alikes and strict bodies are refused; nothing is written", arguments: TestBackend.all)
+    func entitlementRoutes(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        _ = try await server.store.changeEntitlement(
+            EntitlementChangeRequest(playerID: "Kate", entitlement: try EntitlementName("vip"), action: .grant(nil), reasonCode: "goodwill", note: "n", idempotencyKey: "k0", actor: "test"))
+        try await server.test { client in
+            for alike in ["\\u212Aate", "K\\u0430te"] {
+                let read = try await client.execute(uri: "/v1/wallets/Kate/entitlements/vip", method: .get, headers: [.authorization: "Bearer \(playerToken(alike))"])
+                #expect(try read.status == .unauthorized && read.problemCode() == "unauthorized")
+            }
+            for path in ["%E2%84%AAate", "cafe%CC%81", "Ka%00te", "%2E%2E", "Ka%2574e"] {
+                for uri in ["/v1/wallets/\(path)/entitlements", "/v1/wallets/\(path)/entitlements/vip"] {
+                    let response = try await client.execute(uri: uri, method: .get, headers: server.bearer(.support))
+                    #expect(try response.status == .badRequest && response.problemCode() == "invalid_request", "\(uri)")
+                }
+                let post = try await client.execute(
+                    uri: "/v1/wallets/\(path)/entitlements", method: .post, headers: server.bearer(.support) + .jsonContent + [.idempotencyKey: "k1"],
+                    body: json(#"{"action": "revoke", "entitlement": "vip", "reason_code": "abuse", "note": "n"}"#))
+                #expect(try post.status == .badRequest && post.problemCode() == "invalid_request", "\(path)")
+            }
+            // A name that only looks like `vip`, in the path or the body.
+            for name in ["v%C4%B1p", "%EF%BD%96ip", "vip%E2%80%8B", "VIP"] {
+                let response = try await client.execute(uri: "/v1/wallets/Kate/entitlements/\(name)", method: .get, headers: server.bearer(.support))
+                #expect(try response.status == .badRequest && response.problemCode() == "invalid_request", "\(name)")
+            }
+            let rest = #""entitlement": "vip", "reason_code": "abuse", "note": "n""#
+            let deep = String(repeating: #"{"a":"#, count: 64) + "{}" + String(repeating: "}", count: 64)
+            let bodies: [String] = [
+                #"{"action": "revoke", "action": "grant", \#(rest)}"#, #"{"\u0061ction": "revoke", "action": "grant", \#(rest)}"#,
+                #"{"action": "revoke", "entitlement": "v\u0131p", "reason_code": "abuse", "note": "n"}"#,
+                #"{"action": "revoke", "entitlement": "vip\u200B", "reason_code": "abuse", "note": "n"}"#,
+                #"{"action": "extend", "days": 1.0, \#(rest)}"#, #"{"action": "extend", "days": 1e3, \#(rest)}"#, #"{"action": "extend", "days": -0, \#(rest)}"#,
+                #"{"action": "revoke", "entitlement": "vip", "reason_code": "abuse", "note": "\ud800"}"#, #"{"action": "revoke", "ticket": \#(deep), \#(rest)}"#,
+                #"{"action": "revoke\u0000", \#(rest)}"#, String(repeating: "[", count: 60_000),
+            ]
+            for (index, body) in bodies.enumerated() {
+                let response = try await client.execute(
+                    uri: "/v1/wallets/Kate/entitlements", method: .post, headers: server.bearer(.support) + .jsonContent + [.idempotencyKey: "h\(index)"], body: json(body))
+                #expect(try response.status == .badRequest && response.problemCode() == "invalid_request", "\(body.prefix(60))")
+            }
+            let still = try await client.execute(uri: "/v1/wallets/Kate/entitlements/vip", method: .get, headers: server.bearer(.service))
+            #expect(try still.object()["forever"] as? Bool == true && still.object()["active"] as? Bool == true)
+        }
+        let report = try await server.store.verify()
+        #expect(report.ok && report.transactions == 1)
+    }
+
     @Test("a percent-encoded id that is valid reaches its wallet: %7C is |", arguments: TestBackend.all)
     func percentEncodedValidID(backend: TestBackend) async throws {
         let server = try await TestServer(backend)

@@ -72,7 +72,7 @@ struct OpenAPITests {
             "AppleNotificationBody": PurchaseController.AppleNotificationBody.fieldNames,
             "ProductBody": ProductController.ProductBody.fieldNames, "KeyBody": KeyController.KeyBody.fieldNames, "BonusBody": WalletController.BonusBody.fieldNames,
             "HoldBody": WalletController.HoldBody.fieldNames, "CaptureBody": HoldController.CaptureBody.fieldNames, "ReleaseBody": HoldController.ReleaseBody.fieldNames,
-            "ExportLinkBody": LedgerController.LinkBody.fieldNames,
+            "ExportLinkBody": LedgerController.LinkBody.fieldNames, "EntitlementChangeBody": EntitlementController.ChangeBody.fieldNames,
         ]
         for (name, fields) in expected {
             let properties = try #require(schemas[name]?["properties"] as? [String: Any])
@@ -92,6 +92,31 @@ struct OpenAPITests {
         #expect(places.count >= 3)
         for (pointer, values) in places {
             #expect(values.count == Set(values).count && Set(values) == Set(TransactionKind.allCases.map(\.rawValue)), "\(pointer)")
+        }
+    }
+
+    @Test("its product types, entitlement changes and actions are Core's, and its duration pattern admits every duration Core does")
+    func entitlementEnums() throws {
+        let document = try document()
+        let types = try #require(value(at: "/components/schemas/ProductType/enum", in: document) as? [String])
+        #expect(types.count == Set(types).count && Set(types) == Set(ProductType.allCases.map(\.rawValue)))
+        let changes = try #require(value(at: "/components/schemas/EntitlementChange/enum", in: document) as? [String])
+        #expect(changes.count == Set(changes).count && Set(changes) == Set(EntitlementChangeKind.allCases.map(\.rawValue)))
+        let actions = try #require(value(at: "/components/schemas/EntitlementChangeBody/properties/action/enum", in: document) as? [String])
+        for action in actions {
+            let duration = action == "grant" ? "P7D" : nil
+            let days: Int64? = action == "extend" ? 1 : nil
+            let body = EntitlementController.ChangeBody(action: action, entitlement: try EntitlementName("vip"), duration: duration, days: days, reasonCode: "r", note: "n")
+            #expect(throws: Never.self, "\(action)") { try body.changeAction() }
+        }
+        #expect(actions.count == 3)
+        let pattern = try NSRegularExpression(pattern: try #require(value(at: "/components/schemas/PassDuration/pattern", in: document) as? String))
+        func matches(_ text: String) -> Bool { pattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil }
+        for text in ["P1D", "P30D", "P1W", "P3M", "P1Y", "P10Y", "P1Y2M3W4D", "P120M", "P3660D"] {
+            #expect((try? PassDuration(text)) != nil && matches(text), "\(text)")
+        }
+        for text in ["P", "PT1H", "30D", "P1D1Y", "p1d", "P1.5D", "P-1D", "P123456D", " P1D"] {
+            #expect((try? PassDuration(text)) == nil && !matches(text), "\(text)")
         }
     }
 
@@ -223,6 +248,11 @@ struct OpenAPITests {
             schemas + "AdjustmentBody/properties/ticket/maxLength": identifier,
             schemas + "PurchaseBody/properties/quantity/maximum": Limits.quantityMax,
             schemas + "ProductBody/properties/credits/maximum": Limits.productCreditsMax,
+            schemas + "ProductBody/properties/credits/minimum": 0,
+            schemas + "EntitlementChangeBody/properties/days/minimum": 1,
+            schemas + "EntitlementChangeBody/properties/days/maximum": EntitlementChangeRequest.extendDaysMax,
+            schemas + "EntitlementChangeBody/properties/note/maxLength": Int64(Limits.noteBytesMax),
+            schemas + "EntitlementChangeBody/properties/ticket/maxLength": identifier,
             schemas + "BonusBody/properties/amount/maximum": amount,
             schemas + "BonusBody/properties/currency/maxLength": currency,
             schemas + "BonusBody/properties/reason_code/maxLength": Int64(Limits.reasonCodeBytesMax),
@@ -275,6 +305,8 @@ struct OpenAPITests {
             schemas + "Currency/pattern": "^[a-z][a-z0-9_]{0,\(Limits.currencyBytesMax - 1)}$",
             schemas + "Store/pattern": "^[a-z][a-z0-9_-]{0,\(Limits.storeBytesMax - 1)}$",
             schemas + "AdjustmentBody/properties/reason_code/pattern": "^[a-z][a-z0-9_]{0,\(Limits.reasonCodeBytesMax - 1)}$",
+            schemas + "EntitlementChangeBody/properties/reason_code/pattern": "^[a-z][a-z0-9_]{0,\(Limits.reasonCodeBytesMax - 1)}$",
+            schemas + "EntitlementName/pattern": "^[a-z0-9][a-z0-9_.-]{0,\(EntitlementName.bytesMax - 1)}$",
         ]
         for (pointer, pattern) in patterns {
             #expect(value(at: pointer, in: document) as? String == pattern, "\(pointer)")

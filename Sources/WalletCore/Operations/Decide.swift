@@ -109,9 +109,17 @@ package enum Decide {
         var ledger = LedgerPlan(draft, amount: amount, counterpart: .store(request.store), playerBalance: balance)
         if amount > 0 { ledger.lot = LotRules.lot(ofCredit: amount, balance: balance, category: .paid) }
         var entitlement: GrantPlan.EntitlementGrant?
+        // A purchase date is the store's word, but never later than a day past the wallet's
+        // clock (clocks drift; a pass never starts in the future).
+        let purchasedAt = try request.purchasedAt.map { text throws(WalletError) in try Timestamp.parse(text, field: "purchase date") }
+        if let purchasedAt, let now = Timestamp.milliseconds(rfc3339: Array(at.utf8)),
+            let latest = Timestamp.adding(months: 0, days: 1, to: now), purchasedAt > Timestamp.format(milliseconds: latest)
+        {
+            throw .purchaseInvalid("the purchase date \(purchasedAt) is in the future; nothing was credited")
+        }
         if let name = product.entitlement {
             let period = try product.duration.map { text throws(WalletError) in try PassDuration(text) }
-            entitlement = GrantPlan.EntitlementGrant(name: name, startsAt: request.purchasedAt ?? at, period: period)
+            entitlement = GrantPlan.EntitlementGrant(name: name, startsAt: purchasedAt ?? at, period: period)
         }
         return GrantPlan(ledger: ledger, bindAccountToken: tokenOwner == nil ? request.accountToken : nil, entitlement: entitlement)
     }

@@ -7,9 +7,14 @@ import WalletCore
 struct MutationResponse: Encodable {
     var transaction: LedgerTransaction
     var balance: Int64
+    /// For a store purchase of a non-consumable or a pass: the entitlement as it stands now
+    /// (left out for everything else).
+    var entitlement: Entitlement?
 
     static func response(for result: MutationResult, context: WalletRequestContext) throws(WalletError) -> Response {
-        try response(MutationResponse(transaction: result.transaction, balance: result.balance), of: result.transaction, replayed: result.replayed, context: context)
+        try response(
+            MutationResponse(transaction: result.transaction, balance: result.balance, entitlement: result.entitlement), of: result.transaction,
+            replayed: result.replayed, context: context)
     }
 
     /// Any mutation's answer: 201 with `body`, counted once in the metrics, or marked replayed.

@@ -23,9 +23,21 @@ struct ProductController {
         var currency: String?
         var store: String?
         var active: Bool?
+        var type: String?
+        var entitlement: EntitlementName?
+        var duration: String?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case credits, currency, store, active
+            case credits, currency, store, active, type, entitlement, duration
+        }
+
+        /// The type named, consumable when left out.
+        func productType() throws(WalletError) -> ProductType {
+            guard let type else { return .consumable }
+            guard let productType = ProductType(rawValue: type) else {
+                throw .invalidRequest("type must be one of \(ProductType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return productType
         }
     }
 
@@ -35,7 +47,9 @@ struct ProductController {
         }
         let body = try await RequestBodyReader.decode(ProductBody.self, from: request)
         let product = try await store.setProduct(
-            ProductUpdate(productID: productID, credits: body.credits, currency: body.currency ?? defaultCurrency, store: body.store, active: body.active ?? true))
+            ProductUpdate(
+                productID: productID, credits: body.credits, currency: body.currency ?? defaultCurrency, store: body.store, active: body.active ?? true,
+                type: try body.productType(), entitlement: body.entitlement, duration: try body.duration.map { text throws(WalletError) in try PassDuration(text) }))
         return try JSONBody.response(product, for: context)
     }
 }

@@ -27,22 +27,27 @@ struct PurchaseController {
         var storeTransactionID: String
         var productID: String
         var quantity: Int64?
+        var purchasedAt: String?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case store, quantity
             case playerID = "player_id"
             case storeTransactionID = "store_transaction_id"
             case productID = "product_id"
+            case purchasedAt = "purchased_at"
         }
     }
 
     /// The store transaction id is the idempotency key: a replay answers the original result.
     @Sendable func grant(request: Request, context: WalletRequestContext) async throws -> Response {
         let body = try await RequestBodyReader.decode(PurchaseBody.self, from: request)
+        // In the ledger's own spelling (UTC, milliseconds): a pass's periods are ordered by
+        // comparing these texts, so `+02:00` or a missing fraction must not reach the ledger.
+        let purchasedAt = try body.purchasedAt.map { text throws(WalletError) in try Timestamp.parse(text, field: "purchased_at") }
         let result = try await store.grant(
             GrantRequest(
                 playerID: body.playerID, store: body.store, storeTransactionID: body.storeTransactionID, productID: body.productID,
-                quantity: body.quantity ?? 1, actor: try context.requireCaller().actor))
+                quantity: body.quantity ?? 1, actor: try context.requireCaller().actor, purchasedAt: purchasedAt))
         return try MutationResponse.response(for: result, context: context)
     }
 
