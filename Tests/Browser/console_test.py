@@ -198,12 +198,11 @@ class Console(unittest.TestCase):
         self.assertEqual([row.split(",")[3] for row in rows[1:]], ["opening_balance", "purchase", "refund", "closing_balance"])
 
     def entitlement_row(self, name):
-        """The entitlements table's row for `name`, as its cells' texts."""
-        for row in self.browser.find_elements(By.CSS_SELECTOR, "#entitlements tbody tr"):
-            cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
-            if cells and cells[0] == name:
-                return cells
-        return None
+        """The entitlements table's row for `name`, as its cells' texts (read in one step: the
+        table is drawn again after every change)."""
+        rows = self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#entitlements tbody tr'), (tr) => Array.from(tr.cells, (td) => td.innerText.trim()))")
+        return next((cells for cells in rows if cells and cells[0] == name), None)
 
     def change_entitlement(self, action, name, reason="goodwill", note="Outage on 3 May", ticket="SUP-25", duration=None, days=None):
         Select(self.field("Action")).select_by_value(action)

@@ -310,6 +310,19 @@ async function showPlayer(id) {
   await Promise.all([loadEntitlements(), loadHistory(false)]);
 }
 
+/// What a history row says besides its kind and amount: staff's reason, note and ticket, else the
+/// product or note; an entitlement entry (whose reason code is in its metadata) says what changed.
+function historyDetail(transaction) {
+  const metadata = transaction.metadata || {};
+  const reasonCode = transaction.reason_code || metadata.reason_code;
+  let detail = reasonCode ? reasonCode + ": " + (transaction.note || "") + (transaction.ticket ? " (" + transaction.ticket + ")" : "")
+    : transaction.product_id || transaction.note || "";
+  if (transaction.kind === "entitlement" && metadata.entitlement) {
+    detail = String(metadata.change || "").replaceAll("_", " ") + " " + metadata.entitlement + (detail ? ", " + detail : "");
+  }
+  return detail;
+}
+
 async function loadHistory(more) {
   const form = $("#history-form");
   clearErrors(form);
@@ -325,8 +338,7 @@ async function loadHistory(more) {
     const { data } = await api("GET", "/v1/wallets/" + encodeURIComponent(state.player) + "/transactions?" + query);
     const rows = data.transactions.map((transaction) => {
       const row = document.createElement("tr");
-      const detail = transaction.reason_code ? transaction.reason_code + ": " + (transaction.note || "") + (transaction.ticket ? " (" + transaction.ticket + ")" : "")
-        : transaction.product_id || transaction.note || "";
+      const detail = historyDetail(transaction);
       row.append(cell(transaction.seq), cell(transaction.created_at), cell(transaction.kind), cell(signed(transaction.amount) + " " + transaction.currency, "amount"),
         cell(transaction.actor), cell(detail));
       return row;
