@@ -15,7 +15,7 @@ import unittest
 from datetime import datetime, timedelta
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -68,7 +68,8 @@ class Console(unittest.TestCase):
     # ---- Finding things as people do ----
 
     def wait(self, condition, timeout=10):
-        return WebDriverWait(self.browser, timeout).until(lambda _: condition())
+        # A table drawn again between finding a cell and reading it is read again on the next poll.
+        return WebDriverWait(self.browser, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(lambda _: condition())
 
     def field(self, label):
         """The visible control whose label reads `label`; its accessible name is the label too."""
@@ -100,7 +101,9 @@ class Console(unittest.TestCase):
         self.wait(lambda: self.text("#player-name") == player)
 
     def balance(self):
-        return self.text("#balances tbody tr td.amount")
+        # Read in one step: a player's page is drawn again after every change, and a change can
+        # answer twice (a double click), so a cell found may be replaced before it is read.
+        return self.browser.execute_script("const cell = document.querySelector('#balances tbody tr td.amount'); return cell ? cell.textContent : null")
 
     def screenshot(self, name):
         """The whole page (the window grown to its height for the shot), for the README."""
