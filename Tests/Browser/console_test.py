@@ -12,14 +12,15 @@ import tempfile
 import sys
 import time
 import unittest
+from datetime import datetime, timedelta
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 URL = os.environ["CONSOLE_URL"]
 WALLET = os.environ["WALLET_BINARY"]
@@ -34,6 +35,18 @@ def wallet(*arguments):
 
 def adjustments(player):
     return [t for t in wallet("history", "--player", player, "--kind", "adjustment", "--limit", "100")["transactions"]]
+
+
+def entitlement_changes(player):
+    return wallet("history", "--player", player, "--kind", "entitlement", "--limit", "100")["transactions"]
+
+
+def expires_at(player, name):
+    return wallet("entitlement", "show", "--player", player, "--entitlement", name)["expires_at"]
+
+
+def instant(text):
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 class Console(unittest.TestCase):
@@ -55,7 +68,8 @@ class Console(unittest.TestCase):
     # ---- Finding things as people do ----
 
     def wait(self, condition, timeout=10):
-        return WebDriverWait(self.browser, timeout).until(lambda _: condition())
+        # A table drawn again between finding a cell and reading it is read again on the next poll.
+        return WebDriverWait(self.browser, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(lambda _: condition())
 
     def field(self, label):
         """The visible control whose label reads `label`; its accessible name is the label too."""
@@ -87,7 +101,9 @@ class Console(unittest.TestCase):
         self.wait(lambda: self.text("#player-name") == player)
 
     def balance(self):
-        return self.text("#balances tbody tr td.amount")
+        # Read in one step: a player's page is drawn again after every change, and a change can
+        # answer twice (a double click), so a cell found may be replaced before it is read.
+        return self.browser.execute_script("const cell = document.querySelector('#balances tbody tr td.amount'); return cell ? cell.textContent : null")
 
     def screenshot(self, name):
         """The whole page (the window grown to its height for the shot), for the README."""
@@ -184,6 +200,140 @@ class Console(unittest.TestCase):
         self.assertEqual(rows[-1].split(",")[-1], "5")
         self.assertEqual([row.split(",")[3] for row in rows[1:]], ["opening_balance", "purchase", "refund", "closing_balance"])
 
+    def entitlement_row(self, name):
+        """The entitlements table's row for `name`, as its cells' texts (read in one step: the
+        table is drawn again after every change)."""
+        rows = self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#entitlements tbody tr'), (tr) => Array.from(tr.cells, (td) => td.innerText.trim()))")
+        return next((cells for cells in rows if cells and cells[0] == name), None)
+
+    def change_entitlement(self, action, name, reason="goodwill", note="Outage on 3 May", ticket="SUP-25", duration=None, days=None):
+        Select(self.field("Action")).select_by_value(action)
+        for label, value in (("Entitlement", name), ("Entitlement reason code", reason), ("Entitlement note", note), ("Entitlement ticket", ticket),
+                             ("Duration (grant; empty: for ever)", duration), ("Days (extend)", days)):
+            box = self.field(label)
+            if box.is_enabled():
+                box.clear()
+                if value is not None:
+                    box.send_keys(value)
+        self.button("Apply").click()
+
+    def test_support_sees_and_changes_entitlements(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p3")
+        self.wait(lambda: self.entitlement_row("vip") is not None)
+        pro = self.entitlement_row("pro")
+        self.assertEqual(pro[1:3], ["yes", "for ever"])
+        self.assertIn("purchase", pro[3])
+        self.assertIn("com.example.pro on apple (browser-pro)", pro[3])
+        vip = self.entitlement_row("vip")
+        before = expires_at("p3", "vip")
+        self.assertEqual(vip[1:3], ["yes", before])
+        self.assertIn("for P30D, com.example.vip30", vip[3])
+        changes = len(entitlement_changes("p3"))
+
+        # Extend the pass by 3 days; the same form sent again, twice at once, is the same extension.
+        self.change_entitlement("extend", "vip", days="3")
+        self.wait(lambda: self.text("#entitlement-form .result").startswith("Extended: vip"))
+        after = expires_at("p3", "vip")
+        self.assertEqual(instant(after) - instant(before), timedelta(days=3))
+        self.wait(lambda: self.entitlement_row("vip")[1:3] == ["yes", after])
+        self.assertIn("extend", self.entitlement_row("vip")[3])
+        self.browser.execute_script("const b = arguments[0]; b.disabled = false; b.click(); b.disabled = false; b.click();", self.button("Apply"))
+        self.wait(lambda: self.text("#entitlement-form .result").startswith("Already applied: vip"))
+        self.assertEqual(len(entitlement_changes("p3")), changes + 1)
+        self.assertEqual(expires_at("p3", "vip"), after)
+
+        # A grant for ever of something never owned adds its row; the history shows the reason.
+        self.change_entitlement("grant", "beta")
+        self.wait(lambda: self.entitlement_row("beta") is not None)
+        self.assertEqual(self.entitlement_row("beta")[1:3], ["yes", "for ever"])
+        self.assertIn("goodwill: Outage on 3 May (SUP-25)", self.text("#history tbody"))
+
+        # Revoking ends what the purchase gave; the purchase stays listed behind it.
+        self.change_entitlement("revoke", "pro", reason="chargeback", note="Bank chargeback")
+        self.wait(lambda: self.entitlement_row("pro")[1] == "no")
+        self.assertIn("revoke", self.entitlement_row("pro")[3])
+        self.assertIn("browser-pro", self.entitlement_row("pro")[3])
+        self.assertFalse(wallet("entitlement", "show", "--player", "p3", "--entitlement", "pro")["active"])
+        self.assertEqual(len(entitlement_changes("p3")), changes + 3)
+
+    def test_entitlement_refusals_appear_beside_their_field(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p3")
+        changes = len(entitlement_changes("p3"))
+        self.change_entitlement("grant", "vip", duration="7 days")
+        duration = self.field("Duration (grant; empty: for ever)")
+        self.wait(lambda: duration.get_attribute("aria-invalid") == "true")
+        self.assertIn("ISO 8601", self.browser.find_element(By.ID, duration.get_attribute("aria-describedby")).text)
+        # Days belong to an extension only: the field is off for the other actions.
+        self.assertFalse(self.field("Days (extend)").is_enabled())
+        self.change_entitlement("grant", "Not A Name!")
+        name = self.field("Entitlement")
+        self.wait(lambda: name.get_attribute("aria-invalid") == "true")
+        self.assertEqual(len(entitlement_changes("p3")), changes, "a refused change books nothing")
+
+    def test_order_lookup_shows_why_a_store_cannot_answer(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        for store, detail in (("apple", "Apple purchases are not configured on this server"), ("google", "Google Play purchases are not configured on this server")):
+            self.look_up_order(store, "GPA.1234-5678-9012-34567")
+            self.wait(lambda: detail in self.text("#order-form .error"))
+            self.assertFalse(self.browser.find_element(By.ID, "order").is_displayed())
+
+    def answer_in_page(self, prefix, body):
+        """This tab's fetch answers paths starting with `prefix` with `body` (200): for the answers
+        of a store this run has not configured, in the shapes the OpenAPI document gives them."""
+        self.browser.execute_script(
+            """
+            const [prefix, body] = arguments;
+            const real = window.fetch;
+            window.fetch = (path, init) => String(path).startsWith(prefix)
+              ? Promise.resolve(new Response(JSON.stringify(body), {status: 200, headers: {"Content-Type": "application/json"}}))
+              : real(path, init);
+            """,
+            prefix, body)
+
+    def order_rows(self):
+        return [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in self.browser.find_elements(By.CSS_SELECTOR, "#order tbody tr")]
+
+    def look_up_order(self, store, order_id):
+        Select(self.field("Order store")).select_by_value(store)
+        box = self.field("Order id")
+        box.clear()
+        box.send_keys(order_id)
+        self.button("Look up order").click()
+
+    def test_order_lookup_shows_where_each_transaction_went(self):
+        hostile = "<img src=x onerror=\"document.title='pwned'\">"
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        credit = {"store_transaction_id": "2000000001", "product_id": "com.example.consume5credits", "quantity": 1, "player_id": "p1", "amount": 5,
+                  "currency": "credits", "seq": 1, "created_at": "2026-11-01T10:00:00.000Z"}
+        self.answer_in_page("/v1/apple/orders/", {"order_id": "MK5TTTVWJH", "transactions": [
+            {"store_transaction_id": "2000000001", "product_id": "com.example.consume5credits", "status": "credited", "credit": credit},
+            {"store_transaction_id": "2000000002", "product_id": "com.example.gone", "status": "refused",
+             "refusal": {"store_transaction_id": "2000000002", "code": "unknown_product", "detail": "unknown product " + hostile}},
+            {"store_transaction_id": "2000000003", "product_id": "com.example.consume5credits", "status": "not_credited"}]})
+        self.look_up_order("apple", "MK5TTTVWJH")
+        self.wait(lambda: self.text("#order-form .result") == "3 transactions under order MK5TTTVWJH.")
+        self.assertEqual(self.order_rows(), [
+            ["2000000001", "com.example.consume5credits", "credited", "p1", "1", "+5 credits"],
+            ["2000000002", "com.example.gone", "refused: unknown product " + hostile, "", "", ""],
+            ["2000000003", "com.example.consume5credits", "not credited", "", "", ""]])
+        self.assertEqual(self.text("#order caption"), "Apple order MK5TTTVWJH")
+
+        purchase = {"store": "google", "store_transaction_id": "token-1", "order_id": "GPA.1", "purchase_type": "paid", "seq": 7, "corrections": [9, 11],
+                    "finish": {"store": "google", "store_transaction_id": "token-1", "product_id": "com.example.consume5credits", "status": "done", "attempts": 1,
+                               "created_at": "2026-11-01T10:00:00.000Z", "next_attempt_at": "2026-11-01T10:00:00.000Z"}}
+        self.answer_in_page("/v1/google/orders/", {"order_id": "GPA.1", "purchases": [
+            {"purchase": purchase, "credit": {"seq": 7, "player_id": "p2", "amount": 10, "currency": "credits", "product_id": "com.example.consume5credits"}}],
+            "voids": [{"purchaseToken": "token-1", "orderId": "GPA.1"}], "voids_error": None})
+        self.look_up_order("google", "GPA.1")
+        self.wait(lambda: self.text("#order caption") == "Google Play order GPA.1")
+        self.assertEqual(self.order_rows(), [
+            ["token-1", "com.example.consume5credits", "credited; refunds and reversals: seq 9, 11; voided by Google; consumption done", "p2", "7", "+10 credits"]])
+        self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "#order img"), [])
+        self.assertNotEqual(self.browser.title, "pwned")
+
     def test_errors_appear_beside_their_field(self):
         self.sign_in(os.environ["SUPPORT_KEY"])
         self.find_player("p1")
@@ -226,6 +376,10 @@ class Console(unittest.TestCase):
         self.assertFalse(any(label.is_displayed() for label in self.browser.find_elements(By.XPATH, "//label[normalize-space()='Amount']")),
                          "no adjustment form for an auditor")
         self.assertFalse(self.visible("Adjust"))
+        # Entitlements are shown to auditors; changing them is support's.
+        self.find_player("p3")
+        self.wait(lambda: self.entitlement_row("pro") is not None)
+        self.assertFalse(self.visible("Apply") or self.visible("Look up order"))
         # Forced from the page with the auditor's key, the API refuses it.
         self.assertEqual(self.call_api("POST", "/v1/wallets/p1/adjustments", {"amount": 1, "reason_code": "goodwill", "note": "n"}), 403)
 

@@ -38,6 +38,11 @@ key() { "$wallet" keys create --role "$1" --name "$2" --json | python3 -c 'impor
 "$wallet" products set com.example.consume5credits --credits 5 >/dev/null
 "$wallet" grant --player p1 --store apple --store-transaction-id browser-seed --product com.example.consume5credits >/dev/null
 "$wallet" grant --player p2 --store apple --store-transaction-id browser-seed-2 --product com.example.consume5credits --quantity 2 >/dev/null
+# p3 owns a non-consumable (pro, for ever) and a 30-day pass (vip), for the entitlements table.
+"$wallet" products set com.example.pro --credits 0 --type non_consumable --entitlement pro >/dev/null
+"$wallet" products set com.example.vip30 --credits 0 --type non_renewing --entitlement vip --duration P30D >/dev/null
+"$wallet" grant --player p3 --store apple --store-transaction-id browser-pro --product com.example.pro >/dev/null
+"$wallet" grant --player p3 --store apple --store-transaction-id browser-vip --product com.example.vip30 >/dev/null
 export SUPPORT_KEY=$(key support "Alice (support)") AUDITOR_KEY=$(key auditor "Ann (auditor)") ADMIN_KEY=$(key admin "Root (admin)")
 export WALLET_BINARY="$wallet"
 if $refresh; then

@@ -130,7 +130,7 @@ function drawBalance(transactions, player, currency) {
   box.replaceChildren(chart);
 }
 
-const kinds = ["purchase", "spend", "adjustment", "refund", "refund_reversal"];
+const kinds = ["purchase", "spend", "adjustment", "refund", "refund_reversal", "entitlement"];
 
 /// Stacked bars: transactions per day, by kind, every UTC day of the period drawn (quiet ones empty).
 function drawVolume(days, from, to) {
@@ -253,6 +253,22 @@ function randomKey() {
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
+/// One idempotency key per filled-in form: a double click, or a retry after a network error,
+/// sends the same key and never applies twice; changing the form after an answer starts a new one.
+function keyPerForm(form) {
+  const keyed = { key: randomKey(), answered: false };
+  form.addEventListener("input", () => {
+    if (keyed.answered) {
+      keyed.key = randomKey();
+      keyed.answered = false;
+      $(".result", form).textContent = "";
+    }
+  });
+  return keyed;
+}
+
+const formKeys = {};
+
 function openTab(id) {
   $$(".tab").forEach((tab) => { tab.hidden = tab.id !== id; });
   // Keyboard users land on the section they opened.
@@ -291,7 +307,20 @@ async function showPlayer(id) {
   });
   $("#balances tbody").replaceChildren(...rows);
   $("#player").hidden = false;
-  await loadHistory(false);
+  await Promise.all([loadEntitlements(), loadHistory(false)]);
+}
+
+/// What a history row says besides its kind and amount: staff's reason, note and ticket, else the
+/// product or note; an entitlement entry (whose reason code is in its metadata) says what changed.
+function historyDetail(transaction) {
+  const metadata = transaction.metadata || {};
+  const reasonCode = transaction.reason_code || metadata.reason_code;
+  let detail = reasonCode ? reasonCode + ": " + (transaction.note || "") + (transaction.ticket ? " (" + transaction.ticket + ")" : "")
+    : transaction.product_id || transaction.note || "";
+  if (transaction.kind === "entitlement" && metadata.entitlement) {
+    detail = String(metadata.change || "").replaceAll("_", " ") + " " + metadata.entitlement + (detail ? ", " + detail : "");
+  }
+  return detail;
 }
 
 async function loadHistory(more) {
@@ -309,8 +338,7 @@ async function loadHistory(more) {
     const { data } = await api("GET", "/v1/wallets/" + encodeURIComponent(state.player) + "/transactions?" + query);
     const rows = data.transactions.map((transaction) => {
       const row = document.createElement("tr");
-      const detail = transaction.reason_code ? transaction.reason_code + ": " + (transaction.note || "") + (transaction.ticket ? " (" + transaction.ticket + ")" : "")
-        : transaction.product_id || transaction.note || "";
+      const detail = historyDetail(transaction);
       row.append(cell(transaction.seq), cell(transaction.created_at), cell(transaction.kind), cell(signed(transaction.amount) + " " + transaction.currency, "amount"),
         cell(transaction.actor), cell(detail));
       return row;
@@ -326,18 +354,6 @@ async function loadHistory(more) {
   }
 }
 
-/// One idempotency key per filled-in form: a double click, or a retry after a network error,
-/// sends the same key and never adjusts twice; changing the form after an answer starts a new one.
-const adjustment = { key: randomKey(), answered: false };
-
-function adjustFormChanged() {
-  if (adjustment.answered) {
-    adjustment.key = randomKey();
-    adjustment.answered = false;
-    $("#adjust-form .result").textContent = "";
-  }
-}
-
 async function adjust(event) {
   event.preventDefault();
   const form = event.currentTarget;
@@ -350,10 +366,93 @@ async function adjust(event) {
   const button = $("button[type=submit]", form);
   button.disabled = true;
   try {
-    const { data, replayed } = await api("POST", "/v1/wallets/" + encodeURIComponent(state.player) + "/adjustments", { body, idempotencyKey: adjustment.key });
-    adjustment.answered = true;
+    const { data, replayed } = await api("POST", "/v1/wallets/" + encodeURIComponent(state.player) + "/adjustments", { body, idempotencyKey: formKeys.adjust.key });
+    formKeys.adjust.answered = true;
     $(".result", form).textContent = (replayed ? "Already applied: " : "Adjusted: ") + signed(data.transaction.amount) + " " + data.transaction.currency
       + " (seq " + data.transaction.seq + "); the balance is " + data.balance + ".";
+    await showPlayer(state.player);
+  } catch (problem) {
+    showProblem(form, problem);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// ---- Entitlements: what the player owns, and support's grant, revoke and extend -------------
+
+/// One purchase or change behind an entitlement, as a sentence: what, when, from where, and
+/// whether it still counts (a refunded purchase does not).
+function describeItem(item) {
+  let text = "seq " + item.seq + ": " + item.change.replaceAll("_", " ") + " from " + item.starts_at;
+  if (item.period) text += " for " + item.period;
+  if (item.product_id) text += ", " + item.product_id;
+  if (item.store) text += " on " + item.store + (item.store_transaction_id ? " (" + item.store_transaction_id + ")" : "");
+  if (!item.active) text += " (no longer counts)";
+  return text;
+}
+
+function entitlementUntil(entitlement) {
+  if (entitlement.forever) return "for ever";
+  return entitlement.expires_at || "";
+}
+
+async function loadEntitlements() {
+  const error = $("#entitlements-error");
+  error.textContent = "";
+  try {
+    const { data } = await api("GET", "/v1/wallets/" + encodeURIComponent(state.player) + "/entitlements");
+    $("#entitlements tbody").replaceChildren(...data.entitlements.map((entitlement) => {
+      const row = document.createElement("tr");
+      const items = document.createElement("td");
+      const list = document.createElement("ul");
+      list.className = "items";
+      list.append(...(entitlement.items || []).map((item) => Object.assign(document.createElement("li"), { textContent: describeItem(item) })));
+      items.append(list);
+      row.append(cell(entitlement.name), cell(entitlement.active ? "yes" : "no"), cell(entitlementUntil(entitlement)), items);
+      return row;
+    }));
+    $("#entitlements").hidden = data.entitlements.length === 0;
+    $("#entitlements-none").hidden = data.entitlements.length !== 0;
+  } catch (problem) {
+    $("#entitlements").hidden = true;
+    $("#entitlements-none").hidden = true;
+    error.textContent = problem instanceof Problem ? problem.detail : String(problem);
+  }
+}
+
+/// Only the selected action's own field is sent (the API refuses another action's field rather
+/// than ignore it), so the other one is disabled: out of the tab order and announced as such.
+function entitlementActionChanged() {
+  const action = $("#entitlement-action").value;
+  $("#entitlement-duration").disabled = action !== "grant";
+  $("#entitlement-days").disabled = action !== "extend";
+}
+
+async function changeEntitlement(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  clearErrors(form);
+  const action = $("#entitlement-action").value;
+  const body = { action, entitlement: $("#entitlement-name").value.trim(), reason_code: $("#entitlement-reason").value.trim(), note: $("#entitlement-note").value.trim() };
+  if (action === "grant") {
+    const duration = $("#entitlement-duration").value.trim();
+    if (duration) body.duration = duration;
+  }
+  if (action === "extend") {
+    const days = $("#entitlement-days").value.trim();
+    if (!/^\d+$/.test(days)) return showProblem(form, "days must be a whole number of days, such as 7");
+    body.days = Number(days);
+  }
+  const ticket = $("#entitlement-ticket").value.trim();
+  if (ticket) body.ticket = ticket;
+  const button = $("button[type=submit]", form);
+  button.disabled = true;
+  try {
+    const { data, replayed } = await api("POST", "/v1/wallets/" + encodeURIComponent(state.player) + "/entitlements", { body, idempotencyKey: formKeys.entitlement.key });
+    formKeys.entitlement.answered = true;
+    const verb = { grant: "Granted", extend: "Extended", revoke: "Revoked" }[action];
+    const now = data.entitlement.active ? "active " + (data.entitlement.forever ? "for ever" : "until " + data.entitlement.expires_at) : "not active";
+    $(".result", form).textContent = (replayed || data.replayed ? "Already applied: " : verb + ": ") + data.entitlement.name + " (seq " + data.transaction.seq + "); it is " + now + ".";
     await showPlayer(state.player);
   } catch (problem) {
     showProblem(form, problem);
@@ -442,6 +541,63 @@ async function refund(event) {
     $(".result", form).textContent = (replayed ? "Already applied: " : "Refunded: ") + signed(data.transaction.amount) + " " + data.transaction.currency
       + " from " + data.transaction.player_id + " (seq " + data.transaction.seq + "); their balance is " + data.balance + ".";
     if (state.player === data.transaction.player_id) await showPlayer(state.player);
+  } catch (problem) {
+    showProblem(form, problem);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// ---- Store orders: where each of an order's transactions was credited ------------------------
+
+/// Apple's lookup answers each transaction of the order as Apple lists it, with its status here.
+function appleOrderRows(data) {
+  return data.transactions.map((entry) => {
+    const credit = entry.credit;
+    let status = entry.status.replaceAll("_", " ");
+    if (entry.refusal) status += ": " + entry.refusal.detail;
+    return [entry.store_transaction_id || "", entry.product_id || (credit && credit.product_id) || "", status,
+      credit ? credit.player_id : "", credit ? credit.seq : "", credit ? signed(credit.amount) + " " + credit.currency : ""];
+  });
+}
+
+/// Google's lookup answers the purchases recorded under the order, with their refunds, Google's
+/// consumption and what Google lists as voided.
+function googleOrderRows(data) {
+  return data.purchases.map(({ purchase, credit }) => {
+    const states = [credit ? "credited" : "recorded"];
+    if (purchase.corrections.length) states.push("refunds and reversals: seq " + purchase.corrections.join(", "));
+    if (data.voids.some((v) => v.purchaseToken === purchase.store_transaction_id)) states.push("voided by Google");
+    if (purchase.finish) states.push("consumption " + purchase.finish.status);
+    return [purchase.store_transaction_id, credit ? credit.product_id || "" : "", states.join("; "),
+      credit ? credit.player_id : "", purchase.seq, credit ? signed(credit.amount) + " " + credit.currency : ""];
+  });
+}
+
+async function lookUpOrder(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  clearErrors(form);
+  $(".result", form).textContent = "";
+  $("#order").hidden = true;
+  const store = $("#order-store").value;
+  const orderID = $("#order-id").value.trim();
+  if (!orderID) return showProblem(form, "enter the order id from the player's receipt");
+  const button = $("button[type=submit]", form);
+  button.disabled = true;
+  try {
+    const { data } = await api("GET", "/v1/" + store + "/orders/" + encodeURIComponent(orderID));
+    const rows = store === "apple" ? appleOrderRows(data) : googleOrderRows(data);
+    $("#order-title").textContent = (store === "apple" ? "Apple order " : "Google Play order ") + data.order_id;
+    $("#order tbody").replaceChildren(...rows.map((values) => {
+      const row = document.createElement("tr");
+      row.append(...values.map((value, index) => cell(value, index >= 4 ? "amount" : undefined)));
+      return row;
+    }));
+    $("#order").hidden = rows.length === 0;
+    let summary = rows.length === 0 ? "No transactions under order " + data.order_id + "." : rows.length + (rows.length === 1 ? " transaction" : " transactions") + " under order " + data.order_id + ".";
+    if (data.voids_error) summary += " Google's voided purchases could not be read: " + data.voids_error;
+    $(".result", form).textContent = summary;
   } catch (problem) {
     showProblem(form, problem);
   } finally {
@@ -609,7 +765,11 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#history-form").addEventListener("submit", (event) => { event.preventDefault(); loadHistory(false); });
   $("#history-more").addEventListener("click", () => loadHistory(true));
   $("#adjust-form").addEventListener("submit", adjust);
-  $("#adjust-form").addEventListener("input", adjustFormChanged);
+  formKeys.adjust = keyPerForm($("#adjust-form"));
+  $("#entitlement-form").addEventListener("submit", changeEntitlement);
+  $("#entitlement-action").addEventListener("change", entitlementActionChanged);
+  formKeys.entitlement = keyPerForm($("#entitlement-form"));
+  $("#order-form").addEventListener("submit", lookUpOrder);
   $("#statement-form").addEventListener("submit", showStatement);
   $("#statement-print").addEventListener("click", () => window.print());
   $("#statement-download").addEventListener("click", downloadStatement);
