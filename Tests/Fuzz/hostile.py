@@ -55,6 +55,8 @@ ADMIN = os.environ["HOSTILE_ADMIN_KEY"]
 SUPPORT = os.environ["HOSTILE_SUPPORT_KEY"]
 AUDITOR = os.environ["HOSTILE_AUDITOR_KEY"]
 PRODUCT = os.environ.get("HOSTILE_PRODUCT", "com.example.game.consume5credits")
+# A 1-month pass (non_renewing, entitlement fuzz_pass), set up by hostile.sh.
+PASS_PRODUCT = os.environ.get("HOSTILE_PASS_PRODUCT", "com.example.game.fuzzpass")
 JWT_SECRET = os.environ["WALLET_PLAYER_JWT_SECRET"].encode()
 BUNDLE_ID = os.environ.get("WALLET_APPLE_BUNDLE_ID", "com.example.game")
 # The repository's sibling shared/ folder holds Apple's public root, as CI lays it out.
@@ -66,6 +68,8 @@ START = time.monotonic()
 HARD_DEADLINE = START + BUDGET + 35
 REQUEST_TIMEOUT = 10.0
 BODY_MAX = 64 * 1024
+# Receipts and restores take a StoreKit 1 receipt: 1 MiB of base64 and 4 KiB around it.
+RECEIPT_BODY_MAX = 1024 * 1024 + 4 * 1024
 # HOSTILE_TRACE=FILE: every checked answer's class, case and status, for reading what the server did.
 TRACE = open(os.environ["HOSTILE_TRACE"], "a", encoding="utf-8") if os.environ.get("HOSTILE_TRACE") else None
 CAFE = "caf\u00e9"
@@ -622,6 +626,12 @@ def json_routes():
         ("refund", "POST", "/v1/refunds", SERVICE, {"store": "apple", "store_transaction_id": "hostile-no-such-purchase", "policy": "floor"}, "percentage", "store_transaction_id", False),
         ("notification", "POST", "/v1/notifications/apple", None, {"signedPayload": "a.b.c"}, None, "signedPayload", True),
         ("product", "PUT", "/v1/products/com.example.game.fuzzproduct", ADMIN, {"credits": 1}, "credits", "currency", False),
+        # Entitlements: a pass bought with the store's purchase date, support's changes, a restore.
+        ("pass-purchase", "POST", "/v1/purchases", SERVICE,
+         {"player_id": "p1", "store": "apple", "store_transaction_id": None, "product_id": PASS_PRODUCT, "purchased_at": "2026-01-01T00:00:00Z"}, "quantity", "purchased_at", False),
+        ("entitlement", "POST", "/v1/wallets/p1/entitlements", SUPPORT,
+         {"action": "extend", "entitlement": "fuzz_pass", "days": 1, "reason_code": "goodwill", "note": "hostile"}, "days", "entitlement", False),
+        ("restore", "POST", "/v1/wallets/p1/restore", SERVICE, {"receipt": "AAAA"}, None, "receipt", True),
     ] + ([
         ("google-purchase", "POST", "/v1/purchases/google", SERVICE, {"player_id": "p1", "product_id": PRODUCT, "purchase_token": None}, None, "purchase_token", False),
         # The body is Pub/Sub's `message` object (send_body wraps it in the envelope), so that the
@@ -646,6 +656,11 @@ def wrap_push(message):
     return b'{"message":' + message + b',"subscription":"' + PUSH_SUBSCRIPTION.encode() + b'"}'
 
 
+def body_max(route):
+    """The largest body the route reads."""
+    return RECEIPT_BODY_MAX if route[0] == "restore" else BODY_MAX
+
+
 def wire_size(route, body):
     """The body's length as sent (the push's message goes inside the envelope)."""
     return len(wrap_push(body)) if route[0] == "google-push" else len(body)
@@ -654,7 +669,7 @@ def wire_size(route, body):
 def send_body(route, body, rng, content_type="application/json", headers=()):
     name, method, path, key = route[:4]
     extra = list(headers)
-    if name in ("spend", "adjust"):
+    if name in ("spend", "adjust", "entitlement"):
         extra.append(("Idempotency-Key", idem(rng)))
     if name == "google-push":
         body = wrap_push(body)
@@ -704,6 +719,7 @@ def class_json(deadline):
 
     # Controls: each route's valid body is answered as the API describes (the harness is sound).
     controls = {"spend": {201}, "adjust": {201}, "purchase": {201}, "apple-purchase": {422}, "refund": {404, 200, 201}, "notification": {422}, "product": {200},
+                "pass-purchase": {201}, "entitlement": {201}, "restore": {400},
                 "google-purchase": {201}, "google-push": {200}}
     for route in routes:
         response, error = send_body(route, json.dumps(fresh_fields(route, rng)).encode(), rng)
@@ -760,7 +776,7 @@ def class_json(deadline):
             for kind in ("array", "object"):
                 text = nested(depth, kind)
                 body = with_value(route, rng, str_field, text)
-                big = wire_size(route, body) > BODY_MAX
+                big = wire_size(route, body) > body_max(route)
                 response, error = send_body(route, body, rng)
                 check(cls, f"{name} {str_field}={kind} nested {depth} deep ({len(body)} bytes)", response, error, allowed={413} if big else {400}, no_answer_ok=big)
         for depth in (65, 1000, 30000):
@@ -781,7 +797,7 @@ def class_json(deadline):
         # Huge strings, huge names.
         for size in (4097, 60000, 70000):
             body = with_value(route, rng, str_field, json.dumps("x" * size))
-            big = wire_size(route, body) > BODY_MAX
+            big = wire_size(route, body) > body_max(route)
             response, error = send_body(route, body, rng)
             check(cls, f"{name} {str_field}='x'*{size}", response, error, allowed={413} if big else refused_string, no_answer_ok=big)
         body = raw_object([("n" * 60000, "1")])

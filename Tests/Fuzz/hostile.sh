@@ -44,6 +44,7 @@ product=com.example.game.consume5credits
 key_of() { python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])'; }
 "$wallet" products set "$product" --credits 5 >/dev/null
 "$wallet" products set com.example.game.fuzzproduct --credits 1 >/dev/null
+"$wallet" products set com.example.game.fuzzpass --credits 0 --type non_renewing --entitlement fuzz_pass --duration P1M >/dev/null
 service_key=$("$wallet" keys create --role service --name hostile-service --json | key_of)
 admin_key=$("$wallet" keys create --role admin --name hostile-admin --json | key_of)
 support_key=$("$wallet" keys create --role support --name hostile-support --json | key_of)

@@ -26,6 +26,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$wallet" products set com.example.consume5credits --credits 5 >/dev/null
+"$wallet" products set com.example.vip30 --credits 0 --type non_renewing --entitlement vip --duration P30D >/dev/null
 service_key=$("$wallet" keys create --role service --name fuzz-service --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
 admin_key=$("$wallet" keys create --role admin --name fuzz-admin --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
 "$wallet" grant --player p1 --store apple --store-transaction-id fuzz-seed --product com.example.consume5credits --quantity 100 >/dev/null
