@@ -48,15 +48,20 @@ extension ApplePurchases {
         let api = try requireAPI("order lookups")
         var entries: [OrderLookupResult.Entry] = []
         var uncredited: [AppleTransaction] = []
+        // The ledger's key of each entry not credited yet: what the credits below answer by.
+        var ledgerKeys: [Int: String] = [:]
         for signed in try await api.lookUpOrder(orderID: orderID) {
             switch await verify(signed) {
             case .failure(let refusal):
                 entries.append(.init(storeTransactionID: refusal.storeTransactionID, productID: nil, status: "refused", credit: nil, refusal: refusal))
             case .success(let transaction):
-                if let purchase = try await ledger.purchase(store: "apple", storeTransactionID: transaction.transactionId) {
+                // Found by the ledger's key: a non-consumable is held by its original transaction id.
+                let key = Self.ledgerKey(of: transaction, type: (try? ProductType(appleType: transaction.type)) ?? .consumable)
+                if let purchase = try await ledger.purchase(store: "apple", storeTransactionID: key) {
                     entries.append(.init(storeTransactionID: transaction.transactionId, productID: transaction.productId, status: "credited", credit: .init(purchase), refusal: nil))
                 } else {
                     uncredited.append(transaction)
+                    ledgerKeys[entries.count] = key
                     entries.append(.init(storeTransactionID: transaction.transactionId, productID: transaction.productId, status: "not_credited", credit: nil, refusal: nil))
                 }
             }
@@ -64,7 +69,7 @@ extension ApplePurchases {
         if let creditTo, !uncredited.isEmpty {
             let outcome = try await credit(uncredited, to: creditTo, actor: actor)
             for index in entries.indices where entries[index].status == "not_credited" {
-                let id = entries[index].storeTransactionID
+                let id = ledgerKeys[index]
                 if let credit = (outcome.now + outcome.before).first(where: { $0.storeTransactionID == id }) {
                     entries[index].status = outcome.now.contains(credit) ? "credited_now" : "credited"
                     entries[index].credit = credit

@@ -37,8 +37,8 @@ public struct PassDuration: Sendable, Equatable, Hashable, CustomStringConvertib
     /// The text as written, which the ledger records.
     public let text: String
 
-    public static let monthsMax: Int64 = 120
-    public static let daysMax: Int64 = 3_660
+    /// Ten years, a month counted as 30 days: `P10Y`, `P120M`, `P3600D`, or a mix of them.
+    public static let lengthDaysMax: Int64 = 3_660
 
     public init(_ text: String) throws(WalletError) {
         let refusal = WalletError.invalidRequest(
@@ -69,7 +69,7 @@ public struct PassDuration: Sendable, Equatable, Hashable, CustomStringConvertib
             default: days += value
             }
         }
-        guard months + days > 0, months <= Self.monthsMax, days <= Self.daysMax else { throw refusal }
+        guard months + days > 0, months <= 120, months * 30 + days <= Self.lengthDaysMax else { throw refusal }
         self.months = months
         self.days = days
         self.text = text
@@ -181,20 +181,29 @@ public struct EntitlementState: Sendable, Equatable {
 
 /// The rules of entitlements, as plain functions.
 package enum EntitlementRules {
-    /// The state `items` fold to: in order of when each takes effect (then of seq), a period
-    /// starts at the later of its own start and the previous end (remaining time is kept, never
-    /// lost, never doubled); `forever` owns it for ever; a revocation ends what was owned until
-    /// then. Inactive (refunded) items count for nothing. The same items give the same state in
-    /// any order of redemption.
+    /// The state `items` fold to: in order of when each takes effect, a period starts at the
+    /// later of its own start and the previous end (remaining time is kept, never lost, never
+    /// doubled); `forever` owns it for ever. Inactive (refunded) items count for nothing, and
+    /// neither does an item added before a revocation (`seq` below it): support revokes what the
+    /// player held when it acted, and a purchase redeemed afterwards counts, whenever it was
+    /// bought. Periods that start at the same instant are laid shortest first (months, then
+    /// days), never by redemption order: the same purchases give the same state in any order of
+    /// redemption, though a month and 30 days do not commute.
     package static func fold(_ items: [EntitlementItem]) throws(WalletError) -> EntitlementState {
+        let revokedBefore = items.filter { $0.active && $0.kind == .revoke }.map(\.seq).max() ?? Int64.min
+        let counted = items.filter { $0.active && $0.kind != .revoke && $0.seq > revokedBefore }
+        let ordered = counted.sorted { left, right in
+            let leftLength = (left.period?.months ?? 0, left.period?.days ?? 0)
+            let rightLength = (right.period?.months ?? 0, right.period?.days ?? 0)
+            return (left.startsAt, leftLength.0, leftLength.1) < (right.startsAt, rightLength.0, rightLength.1)
+        }
         var state = EntitlementState.none
-        for item in items.sorted(by: { ($0.startsAt, $0.seq) < ($1.startsAt, $1.seq) }) where item.active {
+        for item in ordered {
             switch item.kind {
             case .forever:
                 state.forever = true
             case .revoke:
-                state.forever = false
-                if let end = state.expiresAt, end > item.startsAt { state.expiresAt = item.startsAt }
+                break
             case .period(let duration):
                 let start = max(item.startsAt, state.expiresAt ?? item.startsAt)
                 guard let end = duration.end(from: start) else {
@@ -217,7 +226,7 @@ public enum EntitlementChangeKind: String, Codable, Sendable, CaseIterable {
     case refundReversal = "refund_reversal"
     /// Support granted it, for ever or for a period.
     case grant
-    /// Support revoked everything owned until now.
+    /// Support revoked everything the player held of it until now.
     case revoke
     /// Support added days to the pass.
     case extend
@@ -503,7 +512,8 @@ package struct EntitlementChecker {
         }
     }
 
-    private var items: [Key: [EntitlementItem]] = [:]
+    /// Every item, as the entries made it, by player and entitlement: what `entitlement_items` must hold.
+    package private(set) var items: [Key: [EntitlementItem]] = [:]
     package private(set) var states: [Key: (state: EntitlementState, lastSeq: Int64)] = [:]
 
     package init() {}

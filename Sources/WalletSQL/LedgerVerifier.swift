@@ -50,6 +50,25 @@ enum LedgerVerifier {
         if let missing = unseen.min(by: { $0.value.lastSeq < $1.value.lastSeq }) {
             return ChainChecker.Failure(seq: missing.value.lastSeq, problem: "entitlement \(missing.key.name) of \(missing.key.player.text.prefix(64)) is not stored")
         }
+        // The items the states fold from, each as its entries left it (added, refunded, restored).
+        var expected: [Int64: (key: EntitlementChecker.Key, item: EntitlementItem)] = [:]
+        for (key, items) in checker.items {
+            for item in items { expected[item.seq] = (key, item) }
+        }
+        let stored = try db.all("SELECT \(EntitlementStorage.itemColumns), player_id, name FROM entitlement_items ORDER BY seq", []) { row in
+            (item: try EntitlementStorage.item(from: row), key: EntitlementChecker.Key(player: Identifier(try row.text(6)), name: try row.text(7)))
+        }
+        for row in stored {
+            guard let made = expected.removeValue(forKey: row.item.seq) else {
+                return ChainChecker.Failure(seq: row.item.seq, problem: "an entitlement item is stored at seq \(row.item.seq) but no ledger entry added it")
+            }
+            if made.key != row.key || made.item != row.item {
+                return ChainChecker.Failure(seq: row.item.seq, problem: "the entitlement item added at seq \(row.item.seq) is stored otherwise than its ledger entries leave it")
+            }
+        }
+        if let missing = expected.keys.min() {
+            return ChainChecker.Failure(seq: missing, problem: "the entitlement item added at seq \(missing) is not stored")
+        }
         return nil
     }
 

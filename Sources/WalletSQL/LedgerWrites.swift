@@ -126,6 +126,9 @@ enum LedgerWrites {
             guard let changed = try correctEntitlement(db, of: purchase, restoring: false, actor: request.actor, now: now, context: &context) else {
                 throw WalletError.alreadyRefunded("store transaction \(request.store)/\(request.storeTransactionID) credited nothing and granted nothing to refund")
             }
+            // Under the refund's own key too, as a refund of credits is: the same refund sent
+            // again (a retry after a timeout) answers this one.
+            try key.record(db, seq: changed.transaction.seq, context: &context)
             return try mutationResult(of: changed, db, context: context)
         }
         do {

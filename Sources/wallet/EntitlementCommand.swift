@@ -71,9 +71,9 @@ struct EntitlementCommand: AsyncParsableCommand {
 
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Revoke an entitlement: everything the player owned of it until now ends.",
+            abstract: "Revoke an entitlement: everything the player holds of it now ends.",
             discussion: """
-                A later store purchase grants it again. Example: wallet entitlement revoke --player p1 --entitlement vip \
+                A store purchase redeemed afterwards counts again, even one bought before; so does a later grant. Example: wallet entitlement revoke --player p1 --entitlement vip \
                 --reason-code chargeback --note "bank chargeback" --key SUP-13-1 --actor alice
                 """
         )

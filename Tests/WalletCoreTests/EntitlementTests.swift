@@ -18,7 +18,7 @@ struct EntitlementTests {
             let duration = try PassDuration(text)
             #expect(duration.months == Int64(months) && duration.days == Int64(days) && duration.text == text, "\(text)")
         }
-        for text in ["", "P", "30D", "P0D", "PT1H", "P1DT1H", "P1D1Y", "P11Y", "P121M", "P3661D", "P-1D", "p1d", " P1D", "P1.5D", "P1D ", "P99999999D", "P1Y1Y", "PD"] {
+        for text in ["", "P", "30D", "P0D", "PT1H", "P1DT1H", "P1D1Y", "P11Y", "P121M", "P3661D", "P10Y3660D", "P10Y61D", "P-1D", "p1d", " P1D", "P1.5D", "P1D ", "P99999999D", "P1Y1Y", "PD"] {
             #expect(throws: WalletError.self, "\(text)") { try PassDuration(text) }
         }
         let error = #expect(throws: WalletError.self) { try PassDuration("P1H") }
@@ -61,13 +61,24 @@ struct EntitlementTests {
         var refunded = second
         refunded.active = false
         #expect(try EntitlementRules.fold([first, refunded]).expiresAt == "2027-01-31T00:00:00.000Z")
+        // A revocation (seq 4) ends what was added before it, whatever its dates; an item added
+        // after it counts, even one bought before it (a purchase redeemed late).
         let revoke = EntitlementItem(seq: 4, kind: .revoke, startsAt: "2027-01-20T00:00:00.000Z", purchaseSeq: nil, active: true)
-        #expect(try EntitlementRules.fold([first, second, revoke]).expiresAt == "2027-01-20T00:00:00.000Z")
-        #expect(try EntitlementRules.fold([first, second, revoke, late]).expiresAt == "2027-05-31T00:00:00.000Z")
-        let forever = EntitlementItem(seq: 5, kind: .forever, startsAt: "2027-01-02T00:00:00.000Z", purchaseSeq: 5, active: true)
+        #expect(try EntitlementRules.fold([first, second, revoke]) == .none)
+        let lateRedeemed = try Self.pass(5, "2027-01-15T00:00:00.000Z")
+        #expect(try EntitlementRules.fold([first, second, revoke, lateRedeemed]).expiresAt == "2027-02-14T00:00:00.000Z")
+        let forever = EntitlementItem(seq: 3, kind: .forever, startsAt: "2027-01-02T00:00:00.000Z", purchaseSeq: 3, active: true)
         let owned = try EntitlementRules.fold([forever, first])
         #expect(owned.forever && owned.isActive(at: "2999-01-01T00:00:00.000Z"))
-        #expect(try EntitlementRules.fold([forever, revoke]) == EntitlementState(forever: false, expiresAt: nil))
+        #expect(try EntitlementRules.fold([forever, revoke]) == .none)
+        // Periods that start together are laid shortest first, whichever was redeemed first: a
+        // month and 30 days from January 31 do not commute.
+        let month = try Self.pass(1, "2026-01-31T10:00:00.000Z", "P1M")
+        let thirty = try Self.pass(2, "2026-01-31T10:00:00.000Z", "P30D")
+        var monthLater = month
+        monthLater.seq = 3
+        #expect(try EntitlementRules.fold([month, thirty]) == EntitlementRules.fold([thirty, monthLater]))
+        #expect(try EntitlementRules.fold([month, thirty]).expiresAt == "2026-04-02T10:00:00.000Z")
         #expect(try EntitlementRules.fold([first]).isActive(at: "2027-01-30T23:59:59.999Z"))
         #expect(try !EntitlementRules.fold([first]).isActive(at: "2027-01-31T00:00:00.000Z"))
     }
@@ -76,17 +87,22 @@ struct EntitlementTests {
     func foldIsOrderIndependent() throws {
         var generator = SeededRandom(seed: 2_500)
         let base = try #require(Timestamp.milliseconds(rfc3339: Array("2027-01-01T00:00:00.000Z".utf8)))
+        // A few starts, so that purchases often start at the same instant.
+        let starts = (0..<6).map { _ in Timestamp.format(milliseconds: base + Int64.random(in: 0...(200 * 86_400_000), using: &generator)) }
         for seed in 0..<200 {
             let count = Int.random(in: 1...5, using: &generator)
             var items: [EntitlementItem] = []
             for index in 0..<count {
-                let start = Timestamp.format(milliseconds: base + Int64.random(in: 0...(200 * 86_400_000), using: &generator))
+                let start = starts.randomElement(using: &generator) ?? starts[0]
                 let period = ["P7D", "P30D", "P1M", "P3M", "P1Y"].randomElement(using: &generator) ?? "P30D"
                 items.append(try Self.pass(Int64(index + 1), start, period, active: Bool.random(using: &generator) || index == 0))
             }
             let expected = try EntitlementRules.fold(items)
             for _ in 0..<6 {
-                #expect(try EntitlementRules.fold(items.shuffled(using: &generator)) == expected, "seed \(seed)")
+                // Redeemed in another order: each item takes the seq of its place in that order.
+                var redeemed = items.shuffled(using: &generator)
+                for index in redeemed.indices { redeemed[index].seq = Int64(index + 1) }
+                #expect(try EntitlementRules.fold(redeemed) == expected, "seed \(seed)")
             }
             let active = items.filter(\.active)
             let latest = try #require(active.max { $0.startsAt < $1.startsAt })
@@ -95,7 +111,9 @@ struct EntitlementTests {
             // Never more than every period laid end to end from the latest purchase (the fold
             // is monotone in each start, and no start is later than that).
             var laidEnd = latest.startsAt
-            for item in active.sorted(by: { ($0.startsAt, $0.seq) < ($1.startsAt, $1.seq) }) { laidEnd = try #require(item.period?.end(from: laidEnd)) }
+            for item in active.sorted(by: { ($0.startsAt, $0.period?.months ?? 0, $0.period?.days ?? 0) < ($1.startsAt, $1.period?.months ?? 0, $1.period?.days ?? 0) }) {
+                laidEnd = try #require(item.period?.end(from: laidEnd))
+            }
             #expect(end <= laidEnd, "seed \(seed)")
         }
     }
@@ -213,8 +231,9 @@ struct EntitlementTests {
         let store = ledger.store
         let refund = try await store.refund(RefundRequest(store: "apple", storeTransactionID: "V1", actor: "support"))
         #expect(refund.transaction.kind == .entitlement && refund.entitlement?.expiresAt == "2027-03-22T00:00:00.000Z")
-        let twice = await walletError { _ = try await store.refund(RefundRequest(store: "apple", storeTransactionID: "V1", actor: "support")) }
-        #expect(twice?.code == "already_refunded")
+        // The same refund again (a retry after a timeout) answers the first, changing nothing.
+        let twice = try await store.refund(RefundRequest(store: "apple", storeTransactionID: "V1", actor: "support"))
+        #expect(twice.replayed && twice.transaction.seq == refund.transaction.seq)
         let reversed = try await store.recordNotification(
             StoreNotification(notificationUUID: "n1", store: "apple", type: "REFUND_REVERSED", subtype: nil, storeTransactionID: "V1", effect: .refundReversal, reportedAt: 5, actor: "apple"))
         #expect(reversed.outcome == .refundReversed)
@@ -271,10 +290,13 @@ struct EntitlementTests {
         #expect(reused?.code == "idempotency_key_reused")
         clock.set("2027-01-05T00:00:00Z")
         let revoked = try await store.changeEntitlement(change(.revoke, key: "r1", note: "chargeback fraud"))
-        #expect(!revoked.entitlement.active && revoked.entitlement.expiresAt == "2027-01-05T00:00:00.000Z")
+        #expect(!revoked.entitlement.active && revoked.entitlement.expiresAt == nil)
+        // A pass bought before the revocation but redeemed after it counts: the player paid for it.
+        let late = try await Self.buy(ledger, "p1", "V2", Self.vipPass, at: "2027-01-04T00:00:00.000Z")
+        #expect(late.entitlement?.expiresAt == "2027-02-03T00:00:00.000Z" && late.entitlement?.active == true)
         clock.set("2027-01-06T00:00:00Z")
         let granted = try await store.changeEntitlement(change(.grant(try PassDuration("P7D")), key: "g1"))
-        #expect(granted.entitlement.active && granted.entitlement.expiresAt == "2027-01-13T00:00:00.000Z")
+        #expect(granted.entitlement.active && granted.entitlement.expiresAt == "2027-02-10T00:00:00.000Z")
         let forever = try await store.changeEntitlement(change(.grant(nil), key: "g2"))
         #expect(forever.entitlement.forever && forever.entitlement.active)
         let bad = await walletError { _ = try await store.changeEntitlement(change(.extend(days: 0), key: "e2")) }
@@ -285,12 +307,12 @@ struct EntitlementTests {
         #expect(staff.contains("goodwill") && staff.contains("chargeback fraud") && staff.contains("T-1"))
         #expect(!player.contains("goodwill") && !player.contains("chargeback") && !player.contains("T-1") && player.contains("\"change\":\"revoke\""))
         let items = try await store.entitlements(playerID: "p1").entitlements.first?.items?.map(\.change)
-        #expect(items == [.purchase, .extend, .revoke, .grant, .grant])
+        #expect(items == [.purchase, .extend, .revoke, .purchase, .grant, .grant])
         let report = try await store.verify()
         #expect(report.ok, "\(report)")
     }
 
-    @Test("verify refolds entitlements: a stored state that differs from its entries is reported at its seq, and so is one no entry made", arguments: TestBackend.all)
+    @Test("verify refolds entitlements: a stored state or item that differs from its entries is reported at its seq, and so is a state no entry made", arguments: TestBackend.all)
     func verifyCatchesTampering(backend: TestBackend) async throws {
         let ledger = try await Self.ledger(backend, clock: TestClock("2027-01-02T00:00:00Z"))
         let store = ledger.store
@@ -304,6 +326,19 @@ struct EntitlementTests {
         #expect(report.problem?.contains("vip") == true)
         _ = try await store.write { db, _, _ in try db.execute("UPDATE entitlements SET expires_at = '2027-01-31T00:00:00.000Z' WHERE name = 'vip'") }
         #expect(try await store.verify().ok)
+        // An item made longer, or a refunded purchase made to count again, in the items table.
+        for tampering in ["UPDATE entitlement_items SET period = 'P10Y' WHERE name = 'vip'", "UPDATE entitlement_items SET kind = 'forever', period = NULL WHERE name = 'vip'"] {
+            let original = try await store.read { db in
+                try db.first("SELECT kind, period FROM entitlement_items WHERE name = 'vip'") { row in (try row.text(0), try row.textOrNil(1)) }
+            }
+            _ = try await store.write { db, _, _ in try db.execute(tampering) }
+            let tampered = try await store.verify()
+            #expect(!tampered.ok && tampered.firstBadSeq == bought.transaction.seq + 1 && tampered.problem?.contains("item") == true, "\(tampered)")
+            _ = try await store.write { db, _, _ in
+                try db.execute("UPDATE entitlement_items SET kind = ?, period = ? WHERE name = 'vip'", [.text(original?.0 ?? ""), .text(original?.1)])
+            }
+            #expect(try await store.verify().ok)
+        }
         // A stored state nobody's entries made.
         _ = try await store.write { db, _, _ in
             try db.execute("INSERT INTO entitlements (player_id, name, forever, expires_at, updated_seq) VALUES ('p9', 'vip', 1, NULL, 1)")
