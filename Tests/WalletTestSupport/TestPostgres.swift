@@ -131,7 +131,7 @@ public enum TestPostgres {
         /// Starts the server (again) and waits until it accepts connections.
         public func start() throws {
             // Durability is not under test here: fsync off keeps the suites fast.
-            let settings = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c full_page_writes=off"
+            let settings = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=1000 -c fsync=off -c full_page_writes=off"
             try TestPostgres.cluster(directory: directory, "pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/server.log", "-o", settings, "-w", "start"])
         }
 
