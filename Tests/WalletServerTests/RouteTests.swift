@@ -296,7 +296,7 @@ struct OperationsRouteTests {
         let (router, _) = buildRouter(store: store, configuration: ServerConfiguration())
         try "garbage".write(toFile: path, atomically: false, encoding: .utf8)
         try FileManager.default.removeItem(atPath: path + "-wal")
-        try await Application(router: router).test(.router) { client in
+        try await Application(router: router, logger: TestServer.quietLogger).test(.router) { client in
             let response = try await client.execute(uri: "/readyz", method: .get)
             #expect(response.status.code >= 500)
             #expect(response.headers[.contentType] == "application/problem+json")

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Testing
 @testable import WalletApple
 @testable import WalletCore
@@ -49,7 +50,14 @@ struct TestServer: @unchecked Sendable {
         (router, routes) = buildRouter(store: store, configuration: configuration)
     }
 
-    var application: some ApplicationProtocol { Application(router: router) }
+    var application: some ApplicationProtocol { Application(router: router, logger: Self.quietLogger) }
+
+    /// Tests log at warning and above, so that a failure is easy to find in the output.
+    static let quietLogger = {
+        var logger = Logger(label: "test-server")
+        logger.logLevel = .warning
+        return logger
+    }()
 
     func test(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         try await application.test(.router) { client in try await body(client) }
