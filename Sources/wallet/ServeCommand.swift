@@ -53,6 +53,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Close a connection stalled mid-request or not reading its response this many seconds, 1 to 3600 (env WALLET_IDLE_TIMEOUT; default 30); an idle one goes after --request-head-timeout if that is shorter.", valueName: "seconds"))
     var idleTimeout: Int?
 
+    @Option(help: ArgumentHelp("After SIGTERM or SIGINT, exit with status 1 if requests are still unanswered after this many seconds, 1 to 600 (env WALLET_DRAIN_SECONDS; default 20).", valueName: "seconds"))
+    var drainSeconds: Int?
+
     @Option(help: ArgumentHelp("Connections open at once, 1 to 100000; more wait in the backlog (env WALLET_MAX_CONNECTIONS; default 512).", valueName: "count"))
     var maxConnections: Int?
 
@@ -112,6 +115,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     func resolvedGoogleCatchUpMinutes() throws -> Int? {
         try Self.number(googleCatchUpEvery, environment["WALLET_GOOGLE_CATCH_UP_EVERY"], name: "--google-catch-up-every (or WALLET_GOOGLE_CATCH_UP_EVERY)", range: 1...1_440)
+    }
+
+    func resolvedDrainSeconds() throws -> Int {
+        try Self.number(drainSeconds, environment["WALLET_DRAIN_SECONDS"], name: "--drain-seconds (or WALLET_DRAIN_SECONDS)", range: 1...600)
+            ?? DrainDeadline.drainSecondsDefault
     }
 
     func resolvedCatchUpMinutes() throws -> Int? {
@@ -254,7 +262,7 @@ struct ServeCommand: AsyncParsableCommand {
         // stops, and the store closes its pool last.
         let services = ServiceGroup(
             configuration: .init(
-                services: [store] + background + [app, configuration.shutdown, DrainDeadline(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
+                services: [store] + background + [app, configuration.shutdown, DrainDeadline(seconds: try resolvedDrainSeconds(), logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await services.run()
         logger.info("stopped")
@@ -263,25 +271,26 @@ struct ServeCommand: AsyncParsableCommand {
 
 /// Bounds the drain that SIGTERM or SIGINT starts: requests waiting on a database that hangs
 /// would otherwise keep the process alive until the database answers, or forever. Past
-/// `drainSecondsMax`, the process exits with status 1 and says so: the writes still waiting
+/// `seconds` (`--drain-seconds`), the process exits with status 1 and says so: the writes still waiting
 /// were not answered, may or may not have committed, and their clients retry them with the
 /// same idempotency key.
 struct DrainDeadline: Service {
     /// How long the drain may take: in-flight requests finish in milliseconds when the database
     /// answers, or fail within the pool's connection wait (10 s) when it is gone.
-    static let drainSecondsMax = 20
+    static let drainSecondsDefault = 20
+    let seconds: Int
     let logger: Logger
 
     func run() async throws {
         try? await gracefulShutdown()
-        let logger = self.logger
-        logger.info("draining", metadata: ["drain_seconds_max": "\(Self.drainSecondsMax)"])
+        let (logger, seconds) = (self.logger, self.seconds)
+        logger.info("draining", metadata: ["drain_seconds_max": "\(seconds)"])
         // A thread of its own: the deadline must fire even if the cooperative pool is busy.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Self.drainSecondsMax)) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
             logger.error(
                 "drain not finished; exiting with status 1",
                 metadata: [
-                    "drain_seconds_max": "\(Self.drainSecondsMax)",
+                    "drain_seconds_max": "\(seconds)",
                     "unanswered": "requests still waiting (for a database that does not answer) may or may not have committed; clients retry them with the same idempotency key",
                 ])
             exit(1)
