@@ -223,6 +223,7 @@ struct ServeCommand: AsyncParsableCommand {
         let google = try self.google.purchases(ledger: store, binding: try self.apple.accountTokenBinding())
         let push = try googlePush.authentication()
         let limits = try resolvedLimits()
+        let drainSeconds = try resolvedDrainSeconds()
         let configuration = ServerConfiguration(
             host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens, applePurchases: apple, idleTimeoutSeconds: limits.idleTimeoutSeconds,
             connectionsMax: limits.connectionsMax, connectionsPerAddressMax: limits.connectionsPerAddressMax,
@@ -262,7 +263,7 @@ struct ServeCommand: AsyncParsableCommand {
         // stops, and the store closes its pool last.
         let services = ServiceGroup(
             configuration: .init(
-                services: [store] + background + [app, configuration.shutdown, DrainDeadline(seconds: try resolvedDrainSeconds(), logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
+                services: [store] + background + [app, configuration.shutdown, DrainDeadline(seconds: drainSeconds, logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await services.run()
         logger.info("stopped")

@@ -69,6 +69,7 @@ struct ServeTests {
             (["serve", "--max-connections", "0"], [:]), (["serve"], ["WALLET_MAX_CONNECTIONS": "100001"]),
             (["serve", "--max-connections-per-address", "0"], [:]), (["serve"], ["WALLET_MAX_CONNECTIONS_PER_ADDRESS": "100001"]),
             (["serve", "--request-head-timeout", "0"], [:]), (["serve"], ["WALLET_REQUEST_HEAD_TIMEOUT": "soon"]),
+            (["serve", "--drain-seconds", "0"], [:]), (["serve"], ["WALLET_DRAIN_SECONDS": "601"]),
             (["serve", "--account-token-namespace", "not-a-uuid"], [:]), (["serve"], ["WALLET_ACCOUNT_TOKEN_NAMESPACE": "0f6c2d52"]),
             (["serve", "--player-jwt-secret-file", "/dev/zero"], [:]), (["serve", "--player-jwt-secret-file", "/nonexistent"], [:]),
             (["serve", "--player-jwt-secret-file", shortSecret], [:]),
