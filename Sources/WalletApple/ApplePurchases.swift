@@ -30,11 +30,7 @@ public struct ApplePurchases: Sendable {
     /// 2, receipts, restores, order credits) is made here.
     func grantRequest(for transaction: AppleTransaction, playerID: PlayerID, actor: String) throws(WalletError) -> GrantRequest {
         let type = try ProductType(appleType: transaction.type)
-        var purchasedAt: String?
-        if let purchaseDate = transaction.purchaseDate {
-            guard Timestamp.millisecondsRange.contains(purchaseDate) else { throw .purchaseInvalid("the purchase date is out of range") }
-            purchasedAt = Timestamp.format(milliseconds: purchaseDate)
-        }
+        let purchasedAt = try transaction.purchaseDate.map { milliseconds throws(WalletError) in try Timestamp.purchaseDate(milliseconds: milliseconds, store: "Apple") }
         return GrantRequest(
             playerID: playerID, store: "apple", storeTransactionID: Self.ledgerKey(of: transaction, type: type), productID: transaction.productId,
             quantity: transaction.quantity, actor: actor, accountToken: try accountToken(of: transaction, playerID: playerID), productType: type,

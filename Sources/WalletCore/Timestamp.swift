@@ -78,6 +78,15 @@ extension Timestamp {
         return Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
     }
 
+    /// A store's purchase date (milliseconds since 1970, as Apple and Google state them) in the
+    /// ledger's form; refused as `purchase_invalid` outside the years the ledger writes.
+    package static func purchaseDate(milliseconds: Int64, store: String) throws(WalletError) -> String {
+        guard millisecondsRange.contains(milliseconds) else {
+            throw .purchaseInvalid("\(store) reports a purchase date out of range; nothing was credited")
+        }
+        return format(milliseconds: milliseconds)
+    }
+
     /// Milliseconds since 1970 of an RFC 3339 date-time, nil unless every field is in range.
     package static func milliseconds(rfc3339 bytes: [UInt8]) -> Int64? {
         var reader = DigitReader(bytes: bytes)

@@ -117,10 +117,8 @@ public struct GooglePurchases: Sendable {
         // When the customer bought it: a pass's period starts then, not when the wallet heard of it.
         var purchasedAt: String?
         if let text = purchase.purchaseTimeMillis {
-            guard let millis = Int64(text), Timestamp.millisecondsRange.contains(millis) else {
-                throw .purchaseInvalid("Google reports a purchase time out of range; nothing was credited")
-            }
-            purchasedAt = Timestamp.format(milliseconds: millis)
+            guard let millis = Int64(text) else { throw .purchaseInvalid("Google reports a purchase time that is not a number; nothing was credited") }
+            purchasedAt = try Timestamp.purchaseDate(milliseconds: millis, store: "Google")
         }
         let token = try configuration.accountTokenBinding.boundToken(AccountToken.text(ofStoreAccountID: purchase.obfuscatedExternalAccountId), playerID: playerID)
         // Google does not say what kind of product it sold: the catalog's type stands, and decides

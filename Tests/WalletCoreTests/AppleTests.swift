@@ -120,6 +120,7 @@ struct AppleTests {
     @Test("claims: bundle, environment, type, revocation, quantity, product", arguments: TestBackend.all, [
         ("bundle", "purchase_invalid"), ("sandbox", "purchase_invalid"), ("type", "purchase_invalid"), ("revoked", "purchase_invalid"),
         ("quantity", "purchase_invalid"), ("inactive", "unknown_product"), ("unknown", "unknown_product"), ("token", "purchase_invalid"),
+        ("date", "purchase_invalid"),
     ])
     func claims(_ backend: TestBackend, _ kindAndCode: (String, String)) async throws {
         let (kind, code) = kindAndCode
@@ -133,6 +134,7 @@ struct AppleTests {
         case "quantity": try authority.transaction("T1", quantity: 0)
         case "inactive": try authority.transaction("T1", product: "com.example.game.old")
         case "unknown": try authority.transaction("T1", product: "com.example.game.nothing")
+        case "date": try authority.transaction("T1", changes: ["purchaseDate": Int64(300_000_000_000_000)])
         default: try authority.transaction("T1", changes: ["appAccountToken": UUID().uuidString])
         }
         if kind == "token" { player = try PlayerID(UUID().uuidString) }

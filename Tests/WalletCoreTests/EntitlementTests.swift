@@ -339,6 +339,18 @@ struct EntitlementTests {
             }
             #expect(try await store.verify().ok)
         }
+        // An item the entries made, gone from the table.
+        _ = try await store.write { db, _, _ in
+            try db.execute("CREATE TABLE kept_items AS SELECT * FROM entitlement_items WHERE name = 'no_ads'")
+            try db.execute("DELETE FROM entitlement_items WHERE name = 'no_ads'")
+        }
+        let missing = try await store.verify()
+        #expect(!missing.ok && missing.problem?.contains("is not stored") == true, "\(missing)")
+        _ = try await store.write { db, _, _ in
+            try db.execute("INSERT INTO entitlement_items SELECT * FROM kept_items")
+            try db.execute("DROP TABLE kept_items")
+        }
+        #expect(try await store.verify().ok)
         // A stored state nobody's entries made.
         _ = try await store.write { db, _, _ in
             try db.execute("INSERT INTO entitlements (player_id, name, forever, expires_at, updated_seq) VALUES ('p9', 'vip', 1, NULL, 1)")

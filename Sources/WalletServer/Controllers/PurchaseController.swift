@@ -86,15 +86,7 @@ struct PurchaseController {
         let body = try await RequestBodyReader.decode(AppleReceiptBody.self, from: request, bytesMax: ServerLimits.receiptBodyBytesMax)
         let caller = try context.requireCaller()
         try Access.requireOwnWallet(caller, playerID: body.playerID)
-        // A trusted service key (the game's backend) neither spends nor is stopped by the
-        // player's allowance: the limit is there to bound what a player's own device can make
-        // the wallet ask Apple, not to let a player's retries block the backend.
-        if !Self.isService(caller), let seconds = receiptLimiter.wait(for: body.playerID) {
-            throw APIError(
-                status: .tooManyRequests, code: .rateLimited,
-                detail: "at most \(ServerLimits.receiptsPerPlayerPerMinute) receipts a minute per player; try again in \(seconds) s",
-                headers: [.retryAfter: "\(seconds)"])
-        }
+        try spendReceiptAllowance(caller, playerID: body.playerID)
         let result = try await requireApple().redeemReceipt(playerID: body.playerID, receipt: body.receipt, actor: caller.actor)
         for _ in result.credited { WalletMetrics.recordTransaction(.purchase) }
         return try JSONBody.response(result, for: context, status: result.credited.isEmpty ? .ok : .created)
@@ -118,15 +110,22 @@ struct PurchaseController {
         let body = try await RequestBodyReader.decode(RestoreBody.self, from: request, bytesMax: ServerLimits.receiptBodyBytesMax)
         let caller = try context.requireCaller()
         let playerID = try context.requireWalletPlayerID()
-        if !Self.isService(caller), let seconds = receiptLimiter.wait(for: playerID) {
-            throw APIError(
-                status: .tooManyRequests, code: .rateLimited,
-                detail: "at most \(ServerLimits.receiptsPerPlayerPerMinute) receipts or restores a minute per player; try again in \(seconds) s",
-                headers: [.retryAfter: "\(seconds)"])
-        }
+        try spendReceiptAllowance(caller, playerID: playerID)
         let result = try await requireApple().restore(playerID: playerID, receipt: body.receipt, signedTransactions: body.signedTransactions, actor: caller.actor)
         for _ in result.granted { WalletMetrics.recordTransaction(.purchase) }
         return try JSONBody.response(result, for: context, status: result.granted.isEmpty ? .ok : .created)
+    }
+
+    /// Receipts and restores share one allowance per player token: each may page Apple's history
+    /// against the app's shared quota. A trusted service key (the game's backend) neither spends
+    /// nor is stopped by it: the limit bounds what a player's own device can make the wallet ask
+    /// Apple, not a player's retries blocking the backend.
+    private func spendReceiptAllowance(_ caller: Caller, playerID: PlayerID) throws {
+        guard !Self.isService(caller), let seconds = receiptLimiter.wait(for: playerID) else { return }
+        throw APIError(
+            status: .tooManyRequests, code: .rateLimited,
+            detail: "at most \(ServerLimits.receiptsPerPlayerPerMinute) receipts or restores a minute per player; try again in \(seconds) s",
+            headers: [.retryAfter: "\(seconds)"])
     }
 
     private static func isService(_ caller: Caller) -> Bool {
