@@ -100,6 +100,8 @@ let package = Package(
             name: "WalletServer",
             dependencies: [
                 "WalletCore", "WalletApple", "WalletGoogle",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,4 +1,4 @@
--- CreditsWallet ledger schema, version 8.
+-- CreditsWallet ledger schema, version 9.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -247,6 +247,35 @@ CREATE TABLE work_leases (
     expires_at TEXT NOT NULL CHECK (length(expires_at) = 24)
 ) STRICT, WITHOUT ROWID;
 
+-- Webhook endpoints: where the ledger's events are pushed. The ledger is their queue: every
+-- transaction after `cursor_seq` is waiting for the endpoint, durable in the write that made it, and
+-- the sender moves the cursor past each event the endpoint accepted (or does not want). The secret
+-- signs deliveries, so it is kept as it is (the previous one signs too until
+-- `previous_secret_expires_at`). A sender holds an endpoint under `claim_holder` until `claim_until`,
+-- so one instance at a time delivers to it, in seq order. Version 8 kept none.
+CREATE TABLE webhook_endpoints (
+    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 39 AND id GLOB 'wh_*'),
+    url TEXT NOT NULL CHECK (length(url) BETWEEN 8 AND 2048),
+    types TEXT NOT NULL CHECK (length(types) BETWEEN 1 AND 1024),
+    description TEXT CHECK (description IS NULL OR length(description) BETWEEN 1 AND 200),
+    secret TEXT NOT NULL CHECK (length(secret) BETWEEN 16 AND 128),
+    previous_secret TEXT CHECK (previous_secret IS NULL OR length(previous_secret) BETWEEN 16 AND 128),
+    previous_secret_expires_at TEXT CHECK (previous_secret_expires_at IS NULL OR length(previous_secret_expires_at) = 24),
+    secret_rotated_at TEXT CHECK (secret_rotated_at IS NULL OR length(secret_rotated_at) = 24),
+    status TEXT NOT NULL CHECK (status IN ('active', 'failing', 'disabled')),
+    cursor_seq INTEGER NOT NULL CHECK (cursor_seq >= 0),
+    created_at TEXT NOT NULL CHECK (length(created_at) = 24),
+    updated_at TEXT NOT NULL CHECK (length(updated_at) = 24),
+    delivered INTEGER NOT NULL CHECK (delivered >= 0),
+    attempts INTEGER NOT NULL CHECK (attempts >= 0),
+    failing_since TEXT CHECK (failing_since IS NULL OR length(failing_since) = 24),
+    next_attempt_at TEXT NOT NULL CHECK (length(next_attempt_at) = 24),
+    last_error TEXT CHECK (last_error IS NULL OR length(last_error) <= 1200),
+    last_delivered_at TEXT CHECK (last_delivered_at IS NULL OR length(last_delivered_at) = 24),
+    claim_holder TEXT CHECK (claim_holder IS NULL OR length(claim_holder) BETWEEN 1 AND 64),
+    claim_until TEXT CHECK (claim_until IS NULL OR length(claim_until) = 24)
+) STRICT, WITHOUT ROWID;
+
 -- Credit lots (see `LotRules`): every credit of a player's wallet is a lot; debits draw from
 -- the open ones in one burn order, and `lot_draws` records each transaction's breakdown. A lot's
 -- `remaining` is its amount less what draws took (plus what releases gave back). Only bonus lots
@@ -371,4 +400,4 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 8;
+PRAGMA user_version = 9;

@@ -111,6 +111,12 @@ public struct Metadata: Codable, Sendable, Equatable {
         self = try Metadata(JSONValue(from: decoder))
     }
 
+    /// The object's members; nil for a stored text that no longer parses as an object.
+    package var members: [String: JSONValue]? {
+        guard case .object(let members)? = try? JSONValue.parse(canonicalText) else { return nil }
+        return members
+    }
+
     /// The same object without the members named `names`, for an audience that may not see
     /// them; nil when nothing is left. A stored text that no longer parses is kept as it is.
     package func removing(_ names: Set<String>) -> Metadata? {

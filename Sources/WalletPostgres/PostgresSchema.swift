@@ -7,7 +7,7 @@ import WalletSQL
 /// do, so both stores order accounts, postings and exports alike, and so hash alike.
 enum PostgresSchema {
     /// The version in `wallet_schema` this build writes and understands.
-    static let version = 6
+    static let version = 7
 
     /// Versions as `SchemaMigrator` runs them: `statements` create the latest schema in an empty
     /// database; each later version adds a migration here, made of statements `statements` holds.
@@ -47,6 +47,8 @@ enum PostgresSchema {
             // Version 5 sold consumables only, kept no entitlements, no store voids, no leases on
             // work one instance at a time does, and only consumed what it finished.
             SchemaMigrator.Migration(version: 6, statements: productTypes + finishActions + entitlements + storeVoidsAndLeases),
+            // Version 6 kept no webhook endpoints.
+            SchemaMigrator.Migration(version: 7, statements: webhookEndpoints),
         ],
         everyOpen: [SchemaMigrator.transactionKindRows],
         name: "the PostgreSQL database")
@@ -192,7 +194,7 @@ enum PostgresSchema {
             PRIMARY KEY (store, token)
         )
         """,
-    ] + consumptionReplies + lotsAndHolds + storePurchases + finishActions + entitlements + storeVoidsAndLeases + [
+    ] + consumptionReplies + lotsAndHolds + storePurchases + finishActions + entitlements + storeVoidsAndLeases + webhookEndpoints + [
         // The ledger is append-only: edits, deletions and out-of-order rows are refused.
         """
         CREATE FUNCTION wallet_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -356,6 +358,35 @@ enum PostgresSchema {
             name TEXT COLLATE "C" PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64),
             holder TEXT COLLATE "C" NOT NULL CHECK (length(holder) BETWEEN 1 AND 64),
             expires_at TEXT COLLATE "C" NOT NULL CHECK (length(expires_at) = 24)
+        )
+        """,
+    ]
+
+    /// Where the ledger's events are pushed, and how far each endpoint has come (schema.sql's
+    /// `webhook_endpoints`).
+    static let webhookEndpoints = [
+        """
+        CREATE TABLE webhook_endpoints (
+            id TEXT COLLATE "C" PRIMARY KEY CHECK (length(id) = 39 AND left(id, 3) = 'wh_'),
+            url TEXT COLLATE "C" NOT NULL CHECK (length(url) BETWEEN 8 AND 2048),
+            types TEXT COLLATE "C" NOT NULL CHECK (length(types) BETWEEN 1 AND 1024),
+            description TEXT COLLATE "C" CHECK (description IS NULL OR length(description) BETWEEN 1 AND 200),
+            secret TEXT COLLATE "C" NOT NULL CHECK (length(secret) BETWEEN 16 AND 128),
+            previous_secret TEXT COLLATE "C" CHECK (previous_secret IS NULL OR length(previous_secret) BETWEEN 16 AND 128),
+            previous_secret_expires_at TEXT COLLATE "C" CHECK (previous_secret_expires_at IS NULL OR length(previous_secret_expires_at) = 24),
+            secret_rotated_at TEXT COLLATE "C" CHECK (secret_rotated_at IS NULL OR length(secret_rotated_at) = 24),
+            status TEXT COLLATE "C" NOT NULL CHECK (status IN ('active', 'failing', 'disabled')),
+            cursor_seq BIGINT NOT NULL CHECK (cursor_seq >= 0),
+            created_at TEXT COLLATE "C" NOT NULL CHECK (length(created_at) = 24),
+            updated_at TEXT COLLATE "C" NOT NULL CHECK (length(updated_at) = 24),
+            delivered BIGINT NOT NULL CHECK (delivered >= 0),
+            attempts BIGINT NOT NULL CHECK (attempts >= 0),
+            failing_since TEXT COLLATE "C" CHECK (failing_since IS NULL OR length(failing_since) = 24),
+            next_attempt_at TEXT COLLATE "C" NOT NULL CHECK (length(next_attempt_at) = 24),
+            last_error TEXT COLLATE "C" CHECK (last_error IS NULL OR length(last_error) <= 1200),
+            last_delivered_at TEXT COLLATE "C" CHECK (last_delivered_at IS NULL OR length(last_delivered_at) = 24),
+            claim_holder TEXT COLLATE "C" CHECK (claim_holder IS NULL OR length(claim_holder) BETWEEN 1 AND 64),
+            claim_until TEXT COLLATE "C" CHECK (claim_until IS NULL OR length(claim_until) = 24)
         )
         """,
     ]

@@ -35,6 +35,8 @@ public struct ServerConfiguration: Sendable {
     /// after its response is closed (when shorter than the request head timeout), keeping room
     /// for new clients.
     public var idleNearCapTimeoutSeconds: Int64
+    /// Hosts webhooks may be sent to over plain HTTP and at private addresses (`--webhook-allow-host`).
+    public var webhookAllowedHosts: Set<String> = []
     /// Tells responses that the server is shutting down; `wallet serve` runs it as a service.
     public var shutdown = ShutdownNotice()
 
@@ -82,6 +84,7 @@ public func buildRouter(store: any LedgerStore, configuration: ServerConfigurati
     WalletController(store: store).addRoutes(to: routes)
     EntitlementController(store: store).addRoutes(to: routes)
     LedgerController(store: store).addRoutes(to: routes)
+    EventController(store: store, allowedHosts: configuration.webhookAllowedHosts, shutdown: configuration.shutdown).addRoutes(to: routes)
     KeyController(store: store).addRoutes(to: routes)
     HoldController(store: store).addRoutes(to: routes)
     ConsoleController().addRoutes(to: router)

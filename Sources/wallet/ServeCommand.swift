@@ -89,6 +89,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Apply the voided purchases Google lists every this many minutes, 1 to 1440 (env WALLET_GOOGLE_CATCH_UP_EVERY; default off).", valueName: "minutes"))
     var googleCatchUpEvery: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "A host webhooks may be sent to over plain HTTP and at a private or loopback address, such as 127.0.0.1 for a receiver on this machine (repeatable; env WALLET_WEBHOOK_ALLOW_HOSTS, comma-separated).",
+            valueName: "host"))
+    var webhookAllowHost: [String] = []
+
+    /// The hosts allowed to receive webhooks over plain HTTP or at private addresses, lowercase.
+    var resolvedWebhookAllowedHosts: Set<String> {
+        let listed = webhookAllowHost.isEmpty ? (environment["WALLET_WEBHOOK_ALLOW_HOSTS"] ?? "").split(separator: ",").map(String.init) : webhookAllowHost
+        return Set(listed.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
+    }
+
     enum WriteModeArgument: String, ExpressibleByArgument, CaseIterable {
         case grouped, single
     }
@@ -224,10 +236,11 @@ struct ServeCommand: AsyncParsableCommand {
         let push = try googlePush.authentication()
         let limits = try resolvedLimits()
         let drainSeconds = try resolvedDrainSeconds()
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: resolvedHost, port: try resolvedPort(), playerTokens: playerTokens, applePurchases: apple, idleTimeoutSeconds: limits.idleTimeoutSeconds,
             connectionsMax: limits.connectionsMax, connectionsPerAddressMax: limits.connectionsPerAddressMax,
             requestHeadTimeoutSeconds: limits.requestHeadTimeoutSeconds, googlePurchases: google, googlePush: push)
+        configuration.webhookAllowedHosts = resolvedWebhookAllowedHosts
         logger.info(
             "starting",
             metadata: [
@@ -239,10 +252,15 @@ struct ServeCommand: AsyncParsableCommand {
                 "apple_consumption_replies": .string(apple?.verifier.configuration.consumptionReplies == nil ? "off" : "on"),
                 "google_package_name": .string(google?.configuration.packageName ?? "not configured"),
                 "google_push": .string(push == nil ? "off" : "on"),
+                "webhook_allowed_hosts": .string(configuration.webhookAllowedHosts.sorted().joined(separator: ",")),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)
-        // Expired lots are booked every minute; what talks to Apple, when configured.
-        var background: [any Service] = [LotExpirySweep(store: store, logger: logger)]
+        // Expired lots are booked every minute; the ledger's events are pushed to the webhook
+        // endpoints; what talks to Apple and Google follows, when configured.
+        var background: [any Service] = [
+            LotExpirySweep(store: store, logger: logger),
+            WebhookSender(store: store, settings: WebhookDeliverySettings(allowedHosts: configuration.webhookAllowedHosts), logger: logger),
+        ]
         if let apple, let api = apple.api {
             if apple.verifier.configuration.consumptionReplies != nil {
                 background.append(ConsumptionReplySender(outbox: store, api: api, logger: logger))

@@ -1,0 +1,69 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import WalletCore
+
+/// Where a delivery may go, decided at each delivery: the URL's rules (`WebhookURL`), then, for
+/// a host name, its addresses after DNS, every one public unless the operator allowed the host.
+/// The client made for the delivery connects to the address checked, not to whatever the name
+/// resolves to a moment later, and follows no redirect.
+enum WebhookTarget {
+    /// A client for `url`'s deliveries: redirects off, connecting to the checked address.
+    /// - Throws: why the URL may not be sent to (a private address, a name that does not resolve).
+    static func client(for url: String, allowedHosts: Set<String>) async throws(WalletError) -> HTTPClient {
+        let target = try WebhookURL(url, allowedHosts: allowedHosts)
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)))
+        if !target.isAllowedHost && NetworkAddress(literal: target.host) == nil {
+            let addresses = try await resolve(target.host)
+            for address in addresses {
+                if let range = address.nonPublicRange {
+                    throw .invalidRequest("refused: \(target.host) resolves to \(address.text), \(range) address (allow the host with --webhook-allow-host)")
+                }
+            }
+            guard let first = addresses.first else { throw .invalidRequest("\(target.host) does not resolve to an address") }
+            configuration.dnsOverride = [target.host: first.text]
+        }
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// The addresses `host` resolves to (`getaddrinfo`, on a thread of its own: it blocks).
+    static func resolve(_ host: String) async throws(WalletError) -> [NetworkAddress] {
+        let result: Result<[NetworkAddress], WalletError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var hints = addrinfo()
+                hints.ai_family = AF_UNSPEC
+                hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+                var list: UnsafeMutablePointer<addrinfo>?
+                let status = getaddrinfo(host, nil, &hints, &list)
+                guard status == 0, let first = list else {
+                    continuation.resume(returning: .failure(.invalidRequest("\(host) does not resolve: \(String(cString: gai_strerror(status)))")))
+                    return
+                }
+                defer { freeaddrinfo(first) }
+                var addresses: [NetworkAddress] = []
+                var next: UnsafeMutablePointer<addrinfo>? = first
+                while let info = next {
+                    if let socketAddress = info.pointee.ai_addr {
+                        switch info.pointee.ai_family {
+                        case AF_INET:
+                            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+                                withUnsafeBytes(of: pointer.pointee.sin_addr) { Array($0) }
+                            }
+                            if let address = NetworkAddress(bytes: bytes), !addresses.contains(address) { addresses.append(address) }
+                        case AF_INET6:
+                            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                                withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
+                            }
+                            if let address = NetworkAddress(bytes: bytes), !addresses.contains(address) { addresses.append(address) }
+                        default:
+                            break
+                        }
+                    }
+                    next = info.pointee.ai_next
+                }
+                continuation.resume(returning: .success(addresses))
+            }
+        }
+        return try result.get()
+    }
+}
