@@ -231,7 +231,7 @@ extension SQLLedgerStore {
             try db.execute(
                 """
                 UPDATE webhook_endpoints SET cursor_seq = ?, delivered = delivered + ?, attempts = 0, failing_since = NULL, last_error = NULL,
-                    last_delivered_at = CASE WHEN ? > 0 THEN ? ELSE last_delivered_at END, claim_until = ? WHERE id = ?
+                    last_delivered_at = CASE WHEN CAST(? AS BIGINT) > 0 THEN CAST(? AS TEXT) ELSE last_delivered_at END, claim_until = ? WHERE id = ?
                 """,
                 [.integer(to), .integer(delivered), .integer(delivered), .text(at), .text(Timestamp.format(now.addingTimeInterval(Double(lease.components.seconds)))),
                  .text(id)])

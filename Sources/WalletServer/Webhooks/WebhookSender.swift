@@ -24,11 +24,15 @@ public struct WebhookDeliverySettings: Sendable {
     public var answerBytesMax: Int
     /// A number in 0..<1 for the retry's jitter.
     public var random: @Sendable () -> Double
+    /// The time endpoints are due by: the store's clock (tests move both).
+    public var clock: @Sendable () -> Date
 
     public init(
         allowedHosts: Set<String> = [], timeout: Duration = .seconds(10), interval: Duration = .seconds(1), lease: Duration = .seconds(30),
-        endpointsAtOnce: Int = 16, answerBytesMax: Int = 64 * 1_024, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        endpointsAtOnce: Int = 16, answerBytesMax: Int = 64 * 1_024, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.clock = clock
         self.allowedHosts = allowedHosts
         self.timeout = timeout
         self.interval = interval
@@ -114,7 +118,7 @@ public final class WebhookSender: Service, Sendable {
     /// at most `endpointsAtOnce` less those being sent to.
     private func dueEndpoints() async throws(WalletError) -> [WebhookEndpoint] {
         let endpoints = try await store.webhooks()
-        let now = Timestamp.format(Date())
+        let now = Timestamp.format(settings.clock())
         let candidates = endpoints.filter { $0.status == .active && $0.nextAttemptAt <= now }
         guard !candidates.isEmpty else { return [] }
         var due: [WebhookEndpoint] = []
@@ -256,7 +260,7 @@ public final class WebhookSender: Service, Sendable {
         for status in WebhookEndpoint.Status.allCases {
             Gauge(label: "wallet_webhook_endpoints", dimensions: [("status", status.rawValue)]).record(endpoints.filter { $0.status == status }.count)
         }
-        let at = Date()
+        let at = settings.clock()
         for endpoint in endpoints {
             let backlog = try await store.backlog(after: endpoint.cursorSeq, types: endpoint.types)
             Gauge(label: "wallet_webhook_events_queued", dimensions: [("endpoint", endpoint.id)]).record(backlog.count)
