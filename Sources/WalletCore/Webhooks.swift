@@ -168,7 +168,7 @@ public struct WebhookEndpointRequest: Sendable, Equatable {
     package func validate(allowedHosts: Set<String>) throws(WalletError) {
         _ = try WebhookURL(url, allowedHosts: allowedHosts)
         if let types, types.isEmpty { throw .invalidRequest("name at least one event type, or * for all") }
-        if let description { try Validate.visibleText(description, field: "description", bytesMax: WebhookEndpoint.descriptionBytesMax) }
+        if let description { try Validate.text(description, field: "description", bytesMax: WebhookEndpoint.descriptionBytesMax) }
     }
 }
 

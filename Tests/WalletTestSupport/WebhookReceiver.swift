@@ -61,6 +61,9 @@ public final class WebhookReceiver: Sendable {
     /// Answers the next deliveries so, in order; then 200 again.
     public func script(_ answers: [Answer]) { shared.state.withLock { $0.script += answers } }
 
+    /// Drops what is left of the script: 200 from now on.
+    public func answerNormally() { shared.state.withLock { $0.script = [] } }
+
     public var deliveries: [Delivery] { shared.state.withLock { $0.deliveries } }
 
     /// The event ids in the order they first arrived with a 2xx answer... or at all: a hung

@@ -26,13 +26,17 @@ public struct WebhookDeliverySettings: Sendable {
     public var random: @Sendable () -> Double
     /// The time endpoints are due by: the store's clock (tests move both).
     public var clock: @Sendable () -> Date
+    /// A host name's addresses: the system's resolver (tests stand in for DNS).
+    public var resolve: @Sendable (String) async throws(WalletError) -> [NetworkAddress]
 
     public init(
         allowedHosts: Set<String> = [], timeout: Duration = .seconds(10), interval: Duration = .seconds(1), lease: Duration = .seconds(30),
         endpointsAtOnce: Int = 16, answerBytesMax: Int = 64 * 1_024, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: @escaping @Sendable () -> Date = { Date() },
+        resolve: @escaping @Sendable (String) async throws(WalletError) -> [NetworkAddress] = { host throws(WalletError) in try await WebhookTarget.resolve(host) }
     ) {
         self.clock = clock
+        self.resolve = resolve
         self.allowedHosts = allowedHosts
         self.timeout = timeout
         self.interval = interval
@@ -148,7 +152,7 @@ public final class WebhookSender: Service, Sendable {
         var cursor = claim.endpoint.cursorSeq
         let client: HTTPClient
         do {
-            client = try await WebhookTarget.client(for: claim.endpoint.url, allowedHosts: settings.allowedHosts)
+            client = try await WebhookTarget.client(for: claim.endpoint.url, allowedHosts: settings.allowedHosts, resolve: settings.resolve)
         } catch {
             outcome.failure = error.detail
             await fail(claim, cursor: cursor, error: error.detail)

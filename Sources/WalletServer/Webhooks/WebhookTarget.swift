@@ -7,10 +7,12 @@ import WalletCore
 /// a host name, its addresses after DNS, every one public unless the operator allowed the host.
 /// The client made for the delivery connects to the address checked, not to whatever the name
 /// resolves to a moment later, and follows no redirect.
-enum WebhookTarget {
+public enum WebhookTarget {
     /// A client for `url`'s deliveries: redirects off, connecting to the checked address.
     /// - Throws: why the URL may not be sent to (a private address, a name that does not resolve).
-    static func client(for url: String, allowedHosts: Set<String>) async throws(WalletError) -> HTTPClient {
+    static func client(
+        for url: String, allowedHosts: Set<String>, resolve: @Sendable (String) async throws(WalletError) -> [NetworkAddress]
+    ) async throws(WalletError) -> HTTPClient {
         let target = try WebhookURL(url, allowedHosts: allowedHosts)
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)))
         if !target.isAllowedHost && NetworkAddress(literal: target.host) == nil {
@@ -27,7 +29,7 @@ enum WebhookTarget {
     }
 
     /// The addresses `host` resolves to (`getaddrinfo`, on a thread of its own: it blocks).
-    static func resolve(_ host: String) async throws(WalletError) -> [NetworkAddress] {
+    public static func resolve(_ host: String) async throws(WalletError) -> [NetworkAddress] {
         let result: Result<[NetworkAddress], WalletError> = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 var hints = addrinfo()
