@@ -607,5 +607,6 @@ BEGIN
 END;
 
 PRAGMA user_version = 9;
+
 """#
 }

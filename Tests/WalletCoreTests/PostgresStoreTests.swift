@@ -23,6 +23,7 @@ struct PostgresStoreTests {
         try db.execute("DROP TABLE entitlements")
         try db.execute("DROP TABLE store_voids")
         try db.execute("DROP TABLE work_leases")
+        try db.execute("DROP TABLE webhook_endpoints")
         try db.execute("DELETE FROM products WHERE type <> 'consumable'")
         try db.execute("ALTER TABLE products DROP COLUMN type, DROP COLUMN entitlement, DROP COLUMN duration")
         try db.execute("ALTER TABLE products DROP CONSTRAINT products_credits_check")
@@ -338,6 +339,24 @@ struct PostgresStoreTests {
         #expect(try await migrated.verify().ok)
     }
 
+    @Test("a version 6 database gains the webhook endpoints and keeps its ledger; an endpoint added afterwards starts at its head")
+    func migrationFrom6() async throws {
+        let ledger = try await TestLedger.withCatalog(.postgres)
+        try await ledger.grant("p1", "t1")
+        let head = try await ledger.store.head()
+        _ = try await ledger.store.write { db, _, _ in
+            try db.execute("DROP TABLE webhook_endpoints")
+            try db.execute("DELETE FROM wallet_schema")
+            try db.execute("INSERT INTO wallet_schema (version, applied_at) VALUES (6, now())")
+        }
+        let migrated = try await PostgresEngine.open(url: ledger.path, poolSize: 1, writeMode: .single, clock: { Date() })
+        let versions = try await migrated.read { db in try db.all("SELECT version FROM wallet_schema ORDER BY version") { row in try row.integer(0) } }
+        #expect(versions == [6, 7])
+        #expect(try await migrated.head() == head)
+        #expect(try await migrated.createWebhook(WebhookEndpointRequest(url: "https://game.example.com/e", types: nil), allowedHosts: []).endpoint.cursorSeq == head.seq)
+        #expect(try await migrated.verify().ok)
+    }
+
     @Test("a version 5 database gains the store voids, the work leases and entitlements, keeps its ledger, then adds a Google purchase's voids up and leases a catch-up")
     func migrationFrom5() async throws {
         let ledger = try await TestLedger.withCatalog(.postgres)
@@ -350,7 +369,7 @@ struct PostgresStoreTests {
         }
         let migrated = try await PostgresEngine.open(url: ledger.path, poolSize: 1, writeMode: .single, clock: { Date() })
         let versions = try await migrated.read { db in try db.all("SELECT version FROM wallet_schema ORDER BY version") { row in try row.integer(0) } }
-        #expect(versions == [5, 6] && PostgresSchema.version == 6)
+        #expect(versions == [5, 6, 7] && PostgresSchema.version == 7)
         #expect(try await migrated.head() == head)
         for (id, voidID) in [("n1", "1:GPA.1"), ("n2", "2:GPA.1"), ("n3", "2:GPA.1")] {
             _ = try await migrated.recordNotification(

@@ -206,6 +206,25 @@ struct SchemaTests {
         #expect(try await upgraded.verify().ok)
     }
 
+    @Test("a version 8 database gains the webhook endpoints, keeps its ledger, and an endpoint added afterwards starts at its head")
+    func migrationFrom8() async throws {
+        let fresh = try await TestLedger(.sqlite)
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
+        let ledger = try await TestLedger.withCatalog(.sqlite)
+        try await ledger.grant("p1", "t1")
+        let head = try await ledger.store.head()
+        try await ledger.rawConnection().write { db in
+            try db.execute(sql: "DROP TABLE webhook_endpoints; PRAGMA user_version = 8;")
+        }
+        let upgraded = try SQLiteEngine.open(path: ledger.path)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == Schema.version)
+        #expect(try await upgraded.head() == head)
+        let created = try await upgraded.createWebhook(WebhookEndpointRequest(url: "https://game.example.com/e", types: nil), allowedHosts: [])
+        #expect(created.endpoint.cursorSeq == head.seq)
+        #expect(try await upgraded.verify().ok)
+    }
+
     @Test("a version 7 database: its queued finishes are kept as consumptions; a non-consumable credited afterwards is acknowledged")
     func migrationFrom7Finishes() async throws {
         let fresh = try await TestLedger(.sqlite)
@@ -308,6 +327,7 @@ struct SchemaTests {
                 DROP TABLE entitlements;
                 DROP TABLE store_voids;
                 DROP TABLE work_leases;
+                DROP TABLE webhook_endpoints;
                 CREATE TEMP TABLE products_v8 AS SELECT * FROM products;
                 DROP TABLE products;
                 CREATE TABLE products (

@@ -38,7 +38,7 @@ struct EventRouteTests {
         }
     }
 
-    @Test("a long poll answers as soon as a transaction commits, or empty with the same cursor when the wait ends", arguments: [TestBackend.sqlite])
+    @Test("a long poll answers as soon as a transaction commits, or empty with the same cursor when the wait ends", arguments: TestBackend.all)
     func longPoll(_ backend: TestBackend) async throws {
         let server = try await TestServer(backend)
         try await server.test { client in

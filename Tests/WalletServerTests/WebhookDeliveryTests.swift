@@ -156,7 +156,7 @@ struct WebhookDeliveryTests {
         await rig.receiver.kill()
     }
 
-    @Test("a rotation: each delivery verifies with the old secret and with the new one for a day, then with the new one only", arguments: [TestBackend.sqlite])
+    @Test("a rotation: each delivery verifies with the old secret and with the new one for a day, then with the new one only", arguments: TestBackend.all)
     func rotation(_ backend: TestBackend) async throws {
         let rig = try await DeliveryRig(backend)
         let created = try await rig.store.createWebhook(WebhookEndpointRequest(url: rig.receiver.url, types: nil), allowedHosts: ["127.0.0.1"])
@@ -172,7 +172,7 @@ struct WebhookDeliveryTests {
         await rig.receiver.kill()
     }
 
-    @Test("SSRF: a redirect is not followed, a name resolving to loopback is refused after DNS, file:// never registers", arguments: [TestBackend.sqlite])
+    @Test("SSRF: a redirect is not followed, a name resolving to loopback is refused after DNS, file:// never registers", arguments: TestBackend.all)
     func ssrf(_ backend: TestBackend) async throws {
         let rig = try await DeliveryRig(backend)
         let inside = try await WebhookReceiver()
