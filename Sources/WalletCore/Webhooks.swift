@@ -164,7 +164,7 @@ public struct WebhookEndpointRequest: Sendable, Equatable {
     }
 
     /// Checks the URL against `WebhookURL`'s rules (plain `http://` only to `allowedHosts`) and
-    /// the description's length.
+    /// the description (free text, as a note: spaces allowed, no control or format characters, bounded).
     package func validate(allowedHosts: Set<String>) throws(WalletError) {
         _ = try WebhookURL(url, allowedHosts: allowedHosts)
         if let types, types.isEmpty { throw .invalidRequest("name at least one event type, or * for all") }

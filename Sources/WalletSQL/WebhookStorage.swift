@@ -228,12 +228,15 @@ extension SQLLedgerStore {
             let current = try WebhookStorage.find(db, id: id)
             guard current.claimHolder == holder, current.endpoint.cursorSeq == from else { return false }
             let at = Timestamp.format(now)
+            // The time is chosen here, not by a comparison in SQL: PostgreSQL types a parameter
+            // compared with a literal 0 as a 4-byte integer and refuses the 8 bytes bound to it.
+            let deliveredAt: String? = delivered > 0 ? at : nil
             try db.execute(
                 """
                 UPDATE webhook_endpoints SET cursor_seq = ?, delivered = delivered + ?, attempts = 0, failing_since = NULL, last_error = NULL,
-                    last_delivered_at = CASE WHEN CAST(? AS BIGINT) > 0 THEN CAST(? AS TEXT) ELSE last_delivered_at END, claim_until = ? WHERE id = ?
+                    last_delivered_at = COALESCE(?, last_delivered_at), claim_until = ? WHERE id = ?
                 """,
-                [.integer(to), .integer(delivered), .integer(delivered), .text(at), .text(Timestamp.format(now.addingTimeInterval(Double(lease.components.seconds)))),
+                [.integer(to), .integer(delivered), .text(deliveredAt), .text(Timestamp.format(now.addingTimeInterval(Double(lease.components.seconds)))),
                  .text(id)])
             return true
         }

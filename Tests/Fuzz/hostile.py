@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Hostile traffic against a running `wallet serve` (started by Tests/Fuzz/hostile.sh).
 
-Seven classes of requests, each its own function with its own `random.Random(20261122)`:
-JSON bodies, look-alike identifiers, player JWTs, Apple JWS, HTTP framing, query strings, and
+Eight classes of requests, each its own function with its own `random.Random(20261122)`:
+JSON bodies, look-alike identifiers, player JWTs, Apple JWS, HTTP framing, query strings,
 Google Play (forged, malformed and replayed Pub/Sub pushes; redemptions into other wallets, of
-path-traversal tokens, raced by several players).
+path-traversal tokens, raced by several players), and the event feed and webhook endpoints
+(SSRF-shaped URLs, look-alike endpoint ids, roles).
 Each class runs a fixed list of cases, then seeded random variations until its share of
 HOSTILE_SECONDS is spent (and never more than a fixed count). Every answer is checked:
 
@@ -52,6 +53,10 @@ PID_FILE = os.environ["HOSTILE_PID_FILE"]
 SERVER_LOG = os.environ["HOSTILE_SERVER_LOG"]
 SERVICE = os.environ["HOSTILE_SERVICE_KEY"]
 ADMIN = os.environ["HOSTILE_ADMIN_KEY"]
+# A webhook endpoint hostile.sh added (to http://127.0.0.1:9, where nothing listens: the server
+# is started with WALLET_WEBHOOK_ALLOW_HOSTS=127.0.0.1, and its sender only ever fails there).
+WEBHOOK_ID = os.environ["HOSTILE_WEBHOOK_ID"]
+WEBHOOK_URL = "http://127.0.0.1:9/hostile"
 SUPPORT = os.environ["HOSTILE_SUPPORT_KEY"]
 AUDITOR = os.environ["HOSTILE_AUDITOR_KEY"]
 PRODUCT = os.environ.get("HOSTILE_PRODUCT", "com.example.game.consume5credits")
@@ -632,6 +637,10 @@ def json_routes():
         ("entitlement", "POST", "/v1/wallets/p1/entitlements", SUPPORT,
          {"action": "extend", "entitlement": "fuzz_pass", "days": 1, "reason_code": "goodwill", "note": "hostile"}, "days", "entitlement", False),
         ("restore", "POST", "/v1/wallets/p1/restore", SERVICE, {"receipt": "AAAA"}, None, "receipt", True),
+        # Webhook endpoints: a new one (at most 50 exist: once full, a valid body is refused too),
+        # and a replay of hostile.sh's (ReplayBody has one member, an integer, also the string field).
+        ("webhook", "POST", "/v1/webhooks", ADMIN, {"url": WEBHOOK_URL, "types": ["*"], "description": "hostile run"}, None, "url", False),
+        ("webhook-replay", "POST", f"/v1/webhooks/{WEBHOOK_ID}/replay", ADMIN, {"from_seq": 1}, "from_seq", "from_seq", False),
     ] + ([
         ("google-purchase", "POST", "/v1/purchases/google", SERVICE, {"player_id": "p1", "product_id": PRODUCT, "purchase_token": None}, None, "purchase_token", False),
         # The body is Pub/Sub's `message` object (send_body wraps it in the envelope), so that the
@@ -719,7 +728,7 @@ def class_json(deadline):
 
     # Controls: each route's valid body is answered as the API describes (the harness is sound).
     controls = {"spend": {201}, "adjust": {201}, "purchase": {201}, "apple-purchase": {422}, "refund": {404, 200, 201}, "notification": {422}, "product": {200},
-                "pass-purchase": {201}, "entitlement": {201}, "restore": {400},
+                "pass-purchase": {201}, "entitlement": {201}, "restore": {400}, "webhook": {201}, "webhook-replay": {200},
                 "google-purchase": {201}, "google-push": {200}}
     for route in routes:
         response, error = send_body(route, json.dumps(fresh_fields(route, rng)).encode(), rng)
@@ -1636,6 +1645,66 @@ def class_framing(deadline):
 # ---------------------------------------------------------------------------------------------
 # Class 6: query strings
 
+# The feed's parameters, for its random phase: `wait` stays short (a long poll holds a request
+# for up to `wait` seconds when nothing newer exists).
+EVENT_NAMES = ["after", "limit", "wait", "types"]
+EVENT_VALUES = ["-1", "0", "1", "500", "501", "99999999999999999999", "abc", "", "%00", "%ff", "31", "1.5", "*", "spend.created",
+                "spend.created,refund.applied", "*,spend.created", "SPEND.CREATED", "spend.created%00", ",", "%2C%2C", "9223372036854775807"]
+
+
+def event_query_cases():
+    """GET /v1/events: bad cursors, limits, waits and types, duplicates, huge type lists."""
+    events = "/v1/events"
+    bad = {400}
+    every_type = ["purchase.credited", "spend.created", "adjustment.created", "bonus.granted", "lot.expired", "hold.created", "hold.captured",
+                  "hold.released", "hold.expired", "refund.applied", "refund.reversed", "entitlement.changed"]
+    return [
+        (events, SERVICE, "", {200}),
+        (events, AUDITOR, "after=0&limit=1", {200}),
+        (events, ADMIN, "after=0&limit=500&types=*", {200}),
+        (events, SERVICE, "after=-1", bad),
+        (events, SERVICE, "after=abc", bad),
+        (events, SERVICE, "after=1.5", bad),
+        (events, SERVICE, "after=", bad),
+        (events, SERVICE, "after=%00", bad),
+        (events, SERVICE, "after=9223372036854775807", {200}),
+        (events, SERVICE, "after=9223372036854775808", bad),
+        (events, SERVICE, "after=-9223372036854775808", bad),
+        (events, SERVICE, "limit=0", bad),
+        (events, SERVICE, "limit=-1", bad),
+        (events, SERVICE, "limit=501", bad),
+        (events, SERVICE, "limit=9223372036854775807", bad),
+        (events, SERVICE, "limit=1e2", bad),
+        (events, SERVICE, "wait=-1", bad),
+        (events, SERVICE, "wait=31", bad),
+        (events, SERVICE, "wait=99999999999999999999", bad),
+        (events, SERVICE, "wait=1.5", bad),
+        (events, SERVICE, "wait=abc", bad),
+        (events, SERVICE, "after=9223372036854775807&wait=1", {200}),
+        (events, SERVICE, "types=", bad),
+        (events, SERVICE, "types=bogus", bad),
+        (events, SERVICE, "types=SPEND.CREATED", bad),
+        (events, SERVICE, "types=spend.created%00", bad),
+        (events, SERVICE, "types=*,spend.created", bad),
+        (events, SERVICE, "types=,", bad),
+        (events, SERVICE, "types=spend.created,refund.applied", {200}),
+        (events, SERVICE, "types=" + ",".join(every_type), {200}),
+        (events, SERVICE, "types=" + ",".join(every_type + ["spend.created", "spend.created"]), bad),
+        (events, SERVICE, "types=" + ",".join(["spend.created"] * 100), bad),
+        (events, SERVICE, "types=" + ",".join(["spend.created"] * 5000), None),
+        (events, SERVICE, "types=" + "x" * 60000, None),
+        (events, SERVICE, "types=%E2%80%AEspend.created", bad),
+        (events, SERVICE, "types=%20spend.created", None),
+        (events, SERVICE, "after=1&after=-1", None),
+        (events, SERVICE, "after=-1&after=1", None),
+        (events, SERVICE, "limit=1&limit=0", None),
+        (events, SERVICE, "wait=0&wait=31", None),
+        (events, SERVICE, "types=*&types=bogus", None),
+        (events, SERVICE, "types[]=spend.created", None),
+        (events, SERVICE, "&".join(f"types={t}" for t in every_type), None),
+        (events, SERVICE, "&".join(f"p{i}=1" for i in range(5000)), None),
+    ]
+
 
 def class_queries(deadline):
     cls = "6-query"
@@ -1643,6 +1712,7 @@ def class_queries(deadline):
     history = "/v1/wallets/p1/transactions"
     statement = "/v1/wallets/p1/statement"
     export = "/v1/ledger/export"
+    events = "/v1/events"
     bad = {400}
     cases = [
         (history, SERVICE, "", {200}),
@@ -1702,7 +1772,7 @@ def class_queries(deadline):
         (export, AUDITOR, "player=" + "K" * 300, None),
         (export, AUDITOR, "currency=" + "%00", None),
         (export, AUDITOR, "format=jsonl&player=Kate&player=p1", None),
-    ]
+    ] + event_query_cases()
     for path, key, query, allowed in cases:
         if time.monotonic() > HARD_DEADLINE:
             break
@@ -1710,14 +1780,28 @@ def class_queries(deadline):
         response, error = request("GET", target, key=key)
         check(cls, f"GET {path}?{short(query, 60)}", response, error, allowed=allowed)
 
+    for path, key, query, allowed in (
+        (events, token_for("p1"), "", {401, 403}),
+        (events, SUPPORT, "", {403}),
+        (events, None, "", {401}),
+        ("/v1/webhooks", SERVICE, "", {403}),
+        ("/v1/webhooks", AUDITOR, "", {403}),
+        ("/v1/webhooks", ADMIN, "limit=-1&after=x", {200}),
+    ):
+        response, error = request("GET", path + ("?" + query if query else ""), key=key)
+        check(cls, f"GET {path}?{short(query, 60)} as {'no key' if key is None else 'a ' + ('player' if key.count('.') == 2 else 'staff') + ' key'}", response, error, allowed=allowed)
+
     names = ["limit", "after", "kind", "from", "to", "format", "player", "currency"]
     values = ["-1", "0", "1", "500", "501", "99999999999999999999", "abc", "", "%00", "%ff", "spend", "csv", "jsonl", "xml",
               "10000-01-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-01-01T24:00:00Z", "2026-11-22T00:00:00Z", "1e3", "%E2%84%AAate"]
     count = 0
     while count < 5000 and time_left(deadline) > 0:
         count += 1
-        path, key = rng.choice([(history, SERVICE), (statement, SUPPORT), (export, AUDITOR)])
-        query = "&".join(f"{rng.choice(names)}={rng.choice(values)}" for _ in range(rng.randint(1, 4)))
+        path, key = rng.choice([(history, SERVICE), (statement, SUPPORT), (export, AUDITOR), (events, SERVICE)])
+        if path == events:
+            query = "&".join(f"{rng.choice(EVENT_NAMES)}={rng.choice(EVENT_VALUES)}" for _ in range(rng.randint(1, 4)))
+        else:
+            query = "&".join(f"{rng.choice(names)}={rng.choice(values)}" for _ in range(rng.randint(1, 4)))
         response, error = request("GET", f"{path}?{query}", key=key)
         check(cls, f"random GET {path}?{short(query, 60)}", response, error)
     return count
@@ -2037,6 +2121,160 @@ def standin_report():
 
 
 # ---------------------------------------------------------------------------------------------
+# Class 8: webhook endpoints
+
+
+def webhook_lookalikes():
+    """(label, path segment) of ids that imitate hostile.sh's endpoint without being it."""
+    real = WEBHOOK_ID
+    uuid_part = real[3:]
+    quoted = lambda text: urllib.parse.quote(text, safe="")
+    hex_letter = next((i for i, c in enumerate(uuid_part) if c in "abcdef"), 0)
+    return [
+        ("upper-case UUID", "wh_" + uuid_part.upper()),
+        ("upper-case prefix", "WH_" + uuid_part),
+        ("braced UUID", quoted("wh_{" + uuid_part + "}")),
+        ("UUID without hyphens", "wh_" + uuid_part.replace("-", "")),
+        ("no prefix", uuid_part),
+        ("one character short", real[:-1]),
+        ("one character more", real + "0"),
+        ("trailing %00", real + "%00"),
+        ("trailing %20", real + "%20"),
+        ("trailing %0A", real + "%0A"),
+        ("zero-width space inside", quoted(real[:10] + "\u200b" + real[10:])),
+        ("Cyrillic a for a hex digit", quoted("wh_" + uuid_part[:hex_letter] + "\u0430" + uuid_part[hex_letter + 1:]) if uuid_part[hex_letter] == "a" else quoted(real[:-1] + "\u0430")),
+        ("fullwidth digit", quoted(real[:-1] + "\uff10")),
+        ("double-encoded w", "%2577h_" + uuid_part),
+        ("invalid UTF-8", real + "%C0%AF"),
+        ("..%2F.. to another route", "..%2F..%2Fv1%2Fproducts"),
+        ("%2E%2E", "%2E%2E"),
+        ("the nil UUID", "wh_00000000-0000-0000-0000-000000000000"),
+        ("a random endpoint id", "wh_" + str(uuid.UUID(int=random.Random(SEED).getrandbits(128), version=4))),
+        ("1000 bytes", "wh_" + "a" * 997),
+    ]
+
+
+SSRF_URLS = [
+    "file:///etc/passwd", "gopher://127.0.0.1:9/", "ftp://game.example.com/", "javascript:alert(1)", "//game.example.com/hook", "game.example.com/hook",
+    "http://10.0.0.1/", "https://10.0.0.1/", "https://192.168.1.1/", "https://172.16.0.1/", "https://100.64.0.1/", "https://169.254.169.254/latest/meta-data/",
+    "https://localhost/", "https://LOCALHOST/", "https://wallet.localhost/", "https://0.0.0.0/", "https://255.255.255.255/", "https://224.0.0.1/",
+    "https://[::1]/", "https://[::ffff:127.0.0.1]/", "https://[::ffff:7f00:1]/", "https://[64:ff9b::a00:1]/", "https://[fe80::1]/", "https://[fd00::1]/",
+    "https://[::]/", "https://[::1", "https://0x7f.0.0.1/", "https://0x7f000001/", "https://2130706433/", "https://017700000001/", "https://127.1/",
+    "https://0177.0.0.1/", "https://127.0.0.1.nip.io.:443/", "https://%31%32%37.0.0.1/", "https://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54/",
+    "https://admin:pw@game.example.com/", "https://game.example.com\\@127.0.0.1/", "https://game.example.com#@127.0.0.1/", "https://game.example.com:0/",
+    "https://game.example.com:99999/", "https://game.example.com:-1/", "https://game.example.com:/", "https:///hook", "https://", "http://127.0.0.2/",
+    "https://game.example.com/\u0000", "https://game.example.com/ hook", "https://game.example.com/\r\nX-Injected: 1", "https://" + "a" * 64 + ".example.com/",
+    "https://" + ".".join(["a" * 63] * 5) + "/", "https://game.example.com/" + "a" * 2100, "https://-game.example.com/", "https://game_example.com/",
+]
+
+
+def class_webhooks(deadline):
+    cls = "8-webhooks"
+    rng = random.Random(SEED)
+    real = f"/v1/webhooks/{WEBHOOK_ID}"
+    response, error = request("GET", real, key=ADMIN)
+    before = check(cls, "control: GET the endpoint hostile.sh added", response, error, allowed={200})
+    try:
+        before_state = json.loads(before.body) if before is not None else {}
+    except ValueError:
+        before_state = {}
+    response, error = request("GET", "/v1/webhooks/%77h_" + WEBHOOK_ID[3:], key=ADMIN)
+    check(cls, "control: %77h_ is the same id", response, error, allowed={200})
+
+    # Roles: only an admin manages endpoints; nothing answers without a key.
+    for key, label, allowed in ((None, "no key", {401}), (SERVICE, "service", {403}), (SUPPORT, "support", {403}), (AUDITOR, "auditor", {403}),
+                                (token_for("p1"), "player token", {401, 403})):
+        for method, path, body in (("GET", "/v1/webhooks", None), ("POST", "/v1/webhooks", {"url": WEBHOOK_URL, "types": ["*"]}), ("GET", real, None),
+                                   ("POST", real + "/disable", None), ("POST", real + "/enable", None), ("POST", real + "/rotate-secret", None),
+                                   ("POST", real + "/replay", {"from_seq": 1})):
+            response, error = request(method, path, key=key, body=body)
+            check(cls, f"{label}: {method} {path}", response, error, allowed=allowed)
+
+    # Look-alike ids in the path: none may reach the real endpoint.
+    for label, segment in webhook_lookalikes():
+        for method, suffix, body in (("GET", "", None), ("POST", "/disable", None), ("POST", "/enable", None), ("POST", "/rotate-secret", None),
+                                     ("POST", "/replay", {"from_seq": 1})):
+            response, error = request(method, f"/v1/webhooks/{segment}{suffix}", key=ADMIN, body=body)
+            check(cls, f"{label}: {method} /v1/webhooks/{short(segment, 50)}{suffix}", response, error, allowed={400, 404})
+    response, error = request("GET", real, key=ADMIN)
+    after = check(cls, "the real endpoint after the look-alikes", response, error, allowed={200})
+    try:
+        after_state = json.loads(after.body) if after is not None else {}
+    except ValueError:
+        after_state = {}
+    for field in ("status", "secret_rotated_at", "updated_at"):
+        if before_state.get(field) == after_state.get(field):
+            R.ok(cls)
+        else:
+            R.fail(cls, f"GET {real} after the look-alike requests", "-", f"{field}: {before_state.get(field)!r} -> {after_state.get(field)!r}",
+                   "a look-alike id changed the real endpoint")
+
+    # URLs a webhook must never be sent to, refused when the endpoint is added.
+    for url in SSRF_URLS:
+        for body in ({"url": url, "types": ["*"]}, {"url": url, "types": ["refund.applied"], "description": "ssrf"}):
+            response, error = request("POST", "/v1/webhooks", key=ADMIN, body=body)
+            check(cls, f"POST /v1/webhooks url={short(url, 70)}", response, error, allowed={400})
+
+    # Bodies: types and descriptions out of bounds, wrong shapes, a replay past the cursor.
+    every_type = ["purchase.credited", "spend.created", "adjustment.created", "bonus.granted", "lot.expired", "hold.created", "hold.captured",
+                  "hold.released", "hold.expired", "refund.applied", "refund.reversed", "entitlement.changed"]
+    bodies = [
+        ({"url": WEBHOOK_URL, "types": []}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["bogus"]}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["*", "spend.created"]}, {400}),
+        ({"url": WEBHOOK_URL, "types": "*"}, {400}),
+        ({"url": WEBHOOK_URL, "types": [["*"]]}, {400}),
+        ({"url": WEBHOOK_URL, "types": [None]}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["spend.created"] * 10000}, {400, 413}),
+        ({"url": WEBHOOK_URL, "types": every_type + ["spend.created", "spend.created"]}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["*"], "description": "d" * 201}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["*"], "description": "\u00e9" * 101}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["*"], "description": "game\u202ebackend"}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["*"], "description": "a\u0000b"}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["*"], "description": ""}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["*"], "description": 5}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["*"], "secret": "whsec_mine"}, {400}),
+        ({"url": WEBHOOK_URL, "types": ["*"], "status": "active"}, {400}),
+        ({"url": [WEBHOOK_URL], "types": ["*"]}, {400}),
+        ({"types": ["*"]}, {400}),
+        ({"url": WEBHOOK_URL}, {400}),
+    ]
+    for body, allowed in bodies:
+        response, error = request("POST", "/v1/webhooks", key=ADMIN, body=body)
+        check(cls, f"POST /v1/webhooks {short(json.dumps(body), 80)}", response, error, allowed=allowed, no_answer_ok=413 in allowed)
+    raw_duplicates = [
+        b'{"url":"' + WEBHOOK_URL.encode() + b'","url":"https://10.0.0.1/","types":["*"]}',
+        b'{"url":"https://10.0.0.1/","url":"' + WEBHOOK_URL.encode() + b'","types":["*"]}',
+        b'{"url":"' + WEBHOOK_URL.encode() + b'","\u0075rl":"file:///etc/passwd","types":["*"]}',
+        b'{"url":"' + WEBHOOK_URL.encode() + b'","types":["*"],"types":["spend.created"]}',
+    ]
+    for body in raw_duplicates:
+        response, error = request("POST", "/v1/webhooks", key=ADMIN, body=body)
+        check(cls, f"POST /v1/webhooks duplicate member {short(body.decode(), 80)}", response, error, allowed={400})
+    for from_seq, allowed in ((0, {400}), (-1, {400}), (9223372036854775807, {400}), (10 ** 9, {400}), (1, {200})):
+        response, error = request("POST", real + "/replay", key=ADMIN, body={"from_seq": from_seq})
+        check(cls, f"POST {real}/replay from_seq={from_seq}", response, error, allowed=allowed)
+    response, error = request("POST", real + "/replay", key=ADMIN, body=b'{"from_seq":1,"from_seq":1}')
+    check(cls, "replay with from_seq twice", response, error, allowed={400})
+
+    # Random: the refused URLs that are not https://, mutated by inserting separators and escapes.
+    # No insertion turns them into https://, so none can become a public name the server would
+    # accept and its sender then contact: only 127.0.0.1 is ever contacted.
+    bases = [url for url in SSRF_URLS if not url.lower().startswith("https:")]
+    count = 0
+    while count < 2000 and time_left(deadline) > 0:
+        count += 1
+        url = bytearray(rng.choice(bases).encode("utf-8", "surrogatepass"))
+        for _ in range(rng.randint(1, 3)):
+            position = rng.randrange(len(url) + 1)
+            url[position:position] = rng.choice([b"/", b"@", b":", b".", b"%", b"[", b"]", b"\\", b"0", b"#", b"?", b"%2e", b"\xff"])
+        body = b'{"url":' + json.dumps(url.decode("utf-8", "replace")).encode() + b',"types":["*"]}'
+        response, error = request("POST", "/v1/webhooks", key=ADMIN, body=body)
+        check(cls, f"random POST /v1/webhooks url={short(url.decode('utf-8', 'replace'), 70)}", response, error, allowed={400})
+    return count
+
+
+# ---------------------------------------------------------------------------------------------
 # The end: stop the server, verify the ledger, report.
 
 
@@ -2105,9 +2343,9 @@ def main():
         print("hostile: the server does not answer /healthz", flush=True)
         R.fail("setup", "GET /healthz", "-", log_tail(), "server not up")
         finish(aborted=True)
-    shares = [("1 JSON bodies", class_json, 0.24), ("2 identifiers", class_identifiers, 0.14), ("3 player JWTs", class_jwt, 0.11),
-              ("4 Apple JWS", class_apple, 0.13), ("5 HTTP framing", class_framing, 0.18), ("6 query strings", class_queries, 0.11),
-              ("7 Google Play", class_google, 0.09)]
+    shares = [("1 JSON bodies", class_json, 0.22), ("2 identifiers", class_identifiers, 0.13), ("3 player JWTs", class_jwt, 0.11),
+              ("4 Apple JWS", class_apple, 0.12), ("5 HTTP framing", class_framing, 0.16), ("6 query strings", class_queries, 0.11),
+              ("7 Google Play", class_google, 0.09), ("8 events and webhooks", class_webhooks, 0.06)]
     spent = 0.0
     for label, function, share in shares:
         spent += share

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sends hostile traffic to the running API (Tests/Fuzz/hostile.py): malformed and ambiguous JSON,
 # look-alike player ids, forged player JWTs, forged Apple JWS, Google Play redemptions, forged and
-# malformed Google Pub/Sub pushes, broken HTTP framing and bad query strings. Starts `wallet serve`
+# malformed Google Pub/Sub pushes, broken HTTP framing, bad query strings, and the event feed and
+# webhook endpoints (SSRF-shaped URLs, look-alike endpoint ids). Starts `wallet serve`
 # on a fresh database and a free loopback port, with player JWTs (HS256), the Apple routes and
 # Google Play (against the stand-in Google, Tests/Fuzz/google_standin.py) configured; fails if the
 # server dies, answers a 5xx other than 503 with Retry-After, answers an error that is not a
@@ -67,6 +68,12 @@ else
   echo "hostile: \`cryptography\` is not installed; Google Play is left unconfigured and not attacked"
 fi
 
+# A webhook endpoint to attack by id, at a loopback port where nothing listens: the server allows
+# 127.0.0.1 (and only it) for webhooks, so that whatever endpoint the run adds is sent nowhere else.
+export WALLET_WEBHOOK_ALLOW_HOSTS=127.0.0.1
+webhook_id=$("$wallet" webhooks add --url http://127.0.0.1:9/hostile --types '*' --webhook-allow-host 127.0.0.1 --json |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["endpoint"]["id"])')
+
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 export WALLET_PLAYER_JWT_SECRET
 WALLET_PLAYER_JWT_SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
@@ -81,6 +88,6 @@ done
 
 HOSTILE_WALLET="$wallet" HOSTILE_PORT="$port" HOSTILE_PID_FILE="$pid_file" HOSTILE_SERVER_LOG="$server_log" \
   HOSTILE_SERVICE_KEY="$service_key" HOSTILE_ADMIN_KEY="$admin_key" HOSTILE_SUPPORT_KEY="$support_key" \
-  HOSTILE_AUDITOR_KEY="$auditor_key" HOSTILE_PRODUCT="$product" \
+  HOSTILE_AUDITOR_KEY="$auditor_key" HOSTILE_PRODUCT="$product" HOSTILE_WEBHOOK_ID="$webhook_id" \
   HOSTILE_APPLE_ROOT="${HOSTILE_APPLE_ROOT:-$(pwd)/../shared/certs/AppleRootCA-G3.pem}" \
   python3 Tests/Fuzz/hostile.py
