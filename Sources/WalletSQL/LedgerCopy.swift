@@ -99,6 +99,8 @@ extension SQLLedgerStore {
         CopiedTable("purchase_finishes", StorePurchaseStorage.finishColumns.map { ($0, StorePurchaseStorage.finishIntegerColumns.contains($0)) }),
         CopiedTable("store_voids", StoreVoidStorage.columns.map { ($0, StoreVoidStorage.integerColumns.contains($0)) }),
         CopiedTable("work_leases", WorkLeaseStorage.columns.map { ($0, false) }),
+        // Endpoints with their secrets and cursors: delivery resumes on the new database where it stopped.
+        CopiedTable("webhook_endpoints", WebhookStorage.columns.map { ($0, WebhookStorage.integerColumns.contains($0)) }),
         CopiedTable(
             "lots",
             [("id", true), ("account_id", true), ("category", false), ("amount", true), ("remaining", true), ("created_at", false), ("expires_at", false),

@@ -9,6 +9,7 @@ enum WebhookStorage {
         "claim_holder", "claim_until",
     ]
     static let columnList = columns.joined(separator: ", ")
+    static let integerColumns: Set<String> = ["cursor_seq", "delivered", "attempts"]
 
     /// An endpoint, its secrets (current, previous or nil) and its claim.
     struct Row {

@@ -65,4 +65,19 @@ struct LedgerCopyTests {
         #expect(try await target.takeLease("google.catch-up", holder: "run-2", for: .seconds(60)).holder == "run-1")
         #expect(try await target.verify().ok)
     }
+
+    @Test("webhook endpoints come along with their secrets and cursors: delivery on the copy resumes where it stopped", arguments: TestBackend.all, TestBackend.all)
+    func webhookEndpoints(source sourceBackend: TestBackend, target backend: TestBackend) async throws {
+        let source = try await TestLedger.withCatalog(sourceBackend)
+        try await source.grant("p1", "t1")
+        let created = try await source.store.createWebhook(WebhookEndpointRequest(url: "https://game.example.com/e", types: [.spendCreated]), allowedHosts: [])
+        try await source.grant("p1", "t2")
+        let target = try await TestStores.open(backend).store
+        let report = try await source.store.copy(to: target, progress: nil)
+        #expect(report.rows["webhook_endpoints"] == 1)
+        #expect(try await target.webhooks() == source.store.webhooks())
+        let claim = try #require(try await target.claimWebhook(id: created.endpoint.id, holder: "sender", lease: .seconds(30)))
+        #expect(claim.secrets == [created.secret] && claim.endpoint.cursorSeq == 1 && claim.endpoint.types == [.spendCreated])
+        #expect(try await target.verify().ok)
+    }
 }
