@@ -104,6 +104,16 @@ struct WebhookDeliveryTests {
         #expect((body["transaction"] as? [String: Any])?["kind"] as? String == "spend")
         let done = try await rig.store.webhook(id: created.endpoint.id)
         #expect(done.cursorSeq == 12 && done.delivered >= 12 && done.attempts == 0 && done.lastError == nil && done.status == .active)
+        // What operators watch: deliveries and failures per endpoint, endpoints by status, and the queue.
+        let metrics = String(buffer: WalletMetrics.exposition())
+        let id = created.endpoint.id
+        for line in [
+            #"wallet_webhook_events_delivered_total{endpoint="\#(id)"}"#, #"wallet_webhook_attempts_failed_total{endpoint="\#(id)"}"#,
+            #"wallet_webhook_events_queued{endpoint="\#(id)"} 0"#, #"wallet_webhook_oldest_undelivered_seconds{endpoint="\#(id)"} 0"#,
+            #"wallet_webhook_endpoints{status="active"}"#,
+        ] {
+            #expect(metrics.contains(line), "\(line)")
+        }
         #expect(try await rig.store.verify().ok)
         await rig.receiver.kill()
     }
