@@ -54,6 +54,14 @@ struct AccessTests {
         (.get, "/v1/keys", "", [.admin]),
         (.post, "/v1/keys", #"{"role": "auditor", "name": "made in the matrix"}"#, [.admin]),
         (.post, "/v1/keys/key_none/revoke", "", [.admin]),
+        (.get, "/v1/events", "", [.service, .auditor, .admin]),
+        (.get, "/v1/webhooks", "", [.admin]),
+        (.post, "/v1/webhooks", #"{"url": "https://access.example.com/", "types": ["*"]}"#, [.admin]),
+        (.get, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000", "", [.admin]),
+        (.post, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000/disable", "", [.admin]),
+        (.post, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000/enable", "", [.admin]),
+        (.post, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000/rotate-secret", "", [.admin]),
+        (.post, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000/replay", #"{"from_seq": 1}"#, [.admin]),
     ]
 
     @Test("the table covers every protected route of the router", arguments: TestBackend.all)
@@ -66,6 +74,7 @@ struct AccessTests {
             let concrete = route.path.replacingOccurrences(of: "{player_id}", with: "p1").replacingOccurrences(of: "{product_id}", with: "new.product")
                 .replacingOccurrences(of: "{order_id}", with: "not!an!order").replacingOccurrences(of: "{key_id}", with: "key_none")
                 .replacingOccurrences(of: "{hold_id}", with: "00000000-0000-4000-8000-000000000000").replacingOccurrences(of: "{name}", with: "vip")
+                .replacingOccurrences(of: "{webhook_id}", with: "wh_00000000-0000-4000-8000-000000000000")
             #expect(tabled.contains("\(route.method.rawValue) \(concrete)"), "\(route.path) is missing from the access table")
         }
     }
