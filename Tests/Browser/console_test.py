@@ -448,6 +448,99 @@ class Console(unittest.TestCase):
         product = {product["product_id"]: product for product in wallet("products", "list")["products"]}["com.example.gems50"]
         self.assertEqual((product["credits"], product["currency"], product.get("store"), product["active"]), (50, "gems", "apple", False))
 
+    def webhook_rows(self):
+        """The webhook table's rows as their cells' texts, read in one step (the table is drawn
+        again after every change)."""
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#webhooks tbody tr'), (tr) => Array.from(tr.cells, (td) => td.innerText.trim()))")
+
+    def webhook_row(self, url):
+        return next((cells for cells in self.webhook_rows() if cells and cells[0].split("\n")[0] == url), None)
+
+    def endpoints(self):
+        return {endpoint["url"]: endpoint for endpoint in wallet("webhooks", "list")["webhooks"]}
+
+    def add_webhook(self, url, types, description=""):
+        for label, value in (("Endpoint URL", url), ("Event types", types), ("Endpoint description (optional)", description)):
+            box = self.field(label)
+            box.clear()
+            box.send_keys(value)
+        self.button("Add endpoint").click()
+
+    def test_admin_adds_disables_and_enables_a_webhook_endpoint(self):
+        self.sign_in(os.environ["ADMIN_KEY"])
+        self.button("Admin").click()
+        # Types no test here makes (holds and lots never expire in this run): the sender passes
+        # the ledger over without sending, so the endpoint's port 9 (nothing listens) is never tried.
+        url = "http://127.0.0.1:9/x"
+        self.add_webhook(url, "hold.expired, lot.expired", "game-backend")
+        self.wait(lambda: "copy it now" in self.text("#webhook-secret"))
+        secret = self.text("#webhook-secret-value")
+        self.assertRegex(secret, r"^whsec_[A-Za-z0-9_-]{43}$")
+        self.wait(lambda: self.webhook_row(url) is not None)
+        endpoint = self.endpoints()[url]
+        self.assertEqual((endpoint["types"], endpoint.get("description"), endpoint["status"]), (["hold.expired", "lot.expired"], "game-backend", "active"))
+        row = self.webhook_row(url)
+        self.assertEqual(row[0].split("\n"), [url, "game-backend"])
+        self.assertEqual(row[1:3] + row[4:7], ["hold.expired, lot.expired", "active", str(endpoint["cursor_seq"]), "0", "0"])
+        self.assertFalse(self.visible("Enable"))
+
+        self.button("Disable " + url).click()
+        self.wait(lambda: self.webhook_row(url)[2] == "disabled")
+        self.assertEqual(self.endpoints()[url]["status"], "disabled")
+        self.assertEqual(self.webhook_row(url)[8], "none while disabled")
+        self.assertEqual(self.browser.find_elements(By.XPATH, f"//button[@aria-label='Disable {url}']"), [])
+        self.button("Enable " + url).click()
+        self.wait(lambda: self.webhook_row(url)[2] == "active")
+        self.assertEqual(self.endpoints()[url]["status"], "active")
+        self.assertTrue(self.button("Disable " + url).is_displayed())
+        # The secret was shown once: the list, the page's API answers and the CLI never show it again.
+        self.assertNotIn(secret, self.browser.find_element(By.ID, "webhooks").text)
+        self.assertNotIn(secret, json.dumps(self.endpoints()))
+
+    def test_webhook_refusals_show_the_api_detail_beside_their_field(self):
+        self.sign_in(os.environ["ADMIN_KEY"])
+        self.button("Admin").click()
+        before = len(self.endpoints())
+        self.add_webhook("file:///etc/passwd", "*")
+        url = self.field("Endpoint URL")
+        self.wait(lambda: url.get_attribute("aria-invalid") == "true")
+        self.assertIn("a webhook URL starts with https://", self.browser.find_element(By.ID, url.get_attribute("aria-describedby")).text)
+        self.assertEqual(self.text("#webhook-secret"), "")
+        # A misspelt type is named; the field keeps its hint beside the error.
+        self.add_webhook("http://127.0.0.1:9/y", "refund.aplied")
+        types = self.field("Event types")
+        self.wait(lambda: types.get_attribute("aria-invalid") == "true")
+        described = types.get_attribute("aria-describedby").split()
+        self.assertIn("unknown event type 'refund.aplied'", self.browser.find_element(By.ID, described[0]).text)
+        self.assertIn("webhook-types-hint", described)
+        self.assertEqual(len(self.endpoints()), before, "a refused endpoint is not added")
+
+    def test_webhook_statuses_are_told_apart_without_colour(self):
+        self.sign_in(os.environ["ADMIN_KEY"])
+        base = {"types": ["*"], "cursor_seq": 41, "created_at": "2026-11-01T10:00:00.000Z", "updated_at": "2026-11-04T10:00:00.000Z",
+                "delivered": 40, "next_attempt_at": "2026-11-04T10:05:00.000Z"}
+        hostile = "<img src=x onerror=\"document.title='pwned'\">"
+        self.answer_in_page("/v1/webhooks", {"webhooks": [
+            dict(base, id="wh_00000000-0000-4000-8000-000000000001", url="https://a.example/hook", status="active", attempts=0),
+            dict(base, id="wh_00000000-0000-4000-8000-000000000002", url="https://b.example/hook", status="failing", attempts=57,
+                 failing_since="2026-11-01T10:00:00.000Z", last_error="answered 500: " + hostile),
+            dict(base, id="wh_00000000-0000-4000-8000-000000000003", url="https://c.example/hook", status="disabled", attempts=0)]})
+        self.button("Admin").click()
+        self.wait(lambda: len(self.webhook_rows()) == 3)
+        rows = {row[0]: row for row in self.webhook_rows()}
+        self.assertEqual(rows["https://b.example/hook"][1:3] + rows["https://b.example/hook"][4:9], ["all (*)", "failing", "41", "40", "57", "answered 500: " + hostile, "none while failing"])
+        self.assertEqual(rows["https://a.example/hook"][8], "2026-11-04T10:05:00.000Z")
+        # Each status is its word, with its own mark; a failing endpoint may be resumed or switched off.
+        marks = self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#webhooks .status'), (s) => s.textContent + ' ' + getComputedStyle(s, '::before').content)")
+        self.assertEqual([mark.split(" ", 1)[0] for mark in marks], ["active", "failing", "disabled"])
+        self.assertEqual(len({mark.split(" ", 1)[1] for mark in marks}), 3, marks)
+        self.assertTrue(self.button("Enable https://b.example/hook").is_displayed() and self.button("Disable https://b.example/hook").is_displayed())
+        self.assertFalse(self.browser.find_elements(By.XPATH, "//button[@aria-label='Enable https://a.example/hook' or @aria-label='Disable https://c.example/hook']"))
+        self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "#webhooks img"), [])
+        self.assertNotEqual(self.browser.title, "pwned")
+
     # ---- Signing out, and a phone's width ----
 
     def test_signing_out_and_in_as_another_role_shows_nothing_of_the_first(self):

@@ -52,8 +52,9 @@ else
 fi
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+# Webhooks may go to 127.0.0.1 over plain HTTP: the admin's test adds an endpoint there.
 serve() {  # serve DATABASE PORT: starts a server and waits until it answers
-  WALLET_DB="$1" WALLET_LOG_LEVEL=warning "$wallet" serve --host 127.0.0.1 --port "$2" &
+  WALLET_DB="$1" WALLET_LOG_LEVEL=warning "$wallet" serve --host 127.0.0.1 --port "$2" --webhook-allow-host 127.0.0.1 &
   for _ in $(seq 1 100); do
     curl -sf "http://127.0.0.1:$2/healthz" >/dev/null && break
     sleep 0.1

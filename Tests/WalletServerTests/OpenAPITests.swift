@@ -74,6 +74,7 @@ struct OpenAPITests {
             "ProductBody": ProductController.ProductBody.fieldNames, "KeyBody": KeyController.KeyBody.fieldNames, "BonusBody": WalletController.BonusBody.fieldNames,
             "HoldBody": WalletController.HoldBody.fieldNames, "CaptureBody": HoldController.CaptureBody.fieldNames, "ReleaseBody": HoldController.ReleaseBody.fieldNames,
             "ExportLinkBody": LedgerController.LinkBody.fieldNames, "EntitlementChangeBody": EntitlementController.ChangeBody.fieldNames,
+            "WebhookBody": EventController.EndpointBody.fieldNames, "ReplayBody": EventController.ReplayBody.fieldNames,
         ]
         for (name, fields) in expected {
             let properties = try #require(schemas[name]?["properties"] as? [String: Any])
@@ -131,6 +132,23 @@ struct OpenAPITests {
         for (pointer, values) in categories {
             #expect(values.count == Set(values).count && Set(values) == Set(LotCategory.allCases.map(\.rawValue)), "\(pointer)")
         }
+    }
+
+    @Test("its event types and webhook statuses are Core's, wherever a type is written out")
+    func eventTypesAndWebhookStatuses() throws {
+        let document = try document()
+        let all = Set(EventType.allCases.map(\.rawValue))
+        let types = try #require(value(at: "/components/schemas/EventType/enum", in: document) as? [String])
+        #expect(types.count == Set(types).count && Set(types) == all)
+        let statuses = try #require(value(at: "/components/schemas/WebhookStatus/enum", in: document) as? [String])
+        #expect(statuses.count == Set(statuses).count && Set(statuses) == Set(WebhookEndpoint.Status.allCases.map(\.rawValue)))
+        // A list of types (the feed's filter, an endpoint's) is Core's types or `*`, as `EventType.parse` reads it.
+        for pointer in ["/components/schemas/WebhookTypes/items/anyOf", Self.path("/v1/events") + "/get/parameters/2/schema/items/anyOf"] {
+            let choices = try #require(value(at: pointer, in: document) as? [[String: Any]], "\(pointer)")
+            #expect(choices.count == 2 && choices[0]["$ref"] as? String == "#/components/schemas/EventType" && choices[1]["const"] as? String == "*", "\(pointer)")
+        }
+        let header = try #require(value(at: "/webhooks/ledgerEvent/post/parameters/1/schema/$ref", in: document) as? String)
+        #expect(header == "#/components/schemas/EventType")
     }
 
     /// The `enum` of every property or parameter named `name`, by the JSON pointer of its schema.
@@ -237,6 +255,7 @@ struct OpenAPITests {
         let schemas = "/components/schemas/"
         let identifier = Int64(Limits.identifierBytesMax), currency = Int64(Limits.currencyBytesMax), amount = Limits.amountPerOperationMax
         let history = Self.path("/v1/wallets/{player_id}/transactions") + "/get/parameters/1/schema/"
+        let events = Self.path("/v1/events") + "/get/parameters/"
         let limits: [String: Int64] = [
             schemas + "PlayerId/maxLength": identifier,
             schemas + "IdempotencyKey/maxLength": identifier,
@@ -288,6 +307,11 @@ struct OpenAPITests {
             schemas + "RefundBody/properties/percentage/maximum": Limits.refundShareMax / 1_000,
             history + "maximum": Int64(Limits.pageSizeMax),
             history + "default": Int64(Limits.pageSizeDefault),
+            events + "1/schema/maximum": Int64(EventQuery.limitMax),
+            events + "1/schema/default": Int64(EventQuery.limitDefault),
+            events + "3/schema/maximum": Int64(EventQuery.waitSecondsMax),
+            schemas + "WebhookBody/properties/url/maxLength": Int64(WebhookURL.bytesMax),
+            schemas + "WebhookBody/properties/description/maxLength": Int64(WebhookEndpoint.descriptionBytesMax),
         ]
         for (pointer, limit) in limits.sorted(by: { $0.key < $1.key }) {
             let documented = try #require(value(at: pointer, in: document) as? NSNumber, "\(pointer)")
@@ -328,10 +352,17 @@ struct OpenAPITests {
             Self.path("/v1/ledger/export/links") + "/post/responses/429/description": "\(ExportLinks.perCreatorMax) links",
             Self.path("/v1/wallets/{player_id}/statement") + "/get/responses/200/description": "at most \(StatementQuery.transactionsMax) transactions",
             "/components/headers/RequestId/description": "up to \(ServerLimits.requestIDBytesMax) visible ASCII characters",
+            Self.path("/v1/webhooks") + "/post/summary": "At most \(WebhookEndpoint.countMax) endpoints",
+            Self.path("/v1/webhooks/{webhook_id}/rotate-secret") + "/post/summary": "For \(Int(WebhookSignature.previousSecretLifetime / 3_600)) hours",
+            schemas + "EventPage/properties/next/description": "at most \(EventQuery.scanMax) transactions",
+            "/webhooks/ledgerEvent/post/description": "2xx within \(WebhookDeliverySettings().timeout.components.seconds) seconds is success",
+            "/webhooks/ledgerEvent/post/responses/2XX/description": "at most \(WebhookDeliverySettings().answerBytesMax / 1_024) KiB",
         ]
         for (pointer, sentence) in sentences {
             #expect((value(at: pointer, in: document) as? String)?.contains(sentence) == true, "\(pointer) says \(sentence)")
         }
+        let delivery = value(at: "/webhooks/ledgerEvent/post/description", in: document) as? String
+        #expect(delivery?.contains("for up to \(Int(WebhookRetry.giveUpAfter / 86_400)) days") == true)
     }
 
     /// The JSON pointer (RFC 6901) of the operations of `path`.

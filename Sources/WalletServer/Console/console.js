@@ -45,7 +45,12 @@ async function api(method, path, { body, idempotencyKey } = {}) {
 
 function clearErrors(form) {
   $$(".field-error", form).forEach((node) => node.remove());
-  $$("[aria-invalid]", form).forEach((node) => { node.removeAttribute("aria-invalid"); node.removeAttribute("aria-describedby"); });
+  // A field's own hint (`data-hint`, the id of its description) stays with it; only the error goes.
+  $$("[aria-invalid]", form).forEach((node) => {
+    node.removeAttribute("aria-invalid");
+    if (node.dataset.hint) node.setAttribute("aria-describedby", node.dataset.hint);
+    else node.removeAttribute("aria-describedby");
+  });
   const formError = $(".error", form);
   if (formError) formError.textContent = "";
 }
@@ -63,7 +68,7 @@ function showProblem(form, problem) {
     message.id = field.id + "-error";
     message.textContent = detail;
     field.setAttribute("aria-invalid", "true");
-    field.setAttribute("aria-describedby", message.id);
+    field.setAttribute("aria-describedby", field.dataset.hint ? message.id + " " + field.dataset.hint : message.id);
     field.insertAdjacentElement("afterend", message);
     field.focus();
   } else {
@@ -278,7 +283,7 @@ function openTab(id) {
     else button.removeAttribute("aria-current");
   });
   if (id === "audit-section") { refreshHead(); showVolume(); }
-  if (id === "admin-section") { loadKeys(); loadProducts(); }
+  if (id === "admin-section") { loadKeys(); loadProducts(); loadWebhooks(); }
 }
 
 // ---- Players: balances, history, adjustments -------------------------------------------------
@@ -755,6 +760,91 @@ async function addProduct(event) {
   }
 }
 
+// ---- Admin: webhook endpoints ------------------------------------------------------------------
+
+/// When the next attempt may start: only an active endpoint is sent to.
+function nextAttempt(endpoint) {
+  return endpoint.status === "active" ? endpoint.next_attempt_at : "none while " + endpoint.status;
+}
+
+function webhookButton(label, endpoint, action) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = label;
+  button.setAttribute("aria-label", label + " " + endpoint.url);
+  button.addEventListener("click", () => setWebhook(endpoint, action, button));
+  return button;
+}
+
+async function loadWebhooks() {
+  try {
+    const { data } = await api("GET", "/v1/webhooks");
+    $("#webhooks tbody").replaceChildren(...data.webhooks.map((endpoint) => {
+      const row = document.createElement("tr");
+      const where = cell(endpoint.url, "wrap");
+      if (endpoint.description) where.append(Object.assign(document.createElement("small"), { textContent: endpoint.description }));
+      const status = document.createElement("td");
+      status.append(Object.assign(document.createElement("span"), { className: "status status-" + endpoint.status, textContent: endpoint.status }));
+      const actions = document.createElement("td");
+      // A failing endpoint may be resumed (Enable) or switched off for good (Disable).
+      if (endpoint.status !== "disabled") actions.append(webhookButton("Disable", endpoint, "disable"));
+      if (endpoint.status !== "active") actions.append(webhookButton("Enable", endpoint, "enable"));
+      const types = endpoint.types.length === 1 && endpoint.types[0] === "*" ? "all (*)" : endpoint.types.join(", ");
+      // The buttons stand beside the status they change, in view on a narrow screen too.
+      row.append(where, cell(types, "names"), status, actions, cell(endpoint.cursor_seq, "amount"), cell(endpoint.delivered, "amount"),
+        cell(endpoint.attempts, "amount"), cell(endpoint.last_error || "", "wrap"), cell(nextAttempt(endpoint)));
+      return row;
+    }));
+    $("#webhooks").hidden = data.webhooks.length === 0;
+    $("#webhooks-none").hidden = data.webhooks.length !== 0;
+  } catch (problem) {
+    showProblem($("#webhook-form"), problem);
+  }
+}
+
+async function setWebhook(endpoint, action, button) {
+  const form = $("#webhook-form");
+  clearErrors(form);
+  button.disabled = true;
+  try {
+    await api("POST", "/v1/webhooks/" + encodeURIComponent(endpoint.id) + "/" + action);
+  } catch (problem) {
+    showProblem(form, problem);
+  }
+  await loadWebhooks();
+}
+
+/// The list as typed: names separated by commas (spaces around them do not matter). An empty
+/// list is sent as it is, so that the API's detail says what to write.
+function webhookTypes(text) {
+  return text.split(",").map((name) => name.trim()).filter((name) => name !== "");
+}
+
+async function addWebhook(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  clearErrors(form);
+  const secret = $("#webhook-secret");
+  secret.replaceChildren();
+  const body = { url: $("#webhook-url").value.trim(), types: webhookTypes($("#webhook-types").value) };
+  const description = $("#webhook-description").value.trim();
+  if (description) body.description = description;
+  const button = $("button[type=submit]", form);
+  button.disabled = true;
+  try {
+    const { data } = await api("POST", "/v1/webhooks", { body });
+    // The secret leaves the wallet this once: the page says so, and holds it nowhere else.
+    const code = Object.assign(document.createElement("code"), { id: "webhook-secret-value", textContent: data.secret });
+    secret.append("Added " + data.endpoint.url + ". Its signing secret is shown this once: copy it now into the receiver's configuration. ", code);
+    form.reset();
+    await loadWebhooks();
+  } catch (problem) {
+    showProblem(form, problem);
+  } finally {
+    button.disabled = false;
+  }
+}
+
 // ---- Wiring --------------------------------------------------------------------------------
 
 document.addEventListener("DOMContentLoaded", async () => {
@@ -780,6 +870,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#volume-form").addEventListener("submit", showVolume);
   $("#key-form").addEventListener("submit", createKey);
   $("#product-form").addEventListener("submit", addProduct);
+  $("#webhook-form").addEventListener("submit", addWebhook);
   // A reload of a signed-in tab stays signed in; a new tab starts signed out.
   if (sessionStorage.getItem(storageKey)) {
     try {
