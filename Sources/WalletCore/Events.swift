@@ -141,7 +141,10 @@ public struct LedgerEvent: Encodable, Sendable, Equatable {
         self.balance = balance
         self.transaction = transaction
         if type == .refundApplied {
-            refund = RefundOutcome(purchaseSeq: transaction.refundOfSeq, taken: -transaction.amount, debt: max(0, -balance), uncollected: transaction.uncollected)
+            // Negated with saturation: a stored row is read, never trapped on, whatever it holds.
+            let negated = { (value: Int64) in value == .min ? Int64.max : -value }
+            refund = RefundOutcome(
+                purchaseSeq: transaction.refundOfSeq, taken: negated(transaction.amount), debt: max(0, negated(balance)), uncollected: transaction.uncollected)
         }
         if type == .entitlementChanged, let members = transaction.metadata?.members, case .string(let name)? = members["entitlement"],
             case .string(let change)? = members["change"]
@@ -194,6 +197,11 @@ public struct EventQuery: Sendable, Equatable {
         self.types = types
     }
 
+    /// Checks a long poll's wait, in seconds (`wait=`).
+    public static func validate(waitSeconds: Int64) throws(WalletError) {
+        guard (0...Int64(waitSecondsMax)).contains(waitSeconds) else { throw .invalidRequest("wait must be 0 to \(waitSecondsMax) seconds") }
+    }
+
     package func validate() throws(WalletError) {
         guard after >= 0 else { throw .invalidRequest("after must be a seq, 0 or more") }
         guard (1...Self.limitMax).contains(limit) else { throw .invalidRequest("limit must be between 1 and \(Self.limitMax)") }
@@ -225,7 +233,7 @@ public struct EventBacklog: Sendable, Equatable {
     public var count: Int64
     public var oldestCreatedAt: String?
 
-    public static let countMax: Int64 = 100_000
+    public static let countMax: Int64 = 10_000
 
     public init(count: Int64, oldestCreatedAt: String?) {
         self.count = count

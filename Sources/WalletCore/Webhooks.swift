@@ -137,6 +137,29 @@ public struct WebhookEndpoint: Codable, Sendable, Equatable {
     }
 
     package static func makeID() -> String { "wh_" + RandomID.uuid() }
+
+    /// Whether `holder` may claim the endpoint at `now`: active, its next attempt due, and not
+    /// held by another sender whose claim still runs.
+    package func mayBeClaimed(by holder: String, claimedBy current: String?, until: String?, at now: String) -> Bool {
+        guard status == .active, nextAttemptAt <= now else { return false }
+        guard let current, current != holder, let until else { return true }
+        return until <= now
+    }
+
+    /// The cursor a replay from `fromSeq` leaves: just before it. A replay only sends again;
+    /// it never skips an event the endpoint has not had.
+    package func replayCursor(fromSeq: Int64) throws(WalletError) -> Int64 {
+        guard fromSeq >= 1 else { throw .invalidRequest("from_seq is a seq, 1 or more") }
+        guard fromSeq <= cursorSeq + 1 else {
+            throw .invalidRequest(
+                "a replay sends events again: from_seq must be at most \(cursorSeq + 1), the next event the endpoint has not had (nothing is skipped)")
+        }
+        return fromSeq - 1
+    }
+
+    /// The status a replay leaves: a failing endpoint is tried again at once; a disabled one
+    /// stays disabled until enabled.
+    package var statusAfterReplay: Status { status == .failing ? .active : status }
 }
 
 /// An endpoint as created or rotated, with the secret that signs its deliveries: the one time
@@ -164,7 +187,8 @@ public struct WebhookEndpointRequest: Sendable, Equatable {
     }
 
     /// Checks the URL against `WebhookURL`'s rules (plain `http://` only to `allowedHosts`) and
-    /// the description (free text, as a note: spaces allowed, no control or format characters, bounded).
+    /// the description (free text, as a note: spaces, tabs and newlines allowed, no other control
+    /// or format characters, bounded).
     package func validate(allowedHosts: Set<String>) throws(WalletError) {
         _ = try WebhookURL(url, allowedHosts: allowedHosts)
         if let types, types.isEmpty { throw .invalidRequest("name at least one event type, or * for all") }
@@ -187,6 +211,14 @@ public struct WebhookURL: Sendable, Equatable {
     public var isAllowedHost: Bool
 
     public static let bytesMax = 2_048
+
+    /// A host as the operator allows it (`--webhook-allow-host`): lowercase, an IPv6 address
+    /// without its brackets, as `host` holds it.
+    public static func allowedHost(_ text: String) -> String {
+        var host = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host
+    }
 
     public init(_ text: String, allowedHosts: Set<String>) throws(WalletError) {
         guard !text.isEmpty, text.utf8.count <= Self.bytesMax else { throw .invalidRequest("a webhook URL is 1 to \(Self.bytesMax) bytes") }
@@ -226,10 +258,15 @@ public struct WebhookURL: Sendable, Equatable {
             hostPart = pieces[0]
             if pieces.count == 2 { portPart = pieces[1] }
             try Self.checkName(String(hostPart))
+            // The HTTP client connects to the host as written, and the address checked at
+            // delivery is pinned under the lowercase name: the two must be the same text.
+            guard hostPart == hostPart.lowercased() else {
+                throw .invalidRequest("write the webhook URL's host in lowercase: \(hostPart.lowercased())")
+            }
         }
         host = hostPart.lowercased()
         if let portPart {
-            guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy(\.isASCII), let port = Int(portPart), (1...65_535).contains(port) else {
+            guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy({ ("0"..."9").contains($0) }), let port = Int(portPart), (1...65_535).contains(port) else {
                 throw .invalidRequest("a webhook URL's port is 1 to 65535")
             }
             self.port = port

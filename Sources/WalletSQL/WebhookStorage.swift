@@ -49,11 +49,16 @@ enum WebhookStorage {
         types.map { $0.sorted().map(\.rawValue).joined(separator: ",") } ?? "*"
     }
 
+    /// `AND kind IN (...)` and its values for `kinds` (nothing for nil: every kind).
+    static func kindFilter(_ kinds: Set<TransactionKind>?) -> (sql: String, values: [SQLValue]) {
+        guard let kinds else { return ("", []) }
+        return ("AND kind IN (\(kinds.map { _ in "?" }.joined(separator: ", ")))", kinds.sorted { $0.rawValue < $1.rawValue }.map { SQLValue.text($0.rawValue) })
+    }
+
     /// The seqs of the transactions that may be events of `kinds` (nil: all) in `after+1...through`,
     /// at most `limit` of them.
     static func seqs(_ db: any SQLSession, after: Int64, through: Int64, kinds: Set<TransactionKind>?, limit: Int) throws -> [Int64] {
-        let kindFilter = kinds.map { "AND kind IN (\($0.map { _ in "?" }.joined(separator: ", ")))" } ?? ""
-        let kindValues = kinds.map { $0.sorted { $0.rawValue < $1.rawValue }.map { SQLValue.text($0.rawValue) } } ?? []
+        let (kindFilter, kindValues) = self.kindFilter(kinds)
         return try db.all(
             "SELECT seq FROM transactions WHERE seq > ? AND seq <= ? \(kindFilter) ORDER BY seq LIMIT ?",
             [.integer(after), .integer(through)] + kindValues + [.integer(Int64(limit))]
@@ -75,9 +80,18 @@ enum WebhookStorage {
         while events.count < query.limit {
             let candidates = try seqs(db, after: after, through: through, kinds: query.kinds, limit: query.limit - events.count)
             guard let first = candidates.first, let last = candidates.last else { break }
-            let wanted = Set(candidates)
-            try TransactionStream.forEach(db, seqs: first...last) { transaction in
-                guard wanted.contains(transaction.seq) else { return }
+            // Dense candidates are read as one range; sparse ones (a rare type) one by one, so a
+            // page never reads thousands of transactions it does not answer.
+            var transactions: [LedgerTransaction] = []
+            if last - first < Int64(candidates.count) * 4 {
+                let wanted = Set(candidates)
+                try TransactionStream.forEach(db, seqs: first...last) { transaction in
+                    if wanted.contains(transaction.seq) { transactions.append(transaction) }
+                }
+            } else {
+                for seq in candidates { transactions.append(try LedgerReads.transaction(db, seq: seq)) }
+            }
+            for transaction in transactions {
                 let event = LedgerEvent(transaction)
                 if query.includes(event) { events.append(event) }
             }
@@ -99,8 +113,7 @@ extension SQLLedgerStore {
         guard after >= 0 else { throw .invalidRequest("after must be a seq, 0 or more") }
         let kinds = types.map { Set($0.map(\.kind)) }
         return try await read { db in
-            let kindFilter = kinds.map { "AND kind IN (\($0.map { _ in "?" }.joined(separator: ", ")))" } ?? ""
-            let kindValues = kinds.map { $0.sorted { $0.rawValue < $1.rawValue }.map { SQLValue.text($0.rawValue) } } ?? []
+            let (kindFilter, kindValues) = WebhookStorage.kindFilter(kinds)
             let count = try db.integer(
                 "SELECT count(*) FROM (SELECT seq FROM transactions WHERE seq > ? \(kindFilter) ORDER BY seq LIMIT ?) waiting",
                 [.integer(after)] + kindValues + [.integer(EventBacklog.countMax)]) ?? 0
@@ -118,7 +131,7 @@ extension SQLLedgerStore {
         return try await write { db, now, _ in
             let count = try db.integer("SELECT count(*) FROM webhook_endpoints") ?? 0
             guard count < WebhookEndpoint.countMax else {
-                throw WalletError.invalidRequest("a ledger keeps at most \(WebhookEndpoint.countMax) webhook endpoints; disable one and reuse it instead")
+                throw WalletError.invalidRequest("a ledger keeps at most \(WebhookEndpoint.countMax) webhook endpoints (disabled ones count)")
             }
             let at = Timestamp.format(now)
             // From now on: the events committed before the endpoint existed are the feed's, or a replay's.
@@ -191,16 +204,13 @@ extension SQLLedgerStore {
         guard fromSeq >= 1 else { throw .invalidRequest("from_seq is a seq, 1 or more") }
         return try await write { db, now, _ in
             let current = try WebhookStorage.find(db, id: id).endpoint
-            guard fromSeq <= current.cursorSeq + 1 else {
-                throw WalletError.invalidRequest(
-                    "a replay sends events again: from_seq must be at most \(current.cursorSeq + 1), the next event the endpoint has not had (nothing is skipped)")
-            }
+            let cursor = try current.replayCursor(fromSeq: fromSeq)
             let at = Timestamp.format(now)
             try db.execute(
                 """
-                UPDATE webhook_endpoints SET cursor_seq = ?, attempts = 0, failing_since = NULL, next_attempt_at = ?, updated_at = ?,
+                UPDATE webhook_endpoints SET cursor_seq = ?, status = ?, attempts = 0, failing_since = NULL, next_attempt_at = ?, updated_at = ?,
                     claim_holder = NULL, claim_until = NULL WHERE id = ?
-                """, [.integer(fromSeq - 1), .text(at), .text(at), .text(id)])
+                """, [.integer(cursor), .text(current.statusAfterReplay.rawValue), .text(at), .text(at), .text(id)])
             return try WebhookStorage.find(db, id: id).endpoint
         }
     }
@@ -211,8 +221,7 @@ extension SQLLedgerStore {
         return try await write { db, now, _ in
             let current = try WebhookStorage.find(db, id: id)
             let at = Timestamp.format(now)
-            guard current.endpoint.status == .active, current.endpoint.nextAttemptAt <= at else { return nil }
-            if let other = current.claimHolder, other != holder, let until = current.claimUntil, until > at { return nil }
+            guard current.endpoint.mayBeClaimed(by: holder, claimedBy: current.claimHolder, until: current.claimUntil, at: at) else { return nil }
             try db.execute(
                 "UPDATE webhook_endpoints SET claim_holder = ?, claim_until = ? WHERE id = ?",
                 [.text(holder), .text(Timestamp.format(now.addingTimeInterval(Double(lease.components.seconds)))), .text(id)])

@@ -98,7 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// The hosts allowed to receive webhooks over plain HTTP or at private addresses, lowercase.
     var resolvedWebhookAllowedHosts: Set<String> {
         let listed = webhookAllowHost.isEmpty ? (environment["WALLET_WEBHOOK_ALLOW_HOSTS"] ?? "").split(separator: ",").map(String.init) : webhookAllowHost
-        return Set(listed.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
+        return Set(listed.map(WebhookURL.allowedHost).filter { !$0.isEmpty })
     }
 
     enum WriteModeArgument: String, ExpressibleByArgument, CaseIterable {

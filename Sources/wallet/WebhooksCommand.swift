@@ -45,7 +45,7 @@ struct WebhooksCommand: AsyncParsableCommand {
         func run() async throws {
             let request = WebhookEndpointRequest(url: url, types: try EventType.parseList(types), description: description)
             let created = try await options.withStore { ledger in
-                try await ledger.createWebhook(request, allowedHosts: Set(webhookAllowHost.map { $0.lowercased() }))
+                try await ledger.createWebhook(request, allowedHosts: Set(webhookAllowHost.map(WebhookURL.allowedHost)))
             }
             try Output.result(created, json: options.json) {
                 "Added webhook endpoint \(created.endpoint.id) for \(created.endpoint.typeNames.joined(separator: ", ")) at \(created.endpoint.url); "
@@ -148,7 +148,10 @@ struct WebhooksCommand: AsyncParsableCommand {
 
         func run() async throws {
             let endpoint = try await options.withStore { ledger in try await ledger.replayWebhook(id: id, fromSeq: fromSeq) }
-            try Output.result(endpoint, json: options.json) { "\(endpoint.id) gets every event of its types after seq \(endpoint.cursorSeq) again." }
+            try Output.result(endpoint, json: options.json) {
+                "\(endpoint.id) gets every event of its types after seq \(endpoint.cursorSeq) again"
+                    + (endpoint.status == .disabled ? " once enabled (it is disabled)." : ".")
+            }
         }
     }
 }

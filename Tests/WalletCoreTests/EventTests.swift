@@ -23,7 +23,9 @@ struct EventRuleTests {
     func urls() throws {
         let good = try WebhookURL("https://game.example.com/wallet-events?x=1", allowedHosts: [])
         #expect(good.host == "game.example.com" && good.port == 443 && good.isHTTPS && !good.isAllowedHost)
-        #expect(try WebhookURL("HTTPS://Game.Example.com:8443", allowedHosts: []).port == 8443)
+        #expect(try WebhookURL("HTTPS://game.example.com:8443", allowedHosts: []).port == 8443)
+        #expect(try WebhookURL("http://[::1]:9/x", allowedHosts: [WebhookURL.allowedHost("[::1]")]).isAllowedHost)
+        #expect(WebhookURL.allowedHost(" 127.0.0.1 ") == "127.0.0.1" && WebhookURL.allowedHost("Hooks.Local") == "hooks.local")
         #expect(try WebhookURL("https://[2606:4700::1111]:8443/x", allowedHosts: []).host == "2606:4700::1111")
         #expect(try WebhookURL("http://127.0.0.1:9/x", allowedHosts: ["127.0.0.1"]).isAllowedHost)
         #expect(try WebhookURL("https://93.184.216.34/hook", allowedHosts: []).host == "93.184.216.34")
@@ -34,6 +36,8 @@ struct EventRuleTests {
             "https://[fe80::1]/", "https://[::ffff:127.0.0.1]/", "https://localhost/", "https://a.localhost/", "https://2130706433/", "https://0x7f.1/",
             "https://127.1/", "https://0177.0.0.1/", "https://exämple.com/", "https://-bad.example.com/", "https://example.com\\@evil/",
             "https://" + String(repeating: "a", count: 2_050), "javascript:alert(1)", "https://[::1/",
+            // The HTTP client connects to the host as written, the checked address is pinned under the lowercase one.
+            "https://Rebind.attacker.example/x", "https://example.com:+443/", "https://example.com:４43/",
         ]
         for url in refused {
             #expect(throws: WalletError.self, "\(url.prefix(60))") { try WebhookURL(url, allowedHosts: []) }
@@ -247,6 +251,9 @@ struct EventStoreTests {
         #expect(try await store.failWebhook(id: id, holder: "b", cursor: 3, error: "answered 503", random: 0)?.status == .failing)
         clock.advance(86_400)
         #expect(try await store.claimWebhook(id: id, holder: "b", lease: .seconds(30)) == nil)
+        // A replay of a failing endpoint tries it again at once (nothing skipped: from the cursor on).
+        let replayedFailing = try await store.replayWebhook(id: id, fromSeq: 4)
+        #expect(replayedFailing.status == .active && replayedFailing.cursorSeq == 3 && replayedFailing.attempts == 0)
         let enabled = try await store.setWebhook(id: id, enabled: true)
         #expect(enabled.status == .active && enabled.attempts == 0 && enabled.failingSince == nil && enabled.cursorSeq == 3)
         #expect(try await store.setWebhook(id: id, enabled: false).status == .disabled)

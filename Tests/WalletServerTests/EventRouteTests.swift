@@ -55,6 +55,20 @@ struct EventRouteTests {
             #expect(events.count == 1 && events[0]["player_id"] as? String == "p9")
             // Woken by the commit, not by the end of the wait (30 s; the whole test stays far below it).
             #expect(ContinuousClock.now - started < .seconds(29))
+
+            // With types, other transactions do not end the wait: the answer is the refund.
+            let commits = Task {
+                try await Task.sleep(for: .milliseconds(300))
+                _ = try await server.store.spend(SpendRequest(playerID: "p9", amount: 1, idempotencyKey: "poll", actor: "t"))
+                try await Task.sleep(for: .milliseconds(700))
+                let purchase = try #require(try await server.store.history(HistoryQuery(playerID: "p9", kind: .purchase)).transactions.first)
+                _ = try await server.store.refund(RefundRequest(store: "apple", storeTransactionID: purchase.storeTransactionID ?? "", actor: "t"))
+            }
+            let refund = try await client.execute(uri: "/v1/events?after=1&wait=30&types=refund.applied", method: .get, headers: server.bearer(.service))
+            try await commits.value
+            let refunds = try #require(try refund.object()["events"] as? [[String: Any]])
+            let next = try refund.object()["next"] as? Int
+            #expect(refunds.map { $0["type"] as? String } == ["refund.applied"] && next == 3)
         }
     }
 

@@ -85,7 +85,7 @@ struct WebhookDeliveryTests {
         await rig.receiver.kill()
         for index in 6..<12 { try await rig.spend(try PlayerID("p\(index % 2)"), 1, key: "s\(index)") }
         let refused = try await rig.sender.deliverDue()
-        #expect(refused[created.endpoint.id]?.failure?.contains("could not be reached") == true)
+        #expect(refused[created.endpoint.id]?.failure?.contains("could not be reached") == true, "\(refused)")
         try await rig.receiver.restart()
         try await rig.deliverUntil { Set(rig.receiver.deliveries.map(\.eventID)).count == 12 }
 
@@ -164,6 +164,22 @@ struct WebhookDeliveryTests {
         #expect(enabled.status == .active && enabled.attempts == 0)
         _ = try await rig.sender.deliverDue()
         #expect(rig.receiver.deliveries.count == attempts + 1 && rig.receiver.deliveries.last?.seq == 1)
+        #expect(try await rig.store.webhook(id: created.endpoint.id).cursorSeq == 1)
+        await rig.receiver.kill()
+    }
+
+    @Test("a receiver that sends a head and then stalls is an attempt that failed within the timeout, not an endpoint held", arguments: TestBackend.all)
+    func stalledAnswer(_ backend: TestBackend) async throws {
+        let rig = try await DeliveryRig(backend, timeout: .seconds(3))
+        let created = try await rig.store.createWebhook(WebhookEndpointRequest(url: rig.receiver.url, types: nil), allowedHosts: ["127.0.0.1"])
+        try await rig.credit("p1", "t1")
+        rig.receiver.script([.stallAfterHead(.seconds(60))])
+        let outcome = try await rig.sender.deliverDue()
+        #expect(outcome[created.endpoint.id]?.failure?.contains("no answer within") == true, "\(outcome)")
+        let endpoint = try await rig.store.webhook(id: created.endpoint.id)
+        #expect(endpoint.attempts == 1 && endpoint.cursorSeq == 0)
+        rig.clock.advance(3_600)
+        _ = try await rig.sender.deliverDue()
         #expect(try await rig.store.webhook(id: created.endpoint.id).cursorSeq == 1)
         await rig.receiver.kill()
     }

@@ -17,6 +17,8 @@ public final class WebhookReceiver: Sendable {
         case hang(Duration)
         /// 302 to this URL.
         case redirect(String)
+        /// 200 with a 10-byte body announced, then nothing for this long: a head, then a stall.
+        case stallAfterHead(Duration)
     }
 
     /// One delivery as it arrived.
@@ -119,6 +121,14 @@ public final class WebhookReceiver: Sendable {
                 return Response(status: .ok)
             case .redirect(let location):
                 return Response(status: .found, headers: [.location: location])
+            case .stallAfterHead(let duration):
+                return Response(
+                    status: .ok, headers: [.contentLength: "10"],
+                    body: ResponseBody { writer in
+                        try? await Task.sleep(for: duration)
+                        try await writer.write(ByteBuffer(string: "0123456789"))
+                        try await writer.finish(nil)
+                    })
             }
         }
         let app = Application(

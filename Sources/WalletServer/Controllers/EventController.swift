@@ -29,20 +29,21 @@ struct EventController {
     @Sendable func events(request: Request, context: WalletRequestContext) async throws -> Response {
         let parameters = request.uri.queryParameters
         let after = try QueryReader.integer(request, "after") ?? 0
-        let limit = try QueryReader.integer(request, "limit") ?? Int64(EventQuery.limitDefault)
-        guard (1...Int64(EventQuery.limitMax)).contains(limit) else { throw APIError.invalidRequest("limit must be between 1 and \(EventQuery.limitMax)") }
+        // Bounded before it becomes an Int: EventQuery checks the range once more.
+        let limit = try QueryReader.integer(request, "limit").map { Int(clamping: $0) } ?? EventQuery.limitDefault
         let wait = try QueryReader.integer(request, "wait") ?? 0
-        guard (0...Int64(EventQuery.waitSecondsMax)).contains(wait) else {
-            throw APIError.invalidRequest("wait must be 0 to \(EventQuery.waitSecondsMax) seconds")
-        }
+        try EventQuery.validate(waitSeconds: wait)
         let types = try parameters.get("types").flatMap { text throws(WalletError) in try EventType.parseList(text) }
-        let query = EventQuery(after: after, limit: Int(limit), types: types)
+        var query = EventQuery(after: after, limit: limit, types: types)
         var page = try await store.events(query)
         let deadline = ContinuousClock.now + .seconds(wait)
-        // Read again until something newer commits: a read of the head costs microseconds, and a
-        // poll sees commits of every instance on a shared database, which a signal would not.
-        while page.events.isEmpty && page.next == query.after && ContinuousClock.now < deadline && !shutdown.isShuttingDown && !Task.isCancelled {
-            try? await Task.sleep(for: Self.pollInterval)
+        // Until an event of the asked types commits, or the wait ends: a page that only looked
+        // through other types moves the cursor on and looks again at once; one that found nothing
+        // new waits a little. A poll sees the commits of every instance on a shared database,
+        // which a signal within this process would not.
+        while page.events.isEmpty && ContinuousClock.now < deadline && !shutdown.isShuttingDown && !Task.isCancelled {
+            if page.next == query.after { try? await Task.sleep(for: Self.pollInterval) }
+            query.after = page.next
             page = try await store.events(query)
         }
         return try JSONBody.response(page, for: context, headers: [.cacheControl: "no-store"])

@@ -12,7 +12,8 @@ import WalletCore
 public struct WebhookDeliverySettings: Sendable {
     /// Hosts that may be sent to over plain HTTP and at any address (`--webhook-allow-host`).
     public var allowedHosts: Set<String>
-    /// An answer must come within this; anything but a 2xx within it is a failed attempt.
+    /// One attempt (resolving the host, connecting, sending, and reading the answer) must end
+    /// within this; anything but a 2xx within it is a failed attempt.
     public var timeout: Duration
     /// How often the sender looks for endpoints with events waiting.
     public var interval: Duration
@@ -123,7 +124,8 @@ public final class WebhookSender: Service, Sendable {
     private func dueEndpoints() async throws(WalletError) -> [WebhookEndpoint] {
         let endpoints = try await store.webhooks()
         let now = Timestamp.format(settings.clock())
-        let candidates = endpoints.filter { $0.status == .active && $0.nextAttemptAt <= now }
+        let sending = busy.withLock { $0 }
+        let candidates = endpoints.filter { $0.status == .active && $0.nextAttemptAt <= now && !sending.contains($0.id) }
         guard !candidates.isEmpty else { return [] }
         var due: [WebhookEndpoint] = []
         for endpoint in candidates {
@@ -141,7 +143,7 @@ public final class WebhookSender: Service, Sendable {
     /// up, an attempt fails, the claim is lost, or the process shuts down.
     func deliver(_ endpoint: WebhookEndpoint) async -> Outcome {
         var outcome = Outcome()
-        let claim: WebhookClaim
+        var claim: WebhookClaim
         do {
             guard let claimed = try await store.claimWebhook(id: endpoint.id, holder: holder, lease: settings.lease) else { return outcome }
             claim = claimed
@@ -152,15 +154,24 @@ public final class WebhookSender: Service, Sendable {
         var cursor = claim.endpoint.cursorSeq
         let client: HTTPClient
         do {
-            client = try await WebhookTarget.client(for: claim.endpoint.url, allowedHosts: settings.allowedHosts, resolve: settings.resolve)
+            client = try await WebhookTarget.client(
+                for: claim.endpoint.url, allowedHosts: settings.allowedHosts, timeout: settings.timeout, resolve: settings.resolve)
         } catch {
             outcome.failure = error.detail
             await fail(claim, cursor: cursor, error: error.detail)
             return outcome
         }
         defer { client.shutdown { _ in } }
-        do {
+        var firstPage = true
+        do throws(WalletError) {
             pages: while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                // Claimed again for each page after the first: the secrets of a rotation made
+                // meanwhile sign from then on, and an endpoint disabled meanwhile stops here.
+                if !firstPage {
+                    guard let renewed = try await store.claimWebhook(id: claim.endpoint.id, holder: holder, lease: settings.lease) else { return outcome }
+                    claim.secrets = renewed.secrets
+                }
+                firstPage = false
                 let page = try await store.events(EventQuery(after: cursor, limit: 50, types: claim.endpoint.types))
                 for event in page.events {
                     if Task.isShuttingDownGracefully || Task.isCancelled { break pages }
@@ -229,24 +240,40 @@ public final class WebhookSender: Service, Sendable {
         request.headers.add(name: "Wallet-Event-Type", value: event.type.rawValue)
         request.headers.add(name: "Wallet-Signature", value: WebhookSignature.header(timestamp: timestamp, body: body, secrets: claim.secrets))
         request.body = .bytes(ByteBuffer(bytes: body))
-        do {
-            let response = try await client.execute(request, deadline: .now() + Self.timeAmount(settings.timeout))
-            // Read a little of the answer, for the log; the rest is dropped with the connection.
-            var read = 0
-            var text = ""
-            for try await chunk in response.body {
-                if read < 300 { text += String(decoding: chunk.readableBytesView.prefix(300 - read), as: UTF8.self) }
-                read += chunk.readableBytes
-                if read >= settings.answerBytesMax { break }
+        let (timeout, bytesMax, prepared) = (settings.timeout, settings.answerBytesMax, request)
+        // One deadline over the whole attempt: the client's own deadline ends with the answer's
+        // head, and a receiver that sends a head and then stalls must not hold the endpoint.
+        return await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                do {
+                    let response = try await client.execute(prepared, deadline: .now() + Self.timeAmount(timeout))
+                    // Read a little of the answer, for the log; the rest is dropped with the connection.
+                    var read = 0
+                    var text = ""
+                    for try await chunk in response.body {
+                        if read < 300 { text += String(decoding: chunk.readableBytesView.prefix(300 - read), as: UTF8.self) }
+                        read += chunk.readableBytes
+                        if read >= bytesMax { break }
+                    }
+                    let status = Int(response.status.code)
+                    if (200..<300).contains(status) { return nil }
+                    if (300..<400).contains(status) { return "answered \(status) (redirects are not followed)" }
+                    return "answered \(status): \(Self.quoted(text))"
+                } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+                    return "no answer within \(timeout)"
+                } catch {
+                    return Task.isCancelled ? "no answer within \(timeout)" : "could not be reached: \(error)"
+                }
             }
-            let status = Int(response.status.code)
-            if (200..<300).contains(status) { return nil }
-            if (300..<400).contains(status) { return "answered \(status) (redirects are not followed)" }
-            return "answered \(status): \(Self.quoted(text))"
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-            return "no answer within \(settings.timeout)"
-        } catch {
-            return "could not be reached: \(error)"
+            // A second more than the client's deadline, so that a connection the client gave up on
+            // is reported as the client saw it (refused, say), not as a timeout.
+            group.addTask {
+                try? await Task.sleep(for: timeout + .seconds(1))
+                return "no answer within \(timeout)"
+            }
+            let first = await group.next() ?? "no answer within \(timeout)"
+            group.cancelAll()
+            return first
         }
     }
 

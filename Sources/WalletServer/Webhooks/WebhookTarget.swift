@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import Synchronization
 import WalletCore
 
 /// Where a delivery may go, decided at each delivery: the URL's rules (`WebhookURL`), then, for
@@ -11,11 +12,17 @@ public enum WebhookTarget {
     /// A client for `url`'s deliveries: redirects off, connecting to the checked address.
     /// - Throws: why the URL may not be sent to (a private address, a name that does not resolve).
     static func client(
-        for url: String, allowedHosts: Set<String>, resolve: @Sendable (String) async throws(WalletError) -> [NetworkAddress]
+        for url: String, allowedHosts: Set<String>, timeout: Duration, resolve: @Sendable (String) async throws(WalletError) -> [NetworkAddress]
     ) async throws(WalletError) -> HTTPClient {
         let target = try WebhookURL(url, allowedHosts: allowedHosts)
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)))
+        let time = WebhookSender.timeAmount(timeout)
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: time, read: time))
         if !target.isAllowedHost && NetworkAddress(literal: target.host) == nil {
+            // The client connects to what it reads as the host, and the address pinned below is
+            // keyed by the host as checked: both must be the very same text.
+            guard URL(string: url)?.host == target.host else {
+                throw .invalidRequest("refused: the HTTP client reads the URL's host otherwise than \(target.host)")
+            }
             let addresses = try await resolve(target.host)
             for address in addresses {
                 if let range = address.nonPublicRange {
@@ -28,9 +35,17 @@ public enum WebhookTarget {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    /// The addresses `host` resolves to (`getaddrinfo`, on a thread of its own: it blocks).
+    /// How long a lookup may take before the attempt counts as failed.
+    static let resolveTimeout: DispatchTimeInterval = .seconds(10)
+
+    /// The addresses `host` resolves to (`getaddrinfo`, on a thread of its own: it blocks and
+    /// cannot be cancelled, so its answer is not waited for past `resolveTimeout`).
     public static func resolve(_ host: String) async throws(WalletError) -> [NetworkAddress] {
         let result: Result<[NetworkAddress], WalletError> = await withCheckedContinuation { continuation in
+            let once = Once(continuation)
+            DispatchQueue.global().asyncAfter(deadline: .now() + resolveTimeout) {
+                once.resume(.failure(.invalidRequest("\(host) did not resolve within 10 s")))
+            }
             DispatchQueue.global().async {
                 var hints = addrinfo()
                 hints.ai_family = AF_UNSPEC
@@ -38,7 +53,7 @@ public enum WebhookTarget {
                 var list: UnsafeMutablePointer<addrinfo>?
                 let status = getaddrinfo(host, nil, &hints, &list)
                 guard status == 0, let first = list else {
-                    continuation.resume(returning: .failure(.invalidRequest("\(host) does not resolve: \(String(cString: gai_strerror(status)))")))
+                    once.resume(.failure(.invalidRequest("\(host) does not resolve: \(String(cString: gai_strerror(status)))")))
                     return
                 }
                 defer { freeaddrinfo(first) }
@@ -63,9 +78,25 @@ public enum WebhookTarget {
                     }
                     next = info.pointee.ai_next
                 }
-                continuation.resume(returning: .success(addresses))
+                once.resume(.success(addresses))
             }
         }
         return try result.get()
+    }
+
+    /// Resumes a continuation the first time only: the lookup and its timeout race.
+    private final class Once: Sendable {
+        private let continuation: Mutex<CheckedContinuation<Result<[NetworkAddress], WalletError>, Never>?>
+
+        init(_ continuation: CheckedContinuation<Result<[NetworkAddress], WalletError>, Never>) {
+            self.continuation = Mutex(continuation)
+        }
+
+        func resume(_ result: Result<[NetworkAddress], WalletError>) {
+            continuation.withLock { pending in
+                pending?.resume(returning: result)
+                pending = nil
+            }
+        }
     }
 }
