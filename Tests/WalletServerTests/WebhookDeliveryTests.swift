@@ -65,8 +65,57 @@ struct DeliveryRig {
     }
 }
 
+/// The ledger's store, except that moving a webhook cursor fails, as a database that stopped
+/// answering would.
+struct CursorFailingStore: EventFeed & WebhookStore {
+    let inner: SQLLedgerStore
+
+    func events(_ query: EventQuery) async throws(WalletError) -> EventPage { try await inner.events(query) }
+    func backlog(after: Int64, types: Set<EventType>?) async throws(WalletError) -> EventBacklog { try await inner.backlog(after: after, types: types) }
+    func createWebhook(_ request: WebhookEndpointRequest, allowedHosts: Set<String>) async throws(WalletError) -> CreatedWebhook {
+        try await inner.createWebhook(request, allowedHosts: allowedHosts)
+    }
+    func webhooks() async throws(WalletError) -> [WebhookEndpoint] { try await inner.webhooks() }
+    func webhook(id: String) async throws(WalletError) -> WebhookEndpoint { try await inner.webhook(id: id) }
+    func setWebhook(id: String, enabled: Bool) async throws(WalletError) -> WebhookEndpoint { try await inner.setWebhook(id: id, enabled: enabled) }
+    func rotateWebhookSecret(id: String) async throws(WalletError) -> CreatedWebhook { try await inner.rotateWebhookSecret(id: id) }
+    func replayWebhook(id: String, fromSeq: Int64) async throws(WalletError) -> WebhookEndpoint { try await inner.replayWebhook(id: id, fromSeq: fromSeq) }
+    func claimWebhook(id: String, holder: String, lease: Duration) async throws(WalletError) -> WebhookClaim? {
+        try await inner.claimWebhook(id: id, holder: holder, lease: lease)
+    }
+    func advanceWebhook(id: String, holder: String, from: Int64, to: Int64, delivered: Int64, lease: Duration) async throws(WalletError) -> Bool {
+        throw .storage("the database did not answer")
+    }
+    func failWebhook(id: String, holder: String, cursor: Int64, error: String, random: Double) async throws(WalletError) -> WebhookEndpoint? {
+        try await inner.failWebhook(id: id, holder: holder, cursor: cursor, error: error, random: random)
+    }
+    func releaseWebhook(id: String, holder: String) async throws(WalletError) { try await inner.releaseWebhook(id: id, holder: holder) }
+}
+
 @Suite("Webhook delivery")
 struct WebhookDeliveryTests {
+    // SQLite only: the failure is a stand-in store's, the same whatever the database behind it.
+    @Test("a database failure after a delivery leaves the endpoint alone for the lease, not re-sent at every pass; another sender takes it up once the claim lapses", arguments: [TestBackend.sqlite])
+    func databaseFailureMidDelivery(_ backend: TestBackend) async throws {
+        let rig = try await DeliveryRig(backend)
+        let created = try await rig.store.createWebhook(WebhookEndpointRequest(url: rig.receiver.url, types: nil), allowedHosts: ["127.0.0.1"])
+        try await rig.credit("p1", "t1")
+        let failing = WebhookSender(
+            store: CursorFailingStore(inner: rig.store),
+            settings: WebhookDeliverySettings(allowedHosts: ["127.0.0.1"], lease: .seconds(30), random: { 0 }, clock: { rig.clock.now }),
+            logger: TestServer.quietLogger)
+        _ = try await failing.deliverDue()
+        _ = try await failing.deliverDue()
+        #expect(rig.receiver.deliveries.count == 1, "sent once, then left alone while the database fails")
+        #expect(try await rig.store.webhook(id: created.endpoint.id).cursorSeq == 0)
+        // Another instance, once the claim lapsed: the event again (the receiver drops it by id), then on.
+        rig.clock.advance(31)
+        _ = try await rig.sender.deliverDue()
+        #expect(rig.receiver.deliveries.map(\.seq) == [1, 1])
+        #expect(try await rig.store.webhook(id: created.endpoint.id).cursorSeq == 1)
+        await rig.receiver.kill()
+    }
+
     @Test("every event arrives at least once, first arrivals in seq order, signed, through 500s, a hang and a receiver killed and back", arguments: TestBackend.all)
     func atLeastOnceInOrder(_ backend: TestBackend) async throws {
         let rig = try await DeliveryRig(backend, timeout: .seconds(5))

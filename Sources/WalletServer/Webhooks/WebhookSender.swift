@@ -61,6 +61,8 @@ public final class WebhookSender: Service, Sendable {
     let holder: String
     /// The endpoints this process is sending to now.
     private let busy = Mutex<Set<String>>([])
+    /// Endpoints this process leaves alone until then: their delivery stopped on a database error.
+    private let paused = Mutex<[String: ContinuousClock.Instant]>([:])
     /// When the gauges were last recorded: every `gaugeInterval`, not every pass.
     private let gaugesRecorded = Mutex<ContinuousClock.Instant?>(nil)
     static let gaugeInterval: Duration = .seconds(10)
@@ -125,7 +127,12 @@ public final class WebhookSender: Service, Sendable {
         let endpoints = try await store.webhooks()
         let now = Timestamp.format(settings.clock())
         let sending = busy.withLock { $0 }
-        let candidates = endpoints.filter { $0.status == .active && $0.nextAttemptAt <= now && !sending.contains($0.id) }
+        let instant = ContinuousClock.now
+        let waiting = paused.withLock { paused in
+            paused = paused.filter { $0.value > instant }
+            return Set(paused.keys)
+        }
+        let candidates = endpoints.filter { $0.status == .active && $0.nextAttemptAt <= now && !sending.contains($0.id) && !waiting.contains($0.id) }
         guard !candidates.isEmpty else { return [] }
         var due: [WebhookEndpoint] = []
         for endpoint in candidates {
@@ -200,6 +207,10 @@ public final class WebhookSender: Service, Sendable {
             try await store.releaseWebhook(id: claim.endpoint.id, holder: holder)
         } catch {
             // The ledger's database failed: the claim lapses, and the event is sent again then.
+            // This process leaves the endpoint alone as long, rather than sending the unrecorded
+            // event again at every pass while the database does not answer.
+            let until = ContinuousClock.now + settings.lease
+            paused.withLock { $0[claim.endpoint.id] = until }
             logger.error("webhook delivery stopped", metadata: ["webhook_id": .string(claim.endpoint.id), "error": .string(error.detail)])
         }
         return outcome
