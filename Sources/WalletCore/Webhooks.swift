@@ -157,6 +157,12 @@ public struct WebhookEndpoint: Codable, Sendable, Equatable {
         return fromSeq - 1
     }
 
+    /// Refuses to remove an endpoint that is not disabled: it may be in the middle of a delivery,
+    /// and a removal by mistake would lose where it stood.
+    package func requireRemovable() throws(WalletError) {
+        guard status == .disabled else { throw .invalidRequest("disable the endpoint first (it is \(status.rawValue)); then remove it") }
+    }
+
     /// The status a replay leaves: a failing endpoint is tried again at once; a disabled one
     /// stays disabled until enabled.
     package var statusAfterReplay: Status { status == .failing ? .active : status }
@@ -491,6 +497,9 @@ public protocol WebhookStore: Sendable {
     func rotateWebhookSecret(id: String) async throws(WalletError) -> CreatedWebhook
     /// Sends again every event from `fromSeq` on: the cursor moves back to just before it.
     func replayWebhook(id: String, fromSeq: Int64) async throws(WalletError) -> WebhookEndpoint
+    /// Removes a disabled endpoint (an active one is disabled first, so that no sender is
+    /// delivering to it); answers it as it was.
+    func deleteWebhook(id: String) async throws(WalletError) -> WebhookEndpoint
 
     /// Takes endpoint `id` for `holder` until `lease` from now, if it is active, due, and not
     /// held by another sender whose lease runs; nil otherwise.

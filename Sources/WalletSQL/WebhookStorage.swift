@@ -131,7 +131,7 @@ extension SQLLedgerStore {
         return try await write { db, now, _ in
             let count = try db.integer("SELECT count(*) FROM webhook_endpoints") ?? 0
             guard count < WebhookEndpoint.countMax else {
-                throw WalletError.invalidRequest("a ledger keeps at most \(WebhookEndpoint.countMax) webhook endpoints (disabled ones count)")
+                throw WalletError.invalidRequest("a ledger keeps at most \(WebhookEndpoint.countMax) webhook endpoints (disabled ones count: remove one first)")
             }
             let at = Timestamp.format(now)
             // From now on: the events committed before the endpoint existed are the feed's, or a replay's.
@@ -212,6 +212,16 @@ extension SQLLedgerStore {
                     claim_holder = NULL, claim_until = NULL WHERE id = ?
                 """, [.integer(cursor), .text(current.statusAfterReplay.rawValue), .text(at), .text(at), .text(id)])
             return try WebhookStorage.find(db, id: id).endpoint
+        }
+    }
+
+    package func deleteWebhook(id: String) async throws(WalletError) -> WebhookEndpoint {
+        try WebhookEndpoint.validate(id: id)
+        return try await write { db, _, _ in
+            let current = try WebhookStorage.find(db, id: id).endpoint
+            try current.requireRemovable()
+            try db.execute("DELETE FROM webhook_endpoints WHERE id = ?", [.text(id)])
+            return current
         }
     }
 

@@ -13,7 +13,7 @@ struct WebhooksCommand: AsyncParsableCommand {
 
               wallet webhooks add --url https://game.example.com/wallet-events --types refund.applied,purchase.credited
             """,
-        subcommands: [Add.self, List.self, Disable.self, Enable.self, Rotate.self, Replay.self]
+        subcommands: [Add.self, List.self, Disable.self, Enable.self, Rotate.self, Replay.self, Remove.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -152,6 +152,22 @@ struct WebhooksCommand: AsyncParsableCommand {
                 "\(endpoint.id) gets every event of its types after seq \(endpoint.cursorSeq) again"
                     + (endpoint.status == .disabled ? " once enabled (it is disabled)." : ".")
             }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a disabled endpoint (disable it first); its signing secret is gone with it.",
+            discussion: "Example: wallet webhooks remove wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10 (once `wallet webhooks disable` has stopped it)")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The endpoint's id, as `wallet webhooks list` shows it.")
+        var id: String
+
+        func run() async throws {
+            let endpoint = try await options.withStore { ledger in try await ledger.deleteWebhook(id: id) }
+            try Output.result(endpoint, json: options.json) { "Removed \(endpoint.id) (\(endpoint.url)); it had been sent the events up to seq \(endpoint.cursorSeq)." }
         }
     }
 }

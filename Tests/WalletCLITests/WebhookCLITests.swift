@@ -279,6 +279,14 @@ struct WebhookCLITests {
         #expect(replayedText.status == 0 && replayedText.stdout.hasPrefix("\(id) gets every event of its types after seq 0 again."), "\(replayedText.stdout)")
         let replayed = try cli.json("webhooks", "replay", id, "--from-seq", "1")
         #expect((replayed["cursor_seq"] as? NSNumber)?.int64Value == 0 && replayed["status"] as? String == "active")
+
+        // Removed once disabled, and only then.
+        let early = try cli.run("webhooks", "remove", id)
+        #expect(early.status != 0 && early.stderr.contains("disable the endpoint first"), "\(early.stderr)")
+        _ = try cli.run("webhooks", "disable", id)
+        let removed = try cli.run("webhooks", "remove", id)
+        #expect(removed.status == 0 && removed.stdout.hasPrefix("Removed \(id)"), "\(removed.stdout)")
+        #expect((try cli.json("webhooks", "list")["webhooks"] as? [[String: Any]])?.contains { $0["id"] as? String == id } == false)
     }
 
     @Test("bad URLs, types, ids, replays and descriptions are refused with their code and a non-zero exit, and change nothing")
@@ -345,7 +353,7 @@ struct WebhookCLITests {
         let cli = try CLI()
         let group = try cli.run("webhooks", "--help")
         #expect(group.status == 0 && group.stdout.contains("wallet webhooks add --url https://"), "\(group.stdout)")
-        for subcommand in ["add", "list", "disable", "enable", "rotate", "replay"] {
+        for subcommand in ["add", "list", "disable", "enable", "rotate", "replay", "remove"] {
             let output = try cli.run("webhooks", subcommand, "--help")
             #expect(output.status == 0 && output.stdout.contains("USAGE: wallet webhooks \(subcommand)"), "\(subcommand): \(output.stdout)")
             // The help is wrapped at the terminal's width: the example may run over two lines.

@@ -273,6 +273,13 @@ struct EventStoreTests {
         #expect(try await store.claimWebhook(id: id, holder: "d", lease: .seconds(30))?.secrets == [rotated.secret, created.secret])
         clock.advance(86_401)
         #expect(try await store.claimWebhook(id: id, holder: "d", lease: .seconds(30))?.secrets == [rotated.secret])
+
+        // Removed only once disabled (a sender may be delivering to an active one).
+        #expect(await walletError { _ = try await store.deleteWebhook(id: id) }?.code == "invalid_request")
+        _ = try await store.setWebhook(id: id, enabled: false)
+        #expect(try await store.deleteWebhook(id: id).id == id)
+        #expect(try await store.webhooks().isEmpty)
+        #expect(await walletError { _ = try await store.deleteWebhook(id: id) }?.code == "not_found")
         try await ledger.expectIntact()
     }
 
@@ -283,5 +290,11 @@ struct EventStoreTests {
             _ = try await ledger.store.createWebhook(WebhookEndpointRequest(url: "https://e\(index).example.com/", types: nil), allowedHosts: [])
         }
         #expect(await walletError { _ = try await ledger.store.createWebhook(WebhookEndpointRequest(url: "https://one-more.example.com/", types: nil), allowedHosts: []) }?.code == "invalid_request")
+        // A removed one makes room.
+        let first = try #require(try await ledger.store.webhooks().first)
+        _ = try await ledger.store.setWebhook(id: first.id, enabled: false)
+        _ = try await ledger.store.deleteWebhook(id: first.id)
+        _ = try await ledger.store.createWebhook(WebhookEndpointRequest(url: "https://one-more.example.com/", types: nil), allowedHosts: [])
+        #expect(try await ledger.store.webhooks().count == WebhookEndpoint.countMax)
     }
 }

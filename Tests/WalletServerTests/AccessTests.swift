@@ -58,6 +58,7 @@ struct AccessTests {
         (.get, "/v1/webhooks", "", [.admin]),
         (.post, "/v1/webhooks", #"{"url": "https://access.example.com/", "types": ["*"]}"#, [.admin]),
         (.get, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000", "", [.admin]),
+        (.delete, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000", "", [.admin]),
         (.post, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000/disable", "", [.admin]),
         (.post, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000/enable", "", [.admin]),
         (.post, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000/rotate-secret", "", [.admin]),

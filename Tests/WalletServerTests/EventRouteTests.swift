@@ -136,6 +136,15 @@ struct EventRouteTests {
                 #expect(try await client.execute(uri: path, method: .get, headers: server.bearer(.admin)).status == .notFound, "\(path)")
             }
             #expect(try await client.execute(uri: "/v1/webhooks/\(id.uppercased())/disable", method: .post, headers: server.bearer(.admin)).status == .notFound)
+            // Removal: refused while active, then done once disabled.
+            let active = try await client.execute(uri: "/v1/webhooks/\(id)", method: .delete, headers: server.bearer(.admin))
+            #expect(try active.status == .badRequest && active.problemCode() == "invalid_request")
+            _ = try await client.execute(uri: "/v1/webhooks/\(id)/disable", method: .post, headers: server.bearer(.admin))
+            #expect(try await client.execute(uri: "/v1/webhooks/\(id)", method: .delete, headers: server.bearer(.support)).status == .forbidden)
+            let removed = try await client.execute(uri: "/v1/webhooks/\(id)", method: .delete, headers: server.bearer(.admin))
+            #expect(try removed.status == .ok && removed.object()["id"] as? String == id)
+            #expect(try await client.execute(uri: "/v1/webhooks/\(id)", method: .get, headers: server.bearer(.admin)).status == .notFound)
+            #expect(try await server.store.webhooks().isEmpty)
         }
     }
 }

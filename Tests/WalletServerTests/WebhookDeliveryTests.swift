@@ -80,6 +80,7 @@ struct CursorFailingStore: EventFeed & WebhookStore {
     func setWebhook(id: String, enabled: Bool) async throws(WalletError) -> WebhookEndpoint { try await inner.setWebhook(id: id, enabled: enabled) }
     func rotateWebhookSecret(id: String) async throws(WalletError) -> CreatedWebhook { try await inner.rotateWebhookSecret(id: id) }
     func replayWebhook(id: String, fromSeq: Int64) async throws(WalletError) -> WebhookEndpoint { try await inner.replayWebhook(id: id, fromSeq: fromSeq) }
+    func deleteWebhook(id: String) async throws(WalletError) -> WebhookEndpoint { try await inner.deleteWebhook(id: id) }
     func claimWebhook(id: String, holder: String, lease: Duration) async throws(WalletError) -> WebhookClaim? {
         try await inner.claimWebhook(id: id, holder: holder, lease: lease)
     }

@@ -18,6 +18,7 @@ struct EventController {
         routes.add(.get, "/v1/webhooks", access: admins, handler: list)
         routes.add(.post, "/v1/webhooks", access: admins, handler: create)
         routes.add(.get, "/v1/webhooks/{webhook_id}", access: admins, handler: show)
+        routes.add(.delete, "/v1/webhooks/{webhook_id}", access: admins, handler: remove)
         routes.add(.post, "/v1/webhooks/{webhook_id}/disable", access: admins, handler: disable)
         routes.add(.post, "/v1/webhooks/{webhook_id}/enable", access: admins, handler: enable)
         routes.add(.post, "/v1/webhooks/{webhook_id}/rotate-secret", access: admins, handler: rotate)
@@ -78,6 +79,12 @@ struct EventController {
 
     @Sendable func show(request: Request, context: WalletRequestContext) async throws -> Response {
         try JSONBody.response(try await store.webhook(id: try Self.id(context)), for: context)
+    }
+
+    @Sendable func remove(request: Request, context: WalletRequestContext) async throws -> Response {
+        let endpoint = try await store.deleteWebhook(id: try Self.id(context))
+        log("webhook endpoint removed", endpoint, context)
+        return try JSONBody.response(endpoint, for: context)
     }
 
     @Sendable func disable(request: Request, context: WalletRequestContext) async throws -> Response {
