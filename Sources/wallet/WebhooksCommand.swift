@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WalletCore
+import WalletSQL
 
 struct WebhooksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,6 +16,20 @@ struct WebhooksCommand: AsyncParsableCommand {
             """,
         subcommands: [Add.self, List.self, Disable.self, Enable.self, Rotate.self, Replay.self, Remove.self]
     )
+
+    /// The endpoint a command acts on.
+    struct EndpointID: ParsableArguments {
+        @Argument(help: "The endpoint's id, as `wallet webhooks list` shows it.")
+        var id: String
+    }
+
+    /// Changes one endpoint and prints it: as JSON with `--json`, else `summary` of it.
+    static func change(
+        _ options: GlobalOptions, _ body: @escaping (any LedgerDatabase) async throws -> WebhookEndpoint, summary: @escaping (WebhookEndpoint) -> String
+    ) async throws {
+        let endpoint = try await options.withStore(body)
+        try Output.result(endpoint, json: options.json) { summary(endpoint) }
+    }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -83,12 +98,12 @@ struct WebhooksCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "The endpoint's id, as `wallet webhooks list` shows it.")
-        var id: String
+        @OptionGroup var endpoint: EndpointID
 
         func run() async throws {
-            let endpoint = try await options.withStore { ledger in try await ledger.setWebhook(id: id, enabled: false) }
-            try Output.result(endpoint, json: options.json) { "Disabled \(endpoint.id); its events wait after seq \(endpoint.cursorSeq)." }
+            try await WebhooksCommand.change(options) { ledger in try await ledger.setWebhook(id: endpoint.id, enabled: false) } summary: {
+                "Disabled \($0.id); its events wait after seq \($0.cursorSeq)."
+            }
         }
     }
 
@@ -99,12 +114,12 @@ struct WebhooksCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "The endpoint's id, as `wallet webhooks list` shows it.")
-        var id: String
+        @OptionGroup var endpoint: EndpointID
 
         func run() async throws {
-            let endpoint = try await options.withStore { ledger in try await ledger.setWebhook(id: id, enabled: true) }
-            try Output.result(endpoint, json: options.json) { "Enabled \(endpoint.id); delivery resumes after seq \(endpoint.cursorSeq)." }
+            try await WebhooksCommand.change(options) { ledger in try await ledger.setWebhook(id: endpoint.id, enabled: true) } summary: {
+                "Enabled \($0.id); delivery resumes after seq \($0.cursorSeq)."
+            }
         }
     }
 
@@ -118,11 +133,10 @@ struct WebhooksCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "The endpoint's id, as `wallet webhooks list` shows it.")
-        var id: String
+        @OptionGroup var endpoint: EndpointID
 
         func run() async throws {
-            let rotated = try await options.withStore { ledger in try await ledger.rotateWebhookSecret(id: id) }
+            let rotated = try await options.withStore { ledger in try await ledger.rotateWebhookSecret(id: endpoint.id) }
             try Output.result(rotated, json: options.json) {
                 "Rotated the secret of \(rotated.endpoint.id); the previous one signs too until \(rotated.endpoint.previousSecretExpiresAt ?? "?"). "
                     + "The new secret, shown only now:\n\(rotated.secret)"
@@ -140,17 +154,14 @@ struct WebhooksCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "The endpoint's id, as `wallet webhooks list` shows it.")
-        var id: String
+        @OptionGroup var endpoint: EndpointID
 
         @Option(help: ArgumentHelp("The first seq sent again.", valueName: "seq"))
         var fromSeq: Int64
 
         func run() async throws {
-            let endpoint = try await options.withStore { ledger in try await ledger.replayWebhook(id: id, fromSeq: fromSeq) }
-            try Output.result(endpoint, json: options.json) {
-                "\(endpoint.id) gets every event of its types after seq \(endpoint.cursorSeq) again"
-                    + (endpoint.status == .disabled ? " once enabled (it is disabled)." : ".")
+            try await WebhooksCommand.change(options) { ledger in try await ledger.replayWebhook(id: endpoint.id, fromSeq: fromSeq) } summary: {
+                "\($0.id) gets every event of its types after seq \($0.cursorSeq) again" + ($0.status == .disabled ? " once enabled (it is disabled)." : ".")
             }
         }
     }
@@ -162,12 +173,12 @@ struct WebhooksCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "The endpoint's id, as `wallet webhooks list` shows it.")
-        var id: String
+        @OptionGroup var endpoint: EndpointID
 
         func run() async throws {
-            let endpoint = try await options.withStore { ledger in try await ledger.deleteWebhook(id: id) }
-            try Output.result(endpoint, json: options.json) { "Removed \(endpoint.id) (\(endpoint.url)); it had been sent the events up to seq \(endpoint.cursorSeq)." }
+            try await WebhooksCommand.change(options) { ledger in try await ledger.deleteWebhook(id: endpoint.id) } summary: {
+                "Removed \($0.id) (\($0.url)); it had been sent the events up to seq \($0.cursorSeq)."
+            }
         }
     }
 }
