@@ -220,7 +220,9 @@ public final class WebhookSender: Service, Sendable {
         Counter(label: "wallet_webhook_attempts_failed_total", dimensions: [("endpoint", claim.endpoint.id)]).increment()
         do {
             let endpoint = try await store.failWebhook(id: claim.endpoint.id, holder: holder, cursor: cursor, error: error, random: settings.random())
-            logger.warning(
+            // Each retry at notice: an endpoint that fails for three days retries about 70 times.
+            // Its marking as failing is the error an operator is paged for.
+            logger.notice(
                 "webhook attempt failed",
                 metadata: [
                     "webhook_id": .string(claim.endpoint.id), "error": .string(error), "attempts": .stringConvertible(endpoint?.attempts ?? 0),
