@@ -78,8 +78,10 @@ public struct WebhookEndpoint: Codable, Sendable, Equatable {
         case previousSecretExpiresAt = "previous_secret_expires_at"
     }
 
-    /// `types` as listed: the names in order, or `["*"]` for every type.
-    public var typeNames: [String] { types.map { $0.sorted().map(\.rawValue) } ?? ["*"] }
+    /// `types` as listed and stored: the names in order, or `["*"]` for every type.
+    public var typeNames: [String] { Self.typeNames(types) }
+
+    public static func typeNames(_ types: Set<EventType>?) -> [String] { types.map { $0.sorted().map(\.rawValue) } ?? ["*"] }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)

@@ -7,7 +7,7 @@ import WalletCore
 /// The one HTTP client every call to Google goes through (token exchanges, the Android Publisher
 /// API, the push keys), with redirects off: a bearer token or an assertion never follows a
 /// redirect to another host.
-enum GoogleHTTP {
+package enum GoogleHTTP {
     static let client = HTTPClient(
         eventLoopGroupProvider: .singleton,
         configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10))))
@@ -48,7 +48,8 @@ enum GoogleHTTP {
         }
     }
 
-    static func timeAmount(_ duration: Duration) -> TimeAmount {
+    /// Also what webhook deliveries use (`WebhookSender`): one conversion for every HTTP client.
+    package static func timeAmount(_ duration: Duration) -> TimeAmount {
         let (seconds, attoseconds) = duration.components
         // A timeout past a day is taken as a day: the arithmetic below cannot overflow.
         return .nanoseconds(min(max(seconds, 0), 86_400) * 1_000_000_000 + max(attoseconds, 0) / 1_000_000_000)
@@ -69,7 +70,7 @@ enum GoogleHTTP {
 
     /// `text` without control characters and at most `charactersMax` long: Google's words,
     /// quoted in an error a person reads.
-    static func quoted(_ text: String, charactersMax: Int = 300) -> String {
+    package static func quoted(_ text: String, charactersMax: Int = 300) -> String {
         let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
         return cleaned.count > charactersMax ? String(cleaned.prefix(charactersMax)) + "…" : cleaned
     }

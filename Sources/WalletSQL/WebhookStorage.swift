@@ -45,10 +45,6 @@ enum WebhookStorage {
         return found
     }
 
-    static func typesText(_ types: Set<EventType>?) -> String {
-        types.map { $0.sorted().map(\.rawValue).joined(separator: ",") } ?? "*"
-    }
-
     /// `AND kind IN (...)` and its values for `kinds` (nothing for nil: every kind).
     static func kindFilter(_ kinds: Set<TransactionKind>?) -> (sql: String, values: [SQLValue]) {
         guard let kinds else { return ("", []) }
@@ -111,7 +107,7 @@ extension SQLLedgerStore {
 
     package func backlog(after: Int64, types: Set<EventType>?) async throws(WalletError) -> EventBacklog {
         guard after >= 0 else { throw .invalidRequest("after must be a seq, 0 or more") }
-        let kinds = types.map { Set($0.map(\.kind)) }
+        let kinds = EventQuery(after: after, types: types).kinds
         return try await read { db in
             let (kindFilter, kindValues) = WebhookStorage.kindFilter(kinds)
             let count = try db.integer(
@@ -141,7 +137,7 @@ extension SQLLedgerStore {
                 INSERT INTO webhook_endpoints (id, url, types, description, status, cursor_seq, created_at, updated_at, delivered, attempts,
                     next_attempt_at, secret) VALUES (?, ?, ?, ?, 'active', ?, ?, ?, 0, 0, ?, ?)
                 """,
-                [.text(id), .text(request.url), .text(WebhookStorage.typesText(request.types)), .text(request.description), .integer(head), .text(at),
+                [.text(id), .text(request.url), .text(WebhookEndpoint.typeNames(request.types).joined(separator: ",")), .text(request.description), .integer(head), .text(at),
                  .text(at), .text(at), .text(secret)])
             return CreatedWebhook(endpoint: try WebhookStorage.find(db, id: id).endpoint, secret: secret)
         }

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import Synchronization
 import WalletCore
+import WalletGoogle
 
 /// Where a delivery may go, decided at each delivery: the URL's rules (`WebhookURL`), then, for
 /// a host name, its addresses after DNS, every one public unless the operator allowed the host.
@@ -15,7 +16,7 @@ public enum WebhookTarget {
         for url: String, allowedHosts: Set<String>, timeout: Duration, resolve: @Sendable (String) async throws(WalletError) -> [NetworkAddress]
     ) async throws(WalletError) -> HTTPClient {
         let target = try WebhookURL(url, allowedHosts: allowedHosts)
-        let time = WebhookSender.timeAmount(timeout)
+        let time = GoogleHTTP.timeAmount(timeout)
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: time, read: time))
         if !target.isAllowedHost && NetworkAddress(literal: target.host) == nil {
             // The client connects to what it reads as the host, and the address pinned below is
