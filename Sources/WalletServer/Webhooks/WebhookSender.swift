@@ -7,6 +7,7 @@ import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
 import WalletCore
+import WalletGoogle
 
 /// How webhooks are delivered: the limits of one attempt and how often the sender looks for work.
 public struct WebhookDeliverySettings: Sendable {
@@ -54,7 +55,7 @@ public struct WebhookDeliverySettings: Sendable {
 /// it; a claim that is not renewed lapses after `lease`, so a killed instance's endpoints are
 /// taken up by the others (or by itself, restarted). Runs in `wallet serve`'s service group.
 public final class WebhookSender: Service, Sendable {
-    let store: any EventFeed & WebhookStore
+    let store: any EventFeed & WebhookStore & LedgerAuditing
     let settings: WebhookDeliverySettings
     let logger: Logger
     /// This sender's name in claims: random per process.
@@ -67,7 +68,7 @@ public final class WebhookSender: Service, Sendable {
     private let gaugesRecorded = Mutex<ContinuousClock.Instant?>(nil)
     static let gaugeInterval: Duration = .seconds(10)
 
-    public init(store: any EventFeed & WebhookStore, settings: WebhookDeliverySettings, logger: Logger) {
+    public init(store: any EventFeed & WebhookStore & LedgerAuditing, settings: WebhookDeliverySettings, logger: Logger) {
         self.store = store
         self.settings = settings
         self.logger = logger
@@ -121,7 +122,7 @@ public final class WebhookSender: Service, Sendable {
         return outcomes
     }
 
-    /// Active endpoints whose next attempt is due and that have transactions after their cursor,
+    /// Active endpoints whose next attempt is due and that are behind the ledger's head,
     /// at most `endpointsAtOnce` less those being sent to.
     private func dueEndpoints() async throws(WalletError) -> [WebhookEndpoint] {
         let endpoints = try await store.webhooks()
@@ -134,11 +135,10 @@ public final class WebhookSender: Service, Sendable {
         }
         let candidates = endpoints.filter { $0.status == .active && $0.nextAttemptAt <= now && !sending.contains($0.id) && !waiting.contains($0.id) }
         guard !candidates.isEmpty else { return [] }
-        var due: [WebhookEndpoint] = []
-        for endpoint in candidates {
-            let waiting = try await store.events(EventQuery(after: endpoint.cursorSeq, limit: 1, types: endpoint.types))
-            if !waiting.events.isEmpty || waiting.next > endpoint.cursorSeq { due.append(endpoint) }
-        }
+        // One read of the head for every endpoint: one behind it is due (if what it has not passed
+        // yet is of other types, its delivery just moves its cursor on).
+        let head = try await store.head().seq
+        let due = candidates.filter { $0.cursorSeq < head }
         let room = max(0, settings.endpointsAtOnce - busy.withLock { $0.count })
         return Array(due.prefix(room))
     }
@@ -259,7 +259,7 @@ public final class WebhookSender: Service, Sendable {
         return await withTaskGroup(of: String?.self) { group in
             group.addTask {
                 do {
-                    let response = try await client.execute(prepared, deadline: .now() + Self.timeAmount(timeout))
+                    let response = try await client.execute(prepared, deadline: .now() + GoogleHTTP.timeAmount(timeout))
                     // Read a little of the answer, for the log; the rest is dropped with the connection.
                     var read = 0
                     var text = ""
@@ -271,7 +271,7 @@ public final class WebhookSender: Service, Sendable {
                     let status = Int(response.status.code)
                     if (200..<300).contains(status) { return nil }
                     if (300..<400).contains(status) { return "answered \(status) (redirects are not followed)" }
-                    return "answered \(status): \(Self.quoted(text))"
+                    return "answered \(status): \(GoogleHTTP.quoted(text, charactersMax: 200))"
                 } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
                     return "no answer within \(timeout)"
                 } catch {
@@ -313,12 +313,4 @@ public final class WebhookSender: Service, Sendable {
         }
     }
 
-    static func timeAmount(_ duration: Duration) -> TimeAmount {
-        let (seconds, attoseconds) = duration.components
-        return .nanoseconds(min(max(seconds, 0), 86_400) * 1_000_000_000 + max(attoseconds, 0) / 1_000_000_000)
-    }
-
-    static func quoted(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }).prefix(200))
-    }
 }
