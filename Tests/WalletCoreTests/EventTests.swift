@@ -239,6 +239,12 @@ struct EventStoreTests {
         #expect(taken.endpoint.cursorSeq == 3)
         #expect(try await store.advanceWebhook(id: id, holder: "a", from: 3, to: 4, delivered: 1, lease: .seconds(30)) == false)
 
+        // A sender that lost its claim records nothing, and a cursor never moves back.
+        #expect(try await store.failWebhook(id: id, holder: "a", cursor: 3, error: "late", random: 0) == nil)
+        #expect(await walletError { _ = try await store.advanceWebhook(id: id, holder: "b", from: 3, to: 2, delivered: 0, lease: .seconds(30)) }?.code == "invalid_request")
+        let untouched = try await store.webhook(id: id)
+        #expect(untouched.attempts == 0 && untouched.lastError == nil && untouched.cursorSeq == 3)
+
         // A failed attempt: counted, the claim given up, the next attempt 2.5 to 5 s later.
         let failed = try #require(try await store.failWebhook(id: id, holder: "b", cursor: 3, error: "answered 500", random: 0))
         #expect(failed.attempts == 1 && failed.status == .active && failed.lastError == "answered 500" && failed.failingSince != nil)

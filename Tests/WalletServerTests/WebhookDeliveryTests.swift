@@ -67,8 +67,13 @@ struct DeliveryRig {
 
 /// The ledger's store, except that moving a webhook cursor fails, as a database that stopped
 /// answering would.
-struct CursorFailingStore: EventFeed & WebhookStore {
+struct CursorFailingStore: EventFeed & WebhookStore & LedgerAuditing {
     let inner: SQLLedgerStore
+
+    func verify(progress: (@Sendable (Int64) -> Void)?) async throws(WalletError) -> VerifyReport { try await inner.verify(progress: progress) }
+    func volume(_ query: VolumeQuery) async throws(WalletError) -> [DailyVolume] { try await inner.volume(query) }
+    func head() async throws(WalletError) -> LedgerHead { try await inner.head() }
+    func export(_ query: ExportQuery, format: ExportFormat) async throws(WalletError) -> ExportStream { try await inner.export(query, format: format) }
 
     func events(_ query: EventQuery) async throws(WalletError) -> EventPage { try await inner.events(query) }
     func backlog(after: Int64, types: Set<EventType>?) async throws(WalletError) -> EventBacklog { try await inner.backlog(after: after, types: types) }
@@ -282,6 +287,17 @@ struct WebhookDeliveryTests {
         #expect(try await rig.store.webhook(id: named.endpoint.id).attempts == 1)
         #expect(inside.deliveries.isEmpty)
         #expect(try await WebhookTarget.resolve("localhost").contains { !$0.isPublic })
+        // A name that does not resolve (`.invalid` never does) is a failed attempt, not a crash.
+        await #expect(throws: WalletError.self) { _ = try await WebhookTarget.resolve("no-such-host.invalid") }
+        _ = try await rig.store.setWebhook(id: named.endpoint.id, enabled: true)
+        rig.clock.advance(3_600)
+        let unresolvable = WebhookSender(
+            store: rig.store,
+            settings: WebhookDeliverySettings(
+                allowedHosts: [], random: { 0 }, clock: { rig.clock.now }, resolve: { host throws(WalletError) in throw .invalidRequest("\(host) does not resolve") }),
+            logger: TestServer.quietLogger)
+        #expect(try await unresolvable.deliverDue()[named.endpoint.id]?.failure == "hooks.example.com does not resolve")
+        #expect(try await rig.store.webhook(id: named.endpoint.id).attempts == 2)
         for url in ["file:///etc/passwd", "http://127.0.0.1:\(inside.port)/", "https://127.0.0.1:\(inside.port)/", "gopher://127.0.0.1/"] {
             await #expect(throws: WalletError.self, "\(url)") {
                 _ = try await rig.store.createWebhook(WebhookEndpointRequest(url: url, types: nil), allowedHosts: [])
