@@ -44,7 +44,8 @@ struct ReadmeBlockTests {
         process.waitUntilExit()
         let leftRunning = Self.stopGroup(process.processIdentifier)
         let printed = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        let lines = printed.split(separator: "\n", omittingEmptySubsequences: false).map { String($0).trimmingTrailingWhitespace() }
+        // Split at every line break: curl prints headers with CRLF, one Character in Swift.
+        let lines = printed.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { String($0).trimmingTrailingWhitespace() }
 
         #expect(process.terminationStatus != 124, "\(session) did not finish within 240 s:\n\(printed)")
         #expect(!leftRunning, "\(session) left a process running (a server it did not stop):\n\(printed)")
