@@ -485,7 +485,7 @@ final class InterposedLedger: LedgerWriting & LedgerReading & PurchaseFinishOutb
     func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult { try await store.refund(request) }
     func products() async throws(WalletError) -> [Product] { try await store.products() }
     func balances(playerID: PlayerID) async throws(WalletError) -> WalletBalances { try await store.balances(playerID: playerID) }
-    func lots(playerID: PlayerID) async throws(WalletError) -> [WalletLot] { try await store.lots(playerID: playerID) }
+    func lots(_ query: LotQuery) async throws(WalletError) -> LotPage { try await store.lots(query) }
     func holds(playerID: PlayerID) async throws(WalletError) -> [Hold] { try await store.holds(playerID: playerID) }
     func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage { try await store.history(query) }
     func purchase(store: String, storeTransactionID: String) async throws(WalletError) -> LedgerTransaction? {

@@ -736,6 +736,39 @@ struct ExportLinksTests {
 
 @Suite("Bonuses and lots over HTTP")
 struct BonusRouteTests {
+    @Test("the lot list is paged: limit and after, next only when another page follows; a bad limit or a lot of another wallet is a 400", arguments: TestBackend.all)
+    func lotPages(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        for index in 0..<3 { try await server.credit("p1", transactionID: "T\(index)") }
+        try await server.credit("p2", transactionID: "Q")
+        try await server.test { client in
+            let headers = server.bearer(.service)
+            var ids: [Int] = []
+            var after = ""
+            var pages = 0
+            while true {
+                let page = try await client.execute(uri: "/v1/wallets/p1/lots?limit=2\(after)", method: .get, headers: headers)
+                #expect(page.status == .ok)
+                let object = try page.object()
+                ids += (object["lots"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+                pages += 1
+                guard let next = object["next"] as? Int else {
+                    #expect(!String(buffer: page.body).contains("next"), "no next member on the last page")
+                    break
+                }
+                #expect(next == ids.last)
+                after = "&after=\(next)"
+            }
+            #expect(pages == 2 && ids.count == 3 && ids == ids.sorted(), "three purchase lots, oldest first, over two pages")
+            let other = try await client.execute(uri: "/v1/wallets/p2/lots", method: .get, headers: headers)
+            let otherID = try #require((try other.object()["lots"] as? [[String: Any]])?.first?["id"] as? Int)
+            for query in ["limit=0", "limit=501", "after=0", "after=\(otherID)", "limit=two"] {
+                let refused = try await client.execute(uri: "/v1/wallets/p1/lots?\(query)", method: .get, headers: headers)
+                #expect(try refused.status == .badRequest && refused.problemCode() == "invalid_request", "\(query)")
+            }
+        }
+    }
+
     @Test("a bonus is created once and shows as a lot, with what expires within 7 days on the balance; a past expiry is a 400", arguments: TestBackend.all)
     func bonus(_ backend: TestBackend) async throws {
         let server = try await TestServer(backend)

@@ -81,7 +81,11 @@ struct WalletController {
     /// The open lots: what remains of each credit, in burn order per currency, with its expiry.
     @Sendable func lots(request: Request, context: WalletRequestContext) async throws -> Response {
         let playerID = try context.requireWalletPlayerID()
-        return try JSONBody.response(PlayerLots(playerID: playerID, lots: try await store.lots(playerID: playerID)), for: context)
+        let query = LotQuery(
+            playerID: playerID, limit: try QueryReader.integer(request, "limit").map(Int.init) ?? Limits.pageSizeDefault,
+            after: try QueryReader.integer(request, "after"))
+        let page = try await store.lots(query)
+        return try JSONBody.response(PlayerLots(playerID: playerID, lots: page.lots, next: page.next), for: context)
     }
 
     @Sendable func balance(request: Request, context: WalletRequestContext) async throws -> Response {
