@@ -267,12 +267,17 @@ struct OperationsRouteTests {
         struct Surprise: Error {}
         let server = try await TestServer(backend)
         server.router.get("/boom") { _, _ -> Response in throw Surprise() }
-        try await server.test { client in
+        // The error is logged, with the request id, where this test reads it (not on the test run's output).
+        let logs = LogRecorder()
+        try await Application(router: server.router, logger: logs.logger(label: "test-server")).test(.router) { client in
             let response = try await client.execute(uri: "/boom", method: .get, headers: [.requestID: "trace-500"])
             #expect(response.status == .internalServerError)
             #expect(try response.problemCode() == "internal_error")
             #expect(try (response.object()["detail"] as? String)?.contains("trace-500") == true)
         }
+        let logged = logs.recorded.filter { $0.message == "unexpected error" }
+        #expect(logged.count == 1 && logged.first?.level == .error && logged.first?.metadata["request_id"] == "trace-500")
+        #expect(logged.first?.metadata["error"]?.contains("Surprise") == true)
     }
 
     @Test("every ledger error maps to its status and code", arguments: [
