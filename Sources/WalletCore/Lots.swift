@@ -292,7 +292,7 @@ package enum LotRules {
     /// - Throws: `captureExceedsHold` when `captured` is more than the hold, `invalidRequest` when negative.
     package static func splitCapture(_ captured: Int64, of draws: [LotDraw]) throws(WalletError) -> (kept: [LotDraw], returned: [LotDraw]) {
         let held = draws.reduce(0) { $0 + $1.amount }
-        guard captured >= 0 else { throw .invalidRequest("a capture takes 0 to \(held), the amount held, not \(captured)") }
+        guard captured >= 0 else { throw .invalidRequest("a capture takes 0 to \(held), the amount held, not \(captured)", field: "amount") }
         guard captured <= held else { throw .captureExceedsHold("the hold holds \(held); a capture of \(captured) is more") }
         var left = captured
         var kept: [LotDraw] = []

@@ -199,7 +199,7 @@ extension SQLLedgerStore {
 
     package func purchase(store: String, storeTransactionID: String) async throws(WalletError) -> LedgerTransaction? {
         try Validate.store(store)
-        try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id")
+        try Validate.asciiIdentifier(storeTransactionID, field: .storeTransactionID)
         return try await read { db in try LedgerReads.purchase(db, store: store, storeTransactionID: storeTransactionID) }
     }
 

@@ -35,11 +35,11 @@ enum IdempotencyKeyReader {
         let headerKey = request.headers[.idempotencyKey]
         switch (headerKey, bodyKey) {
         case (let header?, let body?) where !Identifier.same(header, body):
-            throw APIError.invalidRequest("the Idempotency-Key header and the idempotency_key field differ")
+            throw APIError.invalidRequest("the Idempotency-Key header and the idempotency_key field differ", field: "idempotency_key")
         case (let key?, _), (nil, let key?):
             return key
         case (nil, nil):
-            throw APIError.invalidRequest("an Idempotency-Key header (or idempotency_key field) is required")
+            throw APIError.invalidRequest("an Idempotency-Key header (or idempotency_key field) is required", field: "idempotency_key")
         }
     }
 }

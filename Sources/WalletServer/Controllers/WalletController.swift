@@ -93,7 +93,7 @@ struct WalletController {
         let after = try QueryReader.integer(request, "after")
         let kind = try request.uri.queryParameters.get("kind").map { text in
             guard let kind = TransactionKind(rawValue: text) else {
-                throw APIError.invalidRequest("kind must be one of \(TransactionKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw APIError.invalidRequest("kind must be one of \(TransactionKind.allCases.map(\.rawValue).joined(separator: ", "))", field: "kind")
             }
             return kind
         }
@@ -166,7 +166,7 @@ enum QueryReader {
     /// An optional integer query parameter; present but not an integer is a 400.
     static func integer(_ request: Request, _ name: String) throws -> Int64? {
         guard let text = request.uri.queryParameters.get(name) else { return nil }
-        guard let value = Int64(text) else { throw APIError.invalidRequest("the query parameter '\(name)' must be an integer") }
+        guard let value = Int64(text) else { throw APIError.invalidRequest("the query parameter '\(name)' must be an integer", field: name) }
         return value
     }
 }
