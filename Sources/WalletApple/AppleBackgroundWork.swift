@@ -72,7 +72,7 @@ public struct ConsumptionReplySender: Service {
         do {
             try await api.sendConsumption(transactionID: reply.storeTransactionID, environment: environment, information)
             return .sent
-        } catch .invalidRequest(let detail), .notFound(let detail) {
+        } catch .invalidRequest(let detail, _), .notFound(let detail) {
             // Malformed, or about a transaction Apple does not know there: never accepted.
             return .refused(error: detail)
         } catch {

@@ -129,7 +129,7 @@ public struct ApplePurchases: Sendable {
                     notificationUUID: notification.notificationUUID, store: "apple", type: notification.notificationType, subtype: notification.subtype,
                     storeTransactionID: transaction.map(Self.ledgerKey), effect: effect, reportedAt: notification.signedDate, actor: "apple:notifications",
                     consumptionReply: reply))
-        } catch .invalidRequest(let reason) {
+        } catch .invalidRequest(let reason, _) {
             // A signed payload is refused one way: 422 purchase_invalid with the reason.
             throw .purchaseInvalid(reason)
         }

@@ -42,7 +42,8 @@ public struct PassDuration: Sendable, Equatable, Hashable, CustomStringConvertib
 
     public init(_ text: String) throws(WalletError) {
         let refusal = WalletError.invalidRequest(
-            "duration '\(text.prefix(40))' must be an ISO 8601 period of years, months, weeks and days such as P30D, P3M or P1Y, at most ten years")
+            "duration '\(text.prefix(40))' must be an ISO 8601 period of years, months, weeks and days such as P30D, P3M or P1Y, at most ten years",
+            field: "duration")
         let bytes = Array(text.utf8)
         guard bytes.count >= 3, bytes.count <= 32, bytes[0] == UInt8(ascii: "P") else { throw refusal }
         var index = 1
@@ -101,7 +102,8 @@ public struct EntitlementName: Sendable, Hashable, CustomStringConvertible {
             bytes.allSatisfy({ isLowerOrDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") })
         else {
             throw .invalidRequest(
-                "entitlement '\(text.prefix(40))' must start with a lowercase letter or digit and hold at most \(Self.bytesMax) lowercase letters, digits, '_', '.' or '-'")
+                "entitlement '\(text.prefix(40))' must start with a lowercase letter or digit and hold at most \(Self.bytesMax) lowercase letters, digits, '_', '.' or '-'",
+                field: "entitlement")
         }
         self.text = text
     }
@@ -275,13 +277,13 @@ public struct EntitlementChangeRequest: LedgerMutation, Equatable {
     }
 
     package func validate() throws(WalletError) {
-        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
+        try Validate.asciiIdentifier(idempotencyKey, field: .idempotencyKey)
         try Validate.reasonCode(reasonCode)
-        try Validate.text(note, field: "note", bytesMax: Limits.noteBytesMax)
-        if let ticket { try Validate.visibleText(ticket, field: "ticket", bytesMax: Limits.identifierBytesMax) }
+        try Validate.text(note, field: .member("note"), bytesMax: Limits.noteBytesMax)
+        if let ticket { try Validate.visibleText(ticket, field: .member("ticket"), bytesMax: Limits.identifierBytesMax) }
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
         if case .extend(let days) = action, !(1...Self.extendDaysMax).contains(days) {
-            throw .invalidRequest("days must be between 1 and \(Self.extendDaysMax)")
+            throw .invalidRequest("days must be between 1 and \(Self.extendDaysMax)", field: "days")
         }
     }
 

@@ -199,12 +199,12 @@ public struct EventQuery: Sendable, Equatable {
 
     /// Checks a long poll's wait, in seconds (`wait=`).
     public static func validate(waitSeconds: Int64) throws(WalletError) {
-        guard (0...Int64(waitSecondsMax)).contains(waitSeconds) else { throw .invalidRequest("wait must be 0 to \(waitSecondsMax) seconds") }
+        guard (0...Int64(waitSecondsMax)).contains(waitSeconds) else { throw .invalidRequest("wait must be 0 to \(waitSecondsMax) seconds", field: "wait") }
     }
 
     package func validate() throws(WalletError) {
-        guard after >= 0 else { throw .invalidRequest("after must be a seq, 0 or more") }
-        guard (1...Self.limitMax).contains(limit) else { throw .invalidRequest("limit must be between 1 and \(Self.limitMax)") }
+        guard after >= 0 else { throw .invalidRequest("after must be a seq, 0 or more", field: "after") }
+        guard (1...Self.limitMax).contains(limit) else { throw .invalidRequest("limit must be between 1 and \(Self.limitMax)", field: "limit") }
         if let types, types.isEmpty { throw .invalidRequest("name at least one event type, or leave types out for all") }
     }
 

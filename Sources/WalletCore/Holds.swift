@@ -153,10 +153,10 @@ public struct HoldRequest: LedgerMutation, Equatable {
         try Validate.positiveAmount(amount)
         try Validate.currency(currency)
         guard Self.expiresInSecondsRange.contains(expiresInSeconds) else {
-            throw .invalidRequest("expires_in_seconds must be from 1 to \(Self.expiresInSecondsRange.upperBound)")
+            throw .invalidRequest("expires_in_seconds must be from 1 to \(Self.expiresInSecondsRange.upperBound)", field: "expires_in_seconds")
         }
-        if let reason { try Validate.text(reason, field: "reason", bytesMax: Limits.reasonBytesMax) }
-        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
+        if let reason { try Validate.text(reason, field: .member("reason"), bytesMax: Limits.reasonBytesMax) }
+        try Validate.asciiIdentifier(idempotencyKey, field: .idempotencyKey)
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
@@ -199,7 +199,7 @@ public struct HoldResolution: LedgerMutation, Equatable {
     package func validate() throws(WalletError) {
         guard holdID.utf8.count == 36, UUID(uuidString: holdID) != nil else { throw .notFound("no hold \(holdID.prefix(64))") }
         if case .capture(let amount?) = action { try Validate.positiveAmount(amount) }
-        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
+        try Validate.asciiIdentifier(idempotencyKey, field: .idempotencyKey)
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 

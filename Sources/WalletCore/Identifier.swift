@@ -60,15 +60,15 @@ public struct PlayerID: Hashable, Sendable, CustomStringConvertible {
 
     /// Throws `invalidRequest` unless `text` follows the player id syntax.
     public static func validate(_ text: String) throws(WalletError) {
-        guard !text.isEmpty else { throw .invalidRequest("player id must not be empty") }
+        guard !text.isEmpty else { throw RequestField.playerID.invalid("player id must not be empty") }
         guard text.utf8.count <= Limits.identifierBytesMax else {
-            throw .invalidRequest("player id must be at most \(Limits.identifierBytesMax) bytes")
+            throw RequestField.playerID.invalid("player id must be at most \(Limits.identifierBytesMax) bytes")
         }
         guard text.utf8.allSatisfy(isAllowed) else {
-            throw .invalidRequest("player id may hold only ASCII letters, digits and - _ . : @ + = | ~")
+            throw RequestField.playerID.invalid("player id may hold only ASCII letters, digits and - _ . : @ + = | ~")
         }
         // Clients resolve `.` and `..` path segments before sending: such an id names no wallet.
-        guard text != ".", text != ".." else { throw .invalidRequest("player id must not be '.' or '..'") }
+        guard text != ".", text != ".." else { throw RequestField.playerID.invalid("player id must not be '.' or '..'") }
     }
 
     /// Decodes a percent-encoded path segment byte for byte (`%7C` is `|`), without the
@@ -104,6 +104,11 @@ extension PlayerID: Decodable {
     /// `DecodingError`.
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
-        try self.init(text)
+        do {
+            try self.init(text)
+        } catch {
+            // Named as the body names it (`player_id`, or an export link's `player`).
+            throw WalletError.invalidRequest(error.detail, field: decoder.codingPath.first?.stringValue ?? error.field)
+        }
     }
 }

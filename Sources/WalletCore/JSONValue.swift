@@ -92,17 +92,17 @@ public struct Metadata: Codable, Sendable, Equatable {
     /// value: what is accepted here is what history, statements, replays and exports return.
     public init(_ value: JSONValue) throws(WalletError) {
         guard case .object = value else {
-            throw .invalidRequest("metadata must be a JSON object")
+            throw .invalidRequest("metadata must be a JSON object", field: "metadata")
         }
         guard value.depth <= Limits.metadataDepthMax else {
-            throw .invalidRequest("metadata nests objects and arrays deeper than \(Limits.metadataDepthMax) levels")
+            throw .invalidRequest("metadata nests objects and arrays deeper than \(Limits.metadataDepthMax) levels", field: "metadata")
         }
         let text = try value.canonicalText()
         guard text.utf8.count <= Limits.metadataBytesMax else {
-            throw .invalidRequest("metadata must be at most \(Limits.metadataBytesMax) bytes of JSON")
+            throw .invalidRequest("metadata must be at most \(Limits.metadataBytesMax) bytes of JSON", field: "metadata")
         }
         guard try JSONValue.parse(text) == value else {
-            throw .invalidRequest("metadata holds a value that cannot be kept exactly as sent")
+            throw .invalidRequest("metadata holds a value that cannot be kept exactly as sent", field: "metadata")
         }
         self.canonicalText = text
     }

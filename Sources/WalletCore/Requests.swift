@@ -92,17 +92,17 @@ public struct GrantRequest: LedgerMutation, Equatable {
 
     package func validate() throws(WalletError) {
         try Validate.store(store)
-        try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id")
-        try Validate.asciiIdentifier(productID, field: "product id")
+        try Validate.asciiIdentifier(storeTransactionID, field: .storeTransactionID)
+        try Validate.asciiIdentifier(productID, field: .productID)
         guard (1...Limits.quantityMax).contains(quantity) else {
-            throw .invalidRequest("quantity must be between 1 and \(Limits.quantityMax)")
+            throw .invalidRequest("quantity must be between 1 and \(Limits.quantityMax)", field: "quantity")
         }
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
         if let accountToken, UUID(uuidString: accountToken)?.uuidString.lowercased() != accountToken {
             throw .invalidRequest("an account token must be a UUID in lowercase")
         }
         try record?.validate()
-        if let purchasedAt { _ = try Timestamp.parse(purchasedAt, field: "purchased_at") }
+        if let purchasedAt { _ = try Timestamp.parse(purchasedAt, field: .member("purchased_at")) }
     }
 
     /// Keyed by the store transaction, globally.
@@ -158,17 +158,17 @@ public struct BonusRequest: LedgerMutation, Equatable {
     package func validate() throws(WalletError) {
         try Validate.positiveAmount(amount)
         try Validate.currency(currency)
-        if let expiresAt { _ = try Timestamp.parse(expiresAt, field: "expires_at") }
+        if let expiresAt { _ = try Timestamp.parse(expiresAt, field: .member("expires_at")) }
         try Validate.reasonCode(reasonCode)
-        if let note { try Validate.text(note, field: "note", bytesMax: Limits.noteBytesMax) }
-        if let campaign { try Validate.visibleText(campaign, field: "campaign", bytesMax: Limits.identifierBytesMax) }
-        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
+        if let note { try Validate.text(note, field: .member("note"), bytesMax: Limits.noteBytesMax) }
+        if let campaign { try Validate.visibleText(campaign, field: .member("campaign"), bytesMax: Limits.identifierBytesMax) }
+        try Validate.asciiIdentifier(idempotencyKey, field: .idempotencyKey)
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
     /// The expiry in the ledger's own format (validated), if any.
     package var expiry: String? {
-        get throws(WalletError) { try expiresAt.map { text throws(WalletError) in try Timestamp.parse(text, field: "expires_at") } }
+        get throws(WalletError) { try expiresAt.map { text throws(WalletError) in try Timestamp.parse(text, field: .member("expires_at")) } }
     }
 
     /// Keyed by the caller's key, scoped to the wallet's bonuses.
@@ -214,8 +214,8 @@ public struct SpendRequest: LedgerMutation, Equatable {
     package func validate() throws(WalletError) {
         try Validate.positiveAmount(amount)
         try Validate.currency(currency)
-        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
-        if let reason { try Validate.text(reason, field: "reason", bytesMax: Limits.reasonBytesMax) }
+        try Validate.asciiIdentifier(idempotencyKey, field: .idempotencyKey)
+        if let reason { try Validate.text(reason, field: .member("reason"), bytesMax: Limits.reasonBytesMax) }
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
@@ -264,15 +264,15 @@ public struct AdjustRequest: LedgerMutation, Equatable {
     }
 
     package func validate() throws(WalletError) {
-        guard amount != 0 else { throw .invalidRequest("amount must not be zero") }
+        guard amount != 0 else { throw .invalidRequest("amount must not be zero", field: "amount") }
         guard (-Limits.amountPerOperationMax...Limits.amountPerOperationMax).contains(amount) else {
-            throw .invalidRequest("amount must be between -\(Limits.amountPerOperationMax) and \(Limits.amountPerOperationMax)")
+            throw .invalidRequest("amount must be between -\(Limits.amountPerOperationMax) and \(Limits.amountPerOperationMax)", field: "amount")
         }
         try Validate.currency(currency)
         try Validate.reasonCode(reasonCode)
-        try Validate.text(note, field: "note", bytesMax: Limits.noteBytesMax)
-        if let ticket { try Validate.visibleText(ticket, field: "ticket", bytesMax: Limits.identifierBytesMax) }
-        try Validate.asciiIdentifier(idempotencyKey, field: "idempotency key")
+        try Validate.text(note, field: .member("note"), bytesMax: Limits.noteBytesMax)
+        if let ticket { try Validate.visibleText(ticket, field: .member("ticket"), bytesMax: Limits.identifierBytesMax) }
+        try Validate.asciiIdentifier(idempotencyKey, field: .idempotencyKey)
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
 
@@ -322,13 +322,13 @@ public struct RefundRequest: LedgerMutation, Equatable {
 
     /// A refund of `percentage` percent (1–100).
     public init(store: String, storeTransactionID: String, percentage: Int64, policy: RefundPolicy = .debt, actor: String) throws(WalletError) {
-        guard (1...100).contains(percentage) else { throw .invalidRequest("percentage must be between 1 and 100") }
+        guard (1...100).contains(percentage) else { throw .invalidRequest("percentage must be between 1 and 100", field: "percentage") }
         self.init(store: store, storeTransactionID: storeTransactionID, shareMillipercent: percentage * 1_000, policy: policy, actor: actor)
     }
 
     package func validate() throws(WalletError) {
         try Validate.store(store)
-        try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id")
+        try Validate.asciiIdentifier(storeTransactionID, field: .storeTransactionID)
         try Validate.refundShare(shareMillipercent)
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
     }
@@ -382,23 +382,25 @@ public struct ProductUpdate: Sendable, Equatable {
     /// A consumable grants credits only; a non-consumable an entitlement for ever, and credits
     /// if any (a starter pack); a pass an entitlement for its duration, and credits if any.
     package func validate() throws(WalletError) {
-        try Validate.asciiIdentifier(productID, field: "product id")
+        try Validate.asciiIdentifier(productID, field: .productID)
         let creditsMin: Int64 = type == .consumable ? 1 : 0
         guard (creditsMin...Limits.productCreditsMax).contains(credits) else {
-            throw .invalidRequest("credits must be between \(creditsMin) and \(Limits.productCreditsMax) for a \(type.rawValue) product")
+            throw .invalidRequest("credits must be between \(creditsMin) and \(Limits.productCreditsMax) for a \(type.rawValue) product", field: "credits")
         }
         try Validate.currency(currency)
         if let store { try Validate.store(store) }
         switch type {
         case .consumable:
             guard entitlement == nil, duration == nil else {
-                throw .invalidRequest("a consumable grants credits only: an entitlement needs type non_consumable or non_renewing")
+                throw .invalidRequest("a consumable grants credits only: an entitlement needs type non_consumable or non_renewing", field: entitlement == nil ? "duration" : "entitlement")
             }
         case .nonConsumable:
-            guard entitlement != nil else { throw .invalidRequest("a non_consumable product needs an entitlement") }
-            guard duration == nil else { throw .invalidRequest("a non_consumable product is owned for ever and takes no duration") }
+            guard entitlement != nil else { throw .invalidRequest("a non_consumable product needs an entitlement", field: "entitlement") }
+            guard duration == nil else { throw .invalidRequest("a non_consumable product is owned for ever and takes no duration", field: "duration") }
         case .nonRenewing:
-            guard entitlement != nil, duration != nil else { throw .invalidRequest("a non_renewing product needs an entitlement and a duration") }
+            guard entitlement != nil, duration != nil else {
+                throw .invalidRequest("a non_renewing product needs an entitlement and a duration", field: entitlement == nil ? "entitlement" : "duration")
+            }
         }
     }
 }
@@ -429,9 +431,9 @@ public struct HistoryQuery: Sendable, Equatable {
     /// The period bounds in the ledger's timestamp format, once the query is valid.
     package func validated() throws(WalletError) -> (from: String?, to: String?) {
         guard (1...Limits.pageSizeMax).contains(limit) else {
-            throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)")
+            throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)", field: "limit")
         }
-        if let after, after < 1 { throw .invalidRequest("after must be a positive seq") }
+        if let after, after < 1 { throw .invalidRequest("after must be a positive seq", field: "after") }
         return try ExportQuery(from: from, to: to).bounds()
     }
 }

@@ -57,7 +57,7 @@ public struct StoreNotification: Sendable, Equatable {
         try Validate.store(store)
         try Validate.visibleText(type, field: "notification type", bytesMax: 64)
         if let subtype { try Validate.visibleText(subtype, field: "notification subtype", bytesMax: 64) }
-        if let storeTransactionID { try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id") }
+        if let storeTransactionID { try Validate.asciiIdentifier(storeTransactionID, field: .storeTransactionID) }
         if effect != .none, !isRefusal, storeTransactionID == nil { throw .invalidRequest("a \(type) notification needs a store transaction id") }
         if case .refund(let share, _) = effect { try Validate.refundShare(share) }
         if case .voids(let voids, _) = effect {

@@ -63,17 +63,17 @@ extension Timestamp {
     /// the ledger's UTC format, so it compares as text with stored timestamps. Strict: every field
     /// is range-checked (no February 30, no 24:00, no leap second), the year has four digits,
     /// and the instant must fall in years 0001 to 9999 once in UTC — nothing is wrapped around.
-    public static func parse(_ text: String, field: String) throws(WalletError) -> String {
+    public static func parse(_ text: String, field: RequestField) throws(WalletError) -> String {
         guard let milliseconds = milliseconds(rfc3339: Array(text.utf8.prefix(65))), text.utf8.count <= 64 else {
-            throw .invalidRequest("\(field) must be an RFC 3339 timestamp between years 0001 and 9999, such as 2026-11-01T00:00:00Z")
+            throw field.invalid("\(field.phrase) must be an RFC 3339 timestamp between years 0001 and 9999, such as 2026-11-01T00:00:00Z")
         }
         return format(milliseconds: milliseconds)
     }
 
     /// The instant an RFC 3339 timestamp names, as strictly as `parse`.
-    public static func date(_ text: String, field: String) throws(WalletError) -> Date {
+    public static func date(_ text: String, field: RequestField) throws(WalletError) -> Date {
         guard let milliseconds = milliseconds(rfc3339: Array(text.utf8.prefix(65))), text.utf8.count <= 64 else {
-            throw .invalidRequest("\(field) must be an RFC 3339 timestamp between years 0001 and 9999, such as 2026-11-01T00:00:00Z")
+            throw field.invalid("\(field.phrase) must be an RFC 3339 timestamp between years 0001 and 9999, such as 2026-11-01T00:00:00Z")
         }
         return Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
     }

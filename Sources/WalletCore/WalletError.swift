@@ -4,7 +4,9 @@
 /// can act on. A thrown `WalletError` always means the operation changed nothing.
 public enum WalletError: Error, Equatable, Sendable {
     /// The request is malformed or breaks a limit (empty id, zero amount, key too long, ...).
-    case invalidRequest(String)
+    /// `field` names the request member at fault (a body member or query parameter, as the API
+    /// spells it) when the error concerns one, so that a client can show it beside its input.
+    case invalidRequest(String, field: String? = nil)
     /// The spend or adjustment would take the balance below zero; carries the current balance.
     case insufficientFunds(balance: Int64, currency: String)
     /// The idempotency key was already used for a different request.
@@ -77,7 +79,7 @@ public enum WalletError: Error, Equatable, Sendable {
     /// A sentence for a person: what was wrong and, where it helps, what to do.
     public var detail: String {
         switch self {
-        case .invalidRequest(let detail), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
+        case .invalidRequest(let detail, _), .idempotencyKeyReused(let detail), .unknownProduct(let detail),
             .unknownCurrency(let detail), .notFound(let detail), .unsupportedDatabase(let detail),
             .storage(let detail), .corrupt(let detail), .overloaded(let detail), .purchaseInvalid(let detail), .purchasePending(let detail), .notConfigured(let detail), .alreadyRefunded(let detail),
             .storeUnavailable(let detail), .captureExceedsHold(let detail), .holdResolved(_, let detail), .forbidden(let detail), .tooManyLots(let detail):
@@ -89,6 +91,18 @@ public enum WalletError: Error, Equatable, Sendable {
 }
 
 extension WalletError {
+    /// The request member an `invalidRequest` concerns, if it names one.
+    public var field: String? {
+        if case .invalidRequest(_, let field) = self { field } else { nil }
+    }
+
+    /// This error as about the request member `member`: an `invalidRequest` that names no member
+    /// yet gets it; any other error is returned unchanged.
+    public func about(_ member: String?) -> WalletError {
+        guard case .invalidRequest(let detail, nil) = self, let member else { return self }
+        return .invalidRequest(detail, field: member)
+    }
+
     /// Whether this is a rule refusing one request (which changes nothing and leaves other
     /// requests to go on), rather than storage that failed or a ledger that breaks its rules.
     package var isRuleRefusal: Bool {

@@ -151,10 +151,11 @@ public struct WebhookEndpoint: Codable, Sendable, Equatable {
     /// The cursor a replay from `fromSeq` leaves: just before it. A replay only sends again;
     /// it never skips an event the endpoint has not had.
     package func replayCursor(fromSeq: Int64) throws(WalletError) -> Int64 {
-        guard fromSeq >= 1 else { throw .invalidRequest("from_seq is a seq, 1 or more") }
+        guard fromSeq >= 1 else { throw .invalidRequest("from_seq is a seq, 1 or more", field: "from_seq") }
         guard fromSeq <= cursorSeq + 1 else {
             throw .invalidRequest(
-                "a replay sends events again: from_seq must be at most \(cursorSeq + 1), the next event the endpoint has not had (nothing is skipped)")
+                "a replay sends events again: from_seq must be at most \(cursorSeq + 1), the next event the endpoint has not had (nothing is skipped)",
+                field: "from_seq")
         }
         return fromSeq - 1
     }
@@ -198,9 +199,9 @@ public struct WebhookEndpointRequest: Sendable, Equatable {
     /// the description (free text, as a note: spaces, tabs and newlines allowed, no other control
     /// or format characters, bounded).
     package func validate(allowedHosts: Set<String>) throws(WalletError) {
-        _ = try WebhookURL(url, allowedHosts: allowedHosts)
-        if let types, types.isEmpty { throw .invalidRequest("name at least one event type, or * for all") }
-        if let description { try Validate.text(description, field: "description", bytesMax: WebhookEndpoint.descriptionBytesMax) }
+        do { _ = try WebhookURL(url, allowedHosts: allowedHosts) } catch { throw error.about("url") }
+        if let types, types.isEmpty { throw .invalidRequest("name at least one event type, or * for all", field: "types") }
+        if let description { try Validate.text(description, field: .member("description"), bytesMax: WebhookEndpoint.descriptionBytesMax) }
     }
 }
 

@@ -4,7 +4,7 @@ extension SQLLedgerStore {
     private static let keyColumns = "id, name, role, created_at, revoked_at"
 
     package func createAPIKey(role: KeyRole, name: String) async throws(WalletError) -> CreatedAPIKey {
-        try Validate.text(name, field: "key name", bytesMax: Limits.identifierBytesMax)
+        try Validate.text(name, field: RequestField("key name", member: "name"), bytesMax: Limits.identifierBytesMax)
         let secret = APIKeySecret.generate()
         return try await write { db, now, _ in
             let key = APIKey(id: APIKeySecret.generateID(), name: name, role: role, createdAt: Timestamp.format(now), revokedAt: nil)

@@ -192,14 +192,15 @@ extension SQLLedgerStore {
         return try await read { db in try LedgerReads.balances(db, playerID: playerID, now: now) }
     }
 
-    package func lots(playerID: PlayerID) async throws(WalletError) -> [WalletLot] {
+    package func lots(_ query: LotQuery) async throws(WalletError) -> LotPage {
+        try query.validate()
         let now = clock()
-        return try await read { db in try LedgerReads.lots(db, playerID: playerID, now: now) }
+        return try await read { db in try LedgerReads.lots(db, query, now: now) }
     }
 
     package func purchase(store: String, storeTransactionID: String) async throws(WalletError) -> LedgerTransaction? {
         try Validate.store(store)
-        try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id")
+        try Validate.asciiIdentifier(storeTransactionID, field: .storeTransactionID)
         return try await read { db in try LedgerReads.purchase(db, store: store, storeTransactionID: storeTransactionID) }
     }
 

@@ -102,7 +102,7 @@ extension SQLLedgerStore {
     package func recordPurchaseFinish(_ claimed: PurchaseFinish, _ attempt: PurchaseFinish.Attempt, at now: Date) async throws(WalletError) -> PurchaseFinish {
         let (store, id) = (claimed.store, claimed.storeTransactionID)
         try Validate.store(store)
-        try Validate.asciiIdentifier(id, field: "store transaction id")
+        try Validate.asciiIdentifier(id, field: .storeTransactionID)
         let finished = Timestamp.format(now)
         return try await write { db, _, _ in
             guard let current = try StorePurchaseStorage.findFinish(db, store: store, storeTransactionID: id) else {
@@ -156,7 +156,7 @@ extension SQLLedgerStore {
 
     package func storePurchase(store: String, storeTransactionID: String) async throws(WalletError) -> StorePurchase? {
         try Validate.store(store)
-        try Validate.asciiIdentifier(storeTransactionID, field: "store transaction id")
+        try Validate.asciiIdentifier(storeTransactionID, field: .storeTransactionID)
         return try await read { db in
             try StorePurchaseStorage.purchases(db, where: "p.store = ? AND p.store_transaction_id = ?", [.text(store), .text(storeTransactionID)]).first
         }

@@ -12,6 +12,9 @@ public struct APIError: Error, Equatable, HTTPResponseError {
     public var status: HTTPResponse.Status
     public let code: String
     public var detail: String
+    /// The request member an `invalid_request` concerns (a body member or query parameter), if
+    /// one: the problem document lists it in `errors`.
+    public var field: String?
     /// Extra headers, such as `Allow` on 405.
     public var headers: HTTPFields = [:]
 
@@ -29,10 +32,11 @@ public struct APIError: Error, Equatable, HTTPResponseError {
         case internalError = "internal_error"
     }
 
-    init(status: HTTPResponse.Status, code: Code, detail: String, headers: HTTPFields = [:]) {
+    init(status: HTTPResponse.Status, code: Code, detail: String, field: String? = nil, headers: HTTPFields = [:]) {
         self.status = status
         self.code = code.rawValue
         self.detail = detail
+        self.field = field
         self.headers = headers
     }
 
@@ -41,10 +45,13 @@ public struct APIError: Error, Equatable, HTTPResponseError {
         self.status = status
         self.code = error.code
         self.detail = error.detail
+        self.field = error.field
         self.headers = headers
     }
 
-    static func invalidRequest(_ detail: String) -> APIError { APIError(status: .badRequest, code: .invalidRequest, detail: detail) }
+    static func invalidRequest(_ detail: String, field: String? = nil) -> APIError {
+        APIError(status: .badRequest, code: .invalidRequest, detail: detail, field: field)
+    }
     static func unauthorized(_ detail: String) -> APIError {
         APIError(status: .unauthorized, code: .unauthorized, detail: detail, headers: [.wwwAuthenticate: "Bearer"])
     }
@@ -57,9 +64,12 @@ public struct APIError: Error, Equatable, HTTPResponseError {
         APIError(status: .internalServerError, code: .internalError, detail: "an unexpected error occurred; it was logged with request id \(requestID)")
     }
 
-    /// The problem document: `type`, `title`, `status`, `detail`, `code`.
+    /// The problem document: `type`, `title`, `status`, `detail`, `code`, and `errors` when the
+    /// error concerns a request member.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let problem = Problem(type: "urn:creditswallet:problem:\(code)", title: status.reasonPhrase, status: status.code, detail: detail, code: code)
+        let problem = Problem(
+            type: "urn:creditswallet:problem:\(code)", title: status.reasonPhrase, status: status.code, detail: detail, code: code,
+            errors: field.map { [Problem.FieldError(field: $0, detail: detail)] })
         var headers = headers
         headers[.contentType] = "application/problem+json"
         return Response(status: status, headers: headers, body: .init(byteBuffer: try JSONBody.encode(problem)))
@@ -73,12 +83,22 @@ struct Problem: Codable, Equatable {
     var status: Int
     var detail: String
     var code: String
+    /// The request members at fault, each with what is wrong with it; absent when the error
+    /// concerns none. A client shows each beside its input, by `field`, never by reading `detail`.
+    var errors: [FieldError]?
+
+    struct FieldError: Codable, Equatable {
+        var field: String
+        var detail: String
+    }
 }
 
 /// JSON encoding for response bodies.
 enum JSONBody {
+    /// The answers sent most (a mutation's, a balance, a history page) write their own bytes
+    /// (`JSONWritable`); the rest go through `JSONEncoder`. The bytes are the same either way.
     static func encode<Value: Encodable>(_ value: Value, for audience: Audience = .staff) throws(WalletError) -> ByteBuffer {
-        ByteBuffer(bytes: try WalletJSON.data(value, for: audience))
+        ByteBuffer(bytes: try WalletJSON.bytes(value, for: audience))
     }
 
     /// A JSON answer, shaped for whoever called (`Audience`): a player's token gets only what

@@ -65,7 +65,7 @@ extension WalletRequestContext {
     /// The `{player_id}` path parameter, percent-decoded and validated.
     fileprivate func pathPlayerID() throws -> PlayerID {
         guard let raw = parameters.get("player_id"), let playerID = PlayerID.percentDecoded(raw[...]) else {
-            throw APIError.invalidRequest("the player id in the path is not valid percent-encoding")
+            throw APIError.invalidRequest("the player id in the path is not valid percent-encoding", field: "player_id")
         }
         return try PlayerID(playerID)
     }
@@ -77,8 +77,21 @@ enum RequestBodyReader {
     static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request, bytesMax: Int = ServerLimits.bodyBytesMax) async throws -> Body {
         let bytes = try await self.bytes(of: request, bytesMax: bytesMax)
         try checkStrictly(bytes, fieldNames: Body.fieldNames)
-        // Wrong types of known fields are `DecodingError`s, which the problem middleware answers as 400s.
-        return try JSONDecoder().decode(Body.self, from: Data(bytes))
+        do {
+            return try JSONDecoder().decode(Body.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            // A missing member or one of the wrong type: named by the top-level member it concerns.
+            throw APIError.invalidRequest(ProblemMiddleware.describe(error), field: member(of: error))
+        }
+    }
+
+    /// The top-level body member a decoding error concerns, if any.
+    static func member(of error: DecodingError) -> String? {
+        switch error {
+        case .keyNotFound(let key, let context): (context.codingPath.first ?? key).stringValue
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): context.codingPath.first?.stringValue
+        @unknown default: nil
+        }
     }
 
     /// The body's bytes, once its media type is JSON and it is at most `bytesMax` bytes long.
@@ -119,11 +132,12 @@ enum RequestBodyReader {
         let known = Set(fieldNames.map(Identifier.init))
         for (name, value) in members.sorted(by: { Identifier($0.key) < Identifier($1.key) }) {
             guard known.contains(Identifier(name)) else {
-                throw .invalidRequest("unknown field '\(name.prefix(64))'; this route accepts \(fieldNames.sorted().joined(separator: ", "))")
+                throw .invalidRequest(
+                    "unknown field '\(name.prefix(64))'; this route accepts \(fieldNames.sorted().joined(separator: ", "))", field: String(name.prefix(64)))
             }
             switch value {
-            case .null: throw .invalidRequest("the field '\(name)' must not be null; leave it out instead")
-            case .number: throw .invalidRequest("the field '\(name)' holds a fraction; amounts and counts are whole numbers")
+            case .null: throw .invalidRequest("the field '\(name)' must not be null; leave it out instead", field: name)
+            case .number: throw .invalidRequest("the field '\(name)' holds a fraction; amounts and counts are whole numbers", field: name)
             default: break
             }
         }

@@ -70,7 +70,7 @@ struct LotsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let playerID = try PlayerID(player)
-        let lots = try await options.withStore { ledger in try await ledger.lots(playerID: playerID) }
+        let lots = try await options.withStore { ledger in try await ledger.allLots(playerID: playerID) }
         try Output.result(PlayerLots(playerID: playerID, lots: lots), json: options.json) {
             guard !lots.isEmpty else { return "\(player) has no open lots." }
             return lots.map { lot in

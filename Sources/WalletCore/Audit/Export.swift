@@ -34,9 +34,9 @@ public struct ExportQuery: Sendable, Equatable {
     /// The period bounds in the ledger's own timestamp format, validated.
     package func bounds() throws(WalletError) -> (from: String?, to: String?) {
         if let currency { try Validate.currency(currency) }
-        let from = try from.map { text throws(WalletError) in try Timestamp.parse(text, field: "from") }
-        let to = try to.map { text throws(WalletError) in try Timestamp.parse(text, field: "to") }
-        if let from, let to, from >= to { throw .invalidRequest("from must be before to") }
+        let from = try from.map { text throws(WalletError) in try Timestamp.parse(text, field: .member("from")) }
+        let to = try to.map { text throws(WalletError) in try Timestamp.parse(text, field: .member("to")) }
+        if let from, let to, from >= to { throw .invalidRequest("from must be before to", field: "to") }
         return (from, to)
     }
 }

@@ -80,11 +80,11 @@ public struct VolumeQuery: Sendable, Equatable {
 
     /// The bounds in the ledger's timestamp format.
     package func bounds() throws(WalletError) -> (from: String, to: String) {
-        let fromDate = try Timestamp.date(from, field: "from")
-        let toDate = try Timestamp.date(to, field: "to")
-        guard fromDate < toDate else { throw .invalidRequest("from must be before to") }
+        let fromDate = try Timestamp.date(from, field: .member("from"))
+        let toDate = try Timestamp.date(to, field: .member("to"))
+        guard fromDate < toDate else { throw .invalidRequest("from must be before to", field: "to") }
         guard toDate.timeIntervalSince(fromDate) <= Double(Self.daysMax) * 86_400 else {
-            throw .invalidRequest("the period may span at most \(Self.daysMax) days")
+            throw .invalidRequest("the period may span at most \(Self.daysMax) days", field: "to")
         }
         return (Timestamp.format(fromDate), Timestamp.format(toDate))
     }

@@ -97,7 +97,7 @@ package enum Decide {
             throw .purchaseInvalid("a \(product.type.rawValue) product is bought one at a time, not \(request.quantity); nothing was credited")
         }
         let (amount, overflow) = product.credits.multipliedReportingOverflow(by: request.quantity)
-        guard !overflow else { throw .invalidRequest("credits × quantity is too large") }
+        guard !overflow else { throw .invalidRequest("credits × quantity is too large", field: "quantity") }
         var draft = LedgerTransaction(draftOf: .purchase, playerID: request.playerID.text, currency: product.currency, amount: amount, actor: request.actor)
         draft.idempotencyKey = request.storeTransactionID
         draft.store = request.store
@@ -111,7 +111,7 @@ package enum Decide {
         var entitlement: GrantPlan.EntitlementGrant?
         // A purchase date is the store's word, but never later than a day past the wallet's
         // clock (clocks drift; a pass never starts in the future).
-        let purchasedAt = try request.purchasedAt.map { text throws(WalletError) in try Timestamp.parse(text, field: "purchased_at") }
+        let purchasedAt = try request.purchasedAt.map { text throws(WalletError) in try Timestamp.parse(text, field: .member("purchased_at")) }
         if let purchasedAt, let now = Timestamp.milliseconds(rfc3339: Array(at.utf8)),
             let latest = Timestamp.adding(months: 0, days: 1, to: now), purchasedAt > Timestamp.format(milliseconds: latest)
         {
@@ -220,7 +220,7 @@ package enum Decide {
     package static func bonusExpiry(_ request: BonusRequest, now: Date) throws(WalletError) -> String? {
         let expiry = try request.expiry
         if let expiry, expiry <= Timestamp.format(now) {
-            throw .invalidRequest("expires_at must be in the future; \(request.expiresAt ?? "") has passed")
+            throw .invalidRequest("expires_at must be in the future; \(request.expiresAt ?? "") has passed", field: "expires_at")
         }
         return expiry
     }

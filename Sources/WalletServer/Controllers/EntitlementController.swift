@@ -50,17 +50,17 @@ struct EntitlementController {
         func changeAction() throws(WalletError) -> EntitlementChangeRequest.Action {
             switch action {
             case "grant":
-                guard days == nil else { throw .invalidRequest("days belongs to the extend action; a grant takes an optional duration") }
+                guard days == nil else { throw .invalidRequest("days belongs to the extend action; a grant takes an optional duration", field: "days") }
                 return .grant(try duration.map { text throws(WalletError) in try PassDuration(text) })
             case "revoke":
-                guard duration == nil, days == nil else { throw .invalidRequest("a revoke takes neither duration nor days") }
+                guard duration == nil, days == nil else { throw .invalidRequest("a revoke takes neither duration nor days", field: duration == nil ? "days" : "duration") }
                 return .revoke
             case "extend":
-                guard duration == nil else { throw .invalidRequest("duration belongs to the grant action; an extend takes days") }
-                guard let days else { throw .invalidRequest("the field 'days' is required to extend") }
+                guard duration == nil else { throw .invalidRequest("duration belongs to the grant action; an extend takes days", field: "duration") }
+                guard let days else { throw .invalidRequest("the field 'days' is required to extend", field: "days") }
                 return .extend(days: days)
             default:
-                throw .invalidRequest("action must be one of grant, revoke, extend")
+                throw .invalidRequest("action must be one of grant, revoke, extend", field: "action")
             }
         }
     }

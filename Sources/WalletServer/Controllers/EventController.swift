@@ -71,7 +71,8 @@ struct EventController {
     /// The endpoint with its secret, shown this once.
     @Sendable func create(request: Request, context: WalletRequestContext) async throws -> Response {
         let body = try await RequestBodyReader.decode(EndpointBody.self, from: request)
-        let types = try EventType.parse(body.types)
+        let types: Set<EventType>?
+        do { types = try EventType.parse(body.types) } catch { throw error.about("types") }
         let created = try await store.createWebhook(WebhookEndpointRequest(url: body.url, types: types, description: body.description), allowedHosts: allowedHosts)
         log("webhook endpoint created", created.endpoint, context)
         return try JSONBody.response(created, for: context, status: .created, headers: [.cacheControl: "no-store"])

@@ -27,7 +27,7 @@ struct LedgerController {
     }
 
     static func format(_ text: String?) throws -> ExportFormat {
-        guard let format = ExportFormat(rawValue: text ?? ExportFormat.csv.rawValue) else { throw APIError.invalidRequest("format must be csv or jsonl") }
+        guard let format = ExportFormat(rawValue: text ?? ExportFormat.csv.rawValue) else { throw APIError.invalidRequest("format must be csv or jsonl", field: "format") }
         return format
     }
 
@@ -93,7 +93,9 @@ struct LedgerController {
     /// Daily volume by kind for a period (at most a year), for charts.
     @Sendable func volume(request: Request, context: WalletRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        guard let from = query.get("from"), let to = query.get("to") else { throw APIError.invalidRequest("from and to are required (RFC 3339)") }
+        guard let from = query.get("from"), let to = query.get("to") else {
+            throw APIError.invalidRequest("from and to are required (RFC 3339)", field: query.get("from") == nil ? "from" : "to")
+        }
         return try JSONBody.response(Volume(days: try await store.volume(VolumeQuery(from: from, to: to))), for: context)
     }
 

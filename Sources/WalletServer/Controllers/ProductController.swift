@@ -35,7 +35,7 @@ struct ProductController {
         func productType() throws(WalletError) -> ProductType {
             guard let type else { return .consumable }
             guard let productType = ProductType(rawValue: type) else {
-                throw .invalidRequest("type must be one of \(ProductType.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw .invalidRequest("type must be one of \(ProductType.allCases.map(\.rawValue).joined(separator: ", "))", field: "type")
             }
             return productType
         }

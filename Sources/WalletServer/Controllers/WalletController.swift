@@ -81,7 +81,11 @@ struct WalletController {
     /// The open lots: what remains of each credit, in burn order per currency, with its expiry.
     @Sendable func lots(request: Request, context: WalletRequestContext) async throws -> Response {
         let playerID = try context.requireWalletPlayerID()
-        return try JSONBody.response(PlayerLots(playerID: playerID, lots: try await store.lots(playerID: playerID)), for: context)
+        let query = LotQuery(
+            playerID: playerID, limit: try QueryReader.integer(request, "limit").map(Int.init) ?? Limits.pageSizeDefault,
+            after: try QueryReader.integer(request, "after"))
+        let page = try await store.lots(query)
+        return try JSONBody.response(PlayerLots(playerID: playerID, lots: page.lots, next: page.next), for: context)
     }
 
     @Sendable func balance(request: Request, context: WalletRequestContext) async throws -> Response {
@@ -93,7 +97,7 @@ struct WalletController {
         let after = try QueryReader.integer(request, "after")
         let kind = try request.uri.queryParameters.get("kind").map { text in
             guard let kind = TransactionKind(rawValue: text) else {
-                throw APIError.invalidRequest("kind must be one of \(TransactionKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw APIError.invalidRequest("kind must be one of \(TransactionKind.allCases.map(\.rawValue).joined(separator: ", "))", field: "kind")
             }
             return kind
         }
@@ -166,7 +170,7 @@ enum QueryReader {
     /// An optional integer query parameter; present but not an integer is a 400.
     static func integer(_ request: Request, _ name: String) throws -> Int64? {
         guard let text = request.uri.queryParameters.get(name) else { return nil }
-        guard let value = Int64(text) else { throw APIError.invalidRequest("the query parameter '\(name)' must be an integer") }
+        guard let value = Int64(text) else { throw APIError.invalidRequest("the query parameter '\(name)' must be an integer", field: name) }
         return value
     }
 }
