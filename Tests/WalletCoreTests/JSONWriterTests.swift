@@ -30,7 +30,7 @@ struct JSONWriterTests {
 
     @Test("balances: currencies in JSONEncoder's key order, empty maps, extreme amounts")
     func balances() throws {
-        let player = try PlayerID("player-1")
+        let player: PlayerID = "player-1"
         try Self.expectSameBytes(
             WalletBalances(
                 playerID: player, balances: ["credits": 5, "gems": Int64.min, "a_b": 1, "ab": 2, "a1": 3, "a": Int64.max, "z9_": 0],
