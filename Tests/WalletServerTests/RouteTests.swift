@@ -868,4 +868,44 @@ struct HoldRouteTests {
         }
         #expect(try await server.store.verify().ok)
     }
+
+    @Test("support sees a player's holds and releases an open one once, with its reason in the ledger; support never captures, auditors only read", arguments: TestBackend.all)
+    func supportReleases(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1", quantity: 2)
+        try await server.test { client in
+            let own: HTTPFields = [.authorization: "Bearer \(playerToken("p1"))", .contentType: "application/json", .idempotencyKey: "h1"]
+            let created = try await client.execute(
+                uri: "/v1/wallets/p1/holds", method: .post, headers: own, body: json(#"{"amount": 6, "expires_in_seconds": 600}"#))
+            let id = try #require((try created.object()["hold"] as? [String: Any])?["id"] as? String)
+            for role in [KeyRole.support, .auditor] {
+                let listed = try await client.execute(uri: "/v1/wallets/p1/holds", method: .get, headers: server.bearer(role))
+                #expect(try (listed.object()["holds"] as? [[String: Any]])?.map { $0["status"] as? String } == ["open"], "\(role)")
+            }
+            let support = server.bearer(.support) + .jsonContent
+            let capture = try await client.execute(uri: "/v1/holds/\(id)/capture", method: .post, headers: support + [.idempotencyKey: "s0"], body: json("{}"))
+            #expect(try capture.status == .forbidden && capture.problemCode() == "forbidden")
+            let auditor = try await client.execute(
+                uri: "/v1/holds/\(id)/release", method: .post, headers: server.bearer(.auditor) + .jsonContent + [.idempotencyKey: "a0"], body: json("{}"))
+            #expect(try auditor.status == .forbidden && auditor.problemCode() == "forbidden")
+            let tooLong = String(repeating: "x", count: 5_000)
+            let refused = try await client.execute(
+                uri: "/v1/holds/\(id)/release", method: .post, headers: support + [.idempotencyKey: "s1"], body: json(#"{"reason": "\#(tooLong)"}"#))
+            #expect(try refused.status == .badRequest && refused.problemCode() == "invalid_request")
+            let body = json(#"{"reason": "SUP-77: the match never started"}"#)
+            let released = try await client.execute(uri: "/v1/holds/\(id)/release", method: .post, headers: support + [.idempotencyKey: "s2"], body: body)
+            #expect(released.status == .created)
+            #expect(try released.object()["balance"] as? Int == 10)
+            let transaction = try #require(try released.object()["transaction"] as? [String: Any])
+            #expect(transaction["kind"] as? String == "release" && transaction["note"] as? String == "SUP-77: the match never started")
+            let replay = try await client.execute(uri: "/v1/holds/\(id)/release", method: .post, headers: support + [.idempotencyKey: "s2"], body: body)
+            #expect(replay.headers[.idempotentReplayed] == "true" && replay.body == released.body)
+            let otherReason = try await client.execute(
+                uri: "/v1/holds/\(id)/release", method: .post, headers: support + [.idempotencyKey: "s2"], body: json(#"{"reason": "another"}"#))
+            #expect(try otherReason.status == .conflict && otherReason.problemCode() == "idempotency_key_reused")
+            let again = try await client.execute(uri: "/v1/holds/\(id)/release", method: .post, headers: support + [.idempotencyKey: "s3"], body: body)
+            #expect(try again.status == .conflict && again.problemCode() == "hold_released")
+        }
+        #expect(try await server.store.verify().ok)
+    }
 }

@@ -14,9 +14,8 @@ struct WalletController {
         routes.add(.post, "/v1/wallets/{player_id}/adjustments", access: .roles([.support, .admin]), handler: adjust)
         routes.add(.post, "/v1/wallets/{player_id}/bonuses", access: .roles([.service, .support, .admin]), handler: bonus)
         routes.add(.get, "/v1/wallets/{player_id}/lots", access: readers, handler: lots)
-        let holders = Access.roles([.service], playerOwnWallet: true)
-        routes.add(.post, "/v1/wallets/{player_id}/holds", access: holders, handler: createHold)
-        routes.add(.get, "/v1/wallets/{player_id}/holds", access: holders, handler: holds)
+        routes.add(.post, "/v1/wallets/{player_id}/holds", access: .roles([.service], playerOwnWallet: true), handler: createHold)
+        routes.add(.get, "/v1/wallets/{player_id}/holds", access: readers, handler: holds)
     }
 
     struct HoldBody: StrictBody {
