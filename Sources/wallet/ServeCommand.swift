@@ -62,8 +62,10 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let logLevel = try observability.resolvedLogLevel()
+        try observability.resolvedLogFormat().bootstrap(level: logLevel)
         var logger = Logger(label: "wallet")
-        logger.logLevel = try observability.resolvedLogLevel()
+        logger.logLevel = logLevel
         let writeMode = writing.writeMode
         let store = try await database.openStore(writeMode: writeMode == .grouped ? .default : .single)
         let playerTokens = try self.playerTokens.verifier()
@@ -153,13 +155,26 @@ struct DrainDeadline: Service {
     }
 }
 
-/// What `wallet serve` tells about itself: its logs.
+/// What `wallet serve` tells about itself: its logs, their level and format.
 struct ObservabilityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (env WALLET_LOG_LEVEL; default info).", valueName: "level"))
     var logLevel: String?
 
+    @Option(help: ArgumentHelp("text (lines for people, the default) or json (one JSON object a line, for log shippers) (env WALLET_LOG_FORMAT).", valueName: "format"))
+    var logFormat: LogFormat?
+
     func validate() throws {
         _ = try resolvedLogLevel()
+        _ = try resolvedLogFormat()
+    }
+
+    func resolvedLogFormat() throws -> LogFormat {
+        if let logFormat { return logFormat }
+        let text = ProcessInfo.processInfo.environment["WALLET_LOG_FORMAT"] ?? LogFormat.text.rawValue
+        guard let format = LogFormat(rawValue: text) else {
+            throw ValidationError("WALLET_LOG_FORMAT must be text or json, not '\(text.prefix(40))'.")
+        }
+        return format
     }
 
     func resolvedLogLevel() throws -> Logger.Level {
