@@ -21,7 +21,7 @@ struct WalletCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, RedeemAppleCommand.self, AppleCommand.self, RedeemGoogleCommand.self, GoogleCommand.self, SpendCommand.self, AdjustCommand.self, BonusCommand.self, EntitlementCommand.self, HoldCommand.self, RefundCommand.self,
             BalanceCommand.self, LotsCommand.self, HistoryCommand.self, StatementCommand.self, ExportCommand.self, VerifyCommand.self, ExpireCommand.self, CopyCommand.self, BenchCommand.self,
-            WebhooksCommand.self,
+            WebhooksCommand.self, DoctorCommand.self,
         ]
     )
 
