@@ -16,6 +16,9 @@ struct BenchCommand: AsyncParsableCommand {
             `verify` passes on both databases afterwards. With --db postgres://... the grouped run uses \
             that empty PostgreSQL database and the single run the one --single-db names (skipped without \
             it): the same workload, one lock per batch against one per operation.
+
+            Example:
+              wallet bench --operations 100000 --concurrency 64 --no-single
             """
     )
 
