@@ -14,18 +14,18 @@ public struct RoleDuty: Sendable {
 public enum RoleMatrix {
     public static let duties: [RoleDuty] = [
         RoleDuty(
-            duty: "read a wallet: balances, history, lots, entitlements", roles: [.service, .support, .auditor], player: true,
+            duty: "read a wallet: balances, history, lots, holds, entitlements", roles: [.service, .support, .auditor], player: true,
             routes: [
                 "GET /v1/wallets/{player_id}", "GET /v1/wallets/{player_id}/transactions", "GET /v1/wallets/{player_id}/lots",
-                "GET /v1/wallets/{player_id}/entitlements", "GET /v1/wallets/{player_id}/entitlements/{name}",
+                "GET /v1/wallets/{player_id}/holds", "GET /v1/wallets/{player_id}/entitlements", "GET /v1/wallets/{player_id}/entitlements/{name}",
             ]),
         RoleDuty(duty: "a wallet's statement for a period", roles: [.support, .auditor], player: true, routes: ["GET /v1/wallets/{player_id}/statement"]),
         RoleDuty(
-            duty: "spend, hold, capture and release credits", roles: [.service], player: true,
-            routes: [
-                "POST /v1/wallets/{player_id}/spend", "POST /v1/wallets/{player_id}/holds", "GET /v1/wallets/{player_id}/holds",
-                "POST /v1/holds/{hold_id}/capture", "POST /v1/holds/{hold_id}/release",
-            ]),
+            duty: "spend, hold and capture credits", roles: [.service], player: true,
+            routes: ["POST /v1/wallets/{player_id}/spend", "POST /v1/wallets/{player_id}/holds", "POST /v1/holds/{hold_id}/capture"]),
+        RoleDuty(
+            duty: "release an open hold (staff with a reason)", roles: [.service, .support, .admin], player: true,
+            routes: ["POST /v1/holds/{hold_id}/release"]),
         RoleDuty(
             duty: "redeem store purchases and restore them (Apple, Google)", roles: [.service], player: true,
             routes: [

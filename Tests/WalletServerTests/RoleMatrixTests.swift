@@ -30,7 +30,7 @@ struct RoleMatrixTests {
 
     @Test("the help text and the README table say what each role may do")
     func rendered() {
-        #expect(RoleMatrix.rolesText.contains("auditor: read a wallet: balances, history, lots, entitlements; a wallet's statement for a period;"))
+        #expect(RoleMatrix.rolesText.contains("auditor: read a wallet: balances, history, lots, holds, entitlements; a wallet's statement for a period;"))
         #expect(!RoleMatrix.rolesText.contains("admin: read a wallet"), "admin keys do not read wallets")
         let rows = RoleMatrix.markdownTable.split(separator: "\n")
         #expect(rows.count == RoleMatrix.duties.count + 2)
