@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WalletCore
 import WalletTestSupport
@@ -35,5 +36,11 @@ struct RoleMatrixTests {
         let rows = RoleMatrix.markdownTable.split(separator: "\n")
         #expect(rows.count == RoleMatrix.duties.count + 2)
         #expect(rows.first == "| what | admin | service | support | auditor | player (own wallet) |")
+        // The README's security model shows the same table, row for row.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = (try? String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+        let readmeRows = readme.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let start = readmeRows.firstIndex(of: String(rows[0]))
+        #expect(start.map { Array(readmeRows[$0..<min($0 + rows.count, readmeRows.count)]) } == rows.map(String.init), "README.md's role table differs from RoleMatrix.markdownTable:\n\(RoleMatrix.markdownTable)")
     }
 }
