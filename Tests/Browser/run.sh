@@ -57,6 +57,8 @@ hold() { "$wallet" hold create --player p4 --amount "$1" --expires-in "$2" --rea
 "$wallet" hold release "$(hold 2 600 "match entry" p4-hold-1)" --key p4-release >/dev/null
 "$wallet" hold capture "$(hold 3 600 "match entry" p4-hold-2)" --amount 1 --key p4-capture >/dev/null
 hold 4 86400 "tournament" p4-hold-3 >/dev/null
+# A second open hold: the release test takes one, and p4 still holds credits for the balances test.
+hold 1 86400 "side bet" p4-hold-4 >/dev/null
 # Given after the holds, which would draw it first (it expires soonest), so it is still whole then.
 soon=$(python3 -c 'from datetime import datetime, timedelta, timezone; print((datetime.now(timezone.utc) + timedelta(seconds=2)).isoformat(timespec="milliseconds").replace("+00:00", "Z"))')
 "$wallet" bonus --player p4 --amount 1 --reason-code event --key p4-bonus-soon --expires-at "$soon" >/dev/null
