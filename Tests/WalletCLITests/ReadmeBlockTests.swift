@@ -21,7 +21,9 @@ import WalletTestSupport
 struct ReadmeBlockTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test("each runs as pasted and prints what the README shows", arguments: ReadmeSession.all())
+    // One block at a time: each starts servers and several processes, and nine at once on two
+    // cores starve the suites that run beside them (PostgreSQL's connection waits).
+    @Test("each runs as pasted and prints what the README shows", .serialized, arguments: ReadmeSession.all())
     func runs(_ session: ReadmeSession) throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-readme-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)

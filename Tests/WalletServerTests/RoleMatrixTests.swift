@@ -8,6 +8,7 @@ import WalletTestSupport
 struct RoleMatrixTests {
     @Test("every route that takes credentials is in exactly one row of the role matrix, with exactly its access")
     func matrixIsTheRoutes() async throws {
+        // SQLite only: the routes and their access rules are the same whatever the store.
         let server = try await TestServer(.sqlite)
         let routes = server.routes.routes.filter { !$0.access.isOpen }
         var listed: [String: RoleDuty] = [:]
