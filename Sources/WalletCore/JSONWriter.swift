@@ -135,8 +135,9 @@ extension Posting: JSONWritable {
 extension LedgerTransaction: JSONWritable {
     /// The members of `encode(to:)`, for the same audience, in sorted key order.
     public func write(to writer: inout JSONWriter) throws(WalletError) {
-        let staff = writer.audience == .staff
-        let ownKey = staff || kind == .spend
+        let audience = writer.audience
+        let staff = audience == .staff
+        let ownKey = showsKeyAndNote(to: audience)
         var failure: WalletError?
         writer.object { writer in
             if staff { writer.member("actor", actor) }
@@ -147,20 +148,14 @@ extension LedgerTransaction: JSONWritable {
             writer.member("id", id)
             if ownKey { writer.member("idempotency_key", idempotencyKey) }
             writer.member("kind", kind.rawValue)
-            let hidden: Set<String> = kind == .bonus ? Self.staffMetadataMembers : kind == .entitlement ? EntitlementEntry.staffMembers : []
-            if let shown = staff || hidden.isEmpty ? metadata : metadata?.removing(hidden) {
+            if let shown = metadata(for: audience) {
                 writer.key("metadata")
                 do throws(WalletError) { try writer.encoded(shown) } catch { failure = error }
             }
             if ownKey { writer.member("note", note) }
             writer.member("player_id", playerID)
             writer.key("postings")
-            if staff {
-                writer.array(postings) { writer, posting in posting.write(to: &writer) }
-            } else {
-                let own = AccountOwner.player(playerID).text
-                writer.array(postings.lazy.filter { Identifier.same($0.account, own) }) { writer, posting in posting.write(to: &writer) }
-            }
+            writer.array(postings(for: audience)) { writer, posting in posting.write(to: &writer) }
             if staff { writer.member("prev_hash", prevHash) }
             writer.member("product_id", productID)
             writer.member("quantity", quantity)
