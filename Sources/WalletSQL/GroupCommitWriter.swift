@@ -27,6 +27,10 @@ final class GroupCommitWriter: Sendable {
         var statistics = GroupCommitStatistics()
         /// When the latest commit failed, and why; nil once one succeeds.
         var commitFailure: (at: ContinuousClock.Instant, error: String)?
+        /// How long after a failed commit the writer reports itself unable to write (unless a
+        /// commit succeeds first): long enough for a balancer to stop sending writes, short
+        /// enough that traffic comes back to find out whether the disk recovered.
+        var failureHold: Duration = .seconds(5)
         /// When the batch being committed started; nil between batches.
         var batchStarted: ContinuousClock.Instant?
     }
@@ -48,15 +52,16 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// How long after a failed commit the writer reports itself unable to write (unless a
-    /// commit succeeds first): long enough for a balancer to stop sending writes, short
-    /// enough that traffic comes back to find out whether the disk recovered.
-    static let failureHoldSeconds = 5
+    /// Sets `State.failureHold`: a test lengthens it, so that a machine slowed by the whole suite
+    /// cannot outlast it between the failed commit and the readiness check that looks for it.
+    func holdCommitFailures(for duration: Duration) {
+        state.withLock { $0.failureHold = duration }
+    }
 
     /// Why writes cannot commit now (the latest commit failed, a few seconds ago at most), or nil.
     var recentCommitFailure: String? {
         state.withLock { state in
-            guard let failure = state.commitFailure, ContinuousClock.now - failure.at < .seconds(Self.failureHoldSeconds) else { return nil }
+            guard let failure = state.commitFailure, ContinuousClock.now - failure.at < state.failureHold else { return nil }
             return failure.error
         }
     }

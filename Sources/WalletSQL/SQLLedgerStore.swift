@@ -104,6 +104,9 @@ package struct SQLLedgerStore: LedgerDatabase {
     /// What the group commit did so far; nil in `.single` mode.
     package var groupCommitStatistics: GroupCommitStatistics? { groupCommit?.statistics }
 
+    /// How long a failed commit keeps readiness failing (`GroupCommitWriter.holdCommitFailures`).
+    package func holdCommitFailures(for duration: Duration) { groupCommit?.holdCommitFailures(for: duration) }
+
     /// Ready when the writer is not stuck (no batch has run longer than the statement timeout and
     /// a margin), the database answers a read, and the latest write committed (or failed more
     /// than a few seconds ago): a full disk, a lock held past the busy timeout or a database

@@ -17,7 +17,7 @@ struct AppleServerAPICLITests {
         apple.addNotifications([try authority.notification("REFUND", signedTransaction: bought), try authority.notification("TEST", signedTransaction: nil)])
 
         let cli = try CLI()
-        _ = try cli.json("products", "set", "com.example.game.consume5credits", "--credits", "5")
+        _ = try await cli.json("products", "set", "com.example.game.consume5credits", "--credits", "5")
         let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent()
         let root = directory.appendingPathComponent("root.pem").path
         try authority.rootPEM.write(toFile: root, atomically: true, encoding: .utf8)
@@ -31,10 +31,10 @@ struct AppleServerAPICLITests {
             "--apple-sandbox-api-url", apple.sandboxURL,
         ]
 
-        let redeemed = try await cli.runInBackground(["redeem-apple", "--player", "p1", "--receipt", receipt, "--json"] + flags)
+        let redeemed = try await cli.run(["redeem-apple", "--player", "p1", "--receipt", receipt, "--json"] + flags)
         #expect(redeemed.status == 0, "\(redeemed.stderr)")
         #expect(try (redeemed.json()["credited"] as? [[String: Any]])?.compactMap { $0["store_transaction_id"] as? String }.sorted() == ["9101", "9102"])
-        let again = try await cli.runInBackground(["redeem-apple", "--player", "p1", "--receipt", receipt] + flags)
+        let again = try await cli.run(["redeem-apple", "--player", "p1", "--receipt", receipt] + flags)
         #expect(again.status == 0 && again.stdout.contains("0 credited now, 2 before, 0 refused"), "\(again.stdout)\(again.stderr)")
 
         // The same settings from the environment, the key given as PEM text.
@@ -43,41 +43,41 @@ struct AppleServerAPICLITests {
             "WALLET_APPLE_KEY_ID": AppStoreStandIn.keyID, "WALLET_APPLE_PRIVATE_KEY": apple.privateKey.pemRepresentation,
             "WALLET_APPLE_API_URL": apple.productionURL,
         ]
-        let looked = try await cli.runInBackground(["apple", "lookup", "--order-id", "ORDER1", "--json"], environment: environment)
+        let looked = try await cli.run(["apple", "lookup", "--order-id", "ORDER1", "--json"], environment: environment)
         #expect(looked.status == 0, "\(looked.stderr)")
         #expect(try (looked.json()["transactions"] as? [[String: Any]])?.first?["status"] as? String == "not_credited")
-        let credited = try await cli.runInBackground(["apple", "lookup", "--order-id", "ORDER1", "--credit-to", "p2"] + flags)
+        let credited = try await cli.run(["apple", "lookup", "--order-id", "ORDER1", "--credit-to", "p2"] + flags)
         #expect(credited.status == 0 && credited.stdout.contains("credited_now") && credited.stdout.contains("to p2"), "\(credited.stdout)\(credited.stderr)")
 
         let since = "2026-01-01T00:00:00Z"
-        let caughtUp = try await cli.runInBackground(["apple", "catch-up", "--since", since, "--json"] + flags)
+        let caughtUp = try await cli.run(["apple", "catch-up", "--since", since, "--json"] + flags)
         #expect(caughtUp.status == 0, "\(caughtUp.stderr)")
         #expect(try caughtUp.json()["applied"] as? Int == 2)
-        let overlap = try await cli.runInBackground(["apple", "catch-up", "--since", since] + flags)
+        let overlap = try await cli.run(["apple", "catch-up", "--since", since] + flags)
         #expect(overlap.stdout.contains("0 applied now, 2 applied before"), "\(overlap.stdout)")
-        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 5], "9101 was refunded by the caught-up REFUND")
-        #expect(try cli.json("balance", "--player", "p2")["balances"] as? [String: Int] == ["credits": 5])
-        #expect(try cli.json("verify")["ok"] as? Bool == true)
+        #expect(try await cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 5], "9101 was refunded by the caught-up REFUND")
+        #expect(try await cli.json("balance", "--player", "p2")["balances"] as? [String: Int] == ["credits": 5])
+        #expect(try await cli.json("verify")["ok"] as? Bool == true)
     }
 
     @Test("a key half configured, both or neither of --jws and --receipt, and a bad --since are usage errors; Apple down is store_unavailable")
     func refusals() async throws {
         let cli = try CLI()
-        let halfConfigured = try await cli.runInBackground(["apple", "lookup", "--order-id", "X", "--apple-bundle-id", "com.example.game", "--apple-issuer-id", "I"])
+        let halfConfigured = try await cli.run(["apple", "lookup", "--order-id", "X", "--apple-bundle-id", "com.example.game", "--apple-issuer-id", "I"])
         #expect(halfConfigured.status == 64 && halfConfigured.stderr.contains("--apple-key-id, --apple-private-key"), "\(halfConfigured.stderr)")
-        let neither = try await cli.runInBackground(["redeem-apple", "--player", "p1", "--apple-bundle-id", "com.example.game"])
+        let neither = try await cli.run(["redeem-apple", "--player", "p1", "--apple-bundle-id", "com.example.game"])
         #expect(neither.status == 64 && neither.stderr.contains("either --jws or --receipt"))
         let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().path
-        let notAFile = try await cli.runInBackground(["redeem-apple", "--player", "p1", "--receipt", directory, "--json", "--apple-bundle-id", "com.example.game"])
+        let notAFile = try await cli.run(["redeem-apple", "--player", "p1", "--receipt", directory, "--json", "--apple-bundle-id", "com.example.game"])
         #expect(notAFile.status == 1 && notAFile.errorCode() == "invalid_request", "a directory is refused, not a crash: \(notAFile.stderr)")
-        let badURL = try await cli.runInBackground([
+        let badURL = try await cli.run([
             "apple", "lookup", "--order-id", "X", "--apple-bundle-id", "com.example.game", "--apple-issuer-id", "I", "--apple-key-id", "K",
             "--apple-private-key", "-----BEGIN PRIVATE KEY-----", "--apple-api-url", "ftp://example.com/x",
         ])
         #expect(badURL.status == 64)
-        let badSince = try await cli.runInBackground(["apple", "catch-up", "--since", "yesterday", "--json", "--apple-bundle-id", "com.example.game"])
+        let badSince = try await cli.run(["apple", "catch-up", "--since", "yesterday", "--json", "--apple-bundle-id", "com.example.game"])
         #expect(badSince.status == 1 && badSince.errorCode() == "invalid_request", "\(badSince.stderr)")
-        let unconfigured = try await cli.runInBackground(["apple", "catch-up", "--since", "2026-01-01T00:00:00Z", "--json", "--apple-bundle-id", "com.example.game"])
+        let unconfigured = try await cli.run(["apple", "catch-up", "--since", "2026-01-01T00:00:00Z", "--json", "--apple-bundle-id", "com.example.game"])
         #expect(unconfigured.errorCode() == "not_configured")
 
         let apple = try await AppStoreStandIn()
@@ -85,7 +85,7 @@ struct AppleServerAPICLITests {
         apple.script(.failure(status: 503), .failure(status: 503), .failure(status: 503), .failure(status: 503))
         let key = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("AuthKey.p8").path
         try apple.privateKey.pemRepresentation.write(toFile: key, atomically: true, encoding: .utf8)
-        let down = try await cli.runInBackground([
+        let down = try await cli.run([
             "apple", "lookup", "--order-id", "ORDER1", "--json", "--apple-bundle-id", "com.example.game", "--apple-issuer-id", AppStoreStandIn.issuerID,
             "--apple-key-id", AppStoreStandIn.keyID, "--apple-private-key", key, "--apple-api-url", apple.productionURL,
         ])
@@ -99,7 +99,7 @@ struct AppleServerAPICLITests {
         let apple = try await AppStoreStandIn()
         defer { apple.stop() }
         let cli = try CLI()
-        _ = try cli.json("products", "set", "com.example.game.consume5credits", "--credits", "5")
+        _ = try await cli.json("products", "set", "com.example.game.consume5credits", "--credits", "5")
         let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent()
         let root = directory.appendingPathComponent("root.pem").path
         try authority.rootPEM.write(toFile: root, atomically: true, encoding: .utf8)
@@ -111,7 +111,7 @@ struct AppleServerAPICLITests {
         let bought = try authority.transaction("9201")
         let jws = directory.appendingPathComponent("t.jws").path
         try bought.write(toFile: jws, atomically: true, encoding: .utf8)
-        let redeemed = try await cli.runInBackground(["redeem-apple", "--player", "p1", "--jws", jws], environment: environment)
+        let redeemed = try await cli.run(["redeem-apple", "--player", "p1", "--jws", jws], environment: environment)
         #expect(redeemed.status == 0, "\(redeemed.stderr)")
 
         let (server, base) = try await ServeTests.serve(cli, environment: environment)
@@ -123,10 +123,10 @@ struct AppleServerAPICLITests {
             try await Task.sleep(for: .milliseconds(100))
         }
         server.0.terminate()
-        let stopped = CLI.finish(server)
+        let stopped = await CLI.finish(server)
         let put = try #require(apple.seen.first { $0.method == "PUT" }, "the server never sent the answer: \(stopped.stderr)")
         #expect(put.path == "/inApps/v2/transactions/consumption/9201" && put.body.contains(#""refundPreference":"GRANT_PRORATED""#))
-        let outbox = try await cli.runInBackground(["apple", "outbox", "--json"], environment: environment)
+        let outbox = try await cli.run(["apple", "outbox", "--json"], environment: environment)
         let replies = try #require(try outbox.json()["replies"] as? [[String: Any]])
         #expect(replies.count == 1 && replies.first?["status"] as? String == "sent", "\(outbox.stdout)")
     }

@@ -52,7 +52,24 @@ struct CLI {
         return (process, stdout, stderr)
     }
 
-    static func finish(_ started: (ChildProcess, ChildPipe, ChildPipe)) -> CommandOutput {
+    /// Waits for a started command and collects what it printed, on a thread of its own: a test
+    /// blocked on a child process must not hold one of the concurrency pool's few threads (two on
+    /// a two-core machine), or every server and store of the whole test process waits with it.
+    static func finish(_ started: (ChildProcess, ChildPipe, ChildPipe)) async -> CommandOutput {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: finishBlocking(started)) }
+        }
+    }
+
+    /// Waits for each of several commands started together.
+    static func finish(_ started: [(ChildProcess, ChildPipe, ChildPipe)]) async -> [CommandOutput] {
+        var outputs: [CommandOutput] = []
+        for one in started { outputs.append(await finish(one)) }
+        return outputs
+    }
+
+    /// `finish` on the calling thread: only for a thread that is not the concurrency pool's.
+    static func finishBlocking(_ started: (ChildProcess, ChildPipe, ChildPipe)) -> CommandOutput {
         let (process, stdout, stderr) = started
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
         let err = stderr.fileHandleForReading.readDataToEndOfFile()
@@ -62,37 +79,33 @@ struct CLI {
 
     /// Runs `wallet arguments...` with WALLET_DB pointing at this scratch database.
     @discardableResult
-    func run(_ arguments: String..., environment: [String: String]? = nil) throws -> CommandOutput {
-        Self.finish(try start(arguments, environment: environment))
+    func run(_ arguments: String..., environment: [String: String]? = nil) async throws -> CommandOutput {
+        await Self.finish(try start(arguments, environment: environment))
     }
 
     /// Runs a command that must succeed and returns its JSON output.
-    func json(_ arguments: String...) throws -> [String: Any] {
-        let output = Self.finish(try start(arguments + ["--json"]))
+    func json(_ arguments: String...) async throws -> [String: Any] {
+        let output = await Self.finish(try start(arguments + ["--json"]))
         #expect(output.status == 0, "wallet \(arguments.joined(separator: " ")) failed: \(output.stderr)")
         return try output.json()
     }
 
     /// A catalog with com.example.consume5credits.
-    static func withCatalog() throws -> CLI {
+    static func withCatalog() async throws -> CLI {
         let cli = try CLI()
-        let output = try cli.run("products", "set", "com.example.consume5credits", "--credits", "5")
+        let output = try await cli.run("products", "set", "com.example.consume5credits", "--credits", "5")
         #expect(output.status == 0, "\(output.stderr)")
         return cli
     }
 
-    func grant(_ player: String, _ transactionID: String, quantity: Int = 1) throws -> [String: Any] {
-        try json("grant", "--player", player, "--store", "apple", "--store-transaction-id", transactionID, "--product", "com.example.consume5credits", "--quantity", "\(quantity)")
+    func grant(_ player: String, _ transactionID: String, quantity: Int = 1) async throws -> [String: Any] {
+        try await json("grant", "--player", player, "--store", "apple", "--store-transaction-id", transactionID, "--product", "com.example.consume5credits", "--quantity", "\(quantity)")
     }
 }
 
 extension CLI {
-    /// Runs `wallet arguments...` on a thread of its own, so that a test awaiting it leaves the
-    /// concurrency pool free for a server of the same process (the App Store stand-in) to answer.
-    func runInBackground(_ arguments: [String], environment: [String: String]? = nil) async throws -> CommandOutput {
-        let started = try start(arguments, environment: environment)
-        return await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: CLI.finish(started)) }
-        }
+    /// `run` with the arguments as an array.
+    func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> CommandOutput {
+        await Self.finish(try start(arguments, environment: environment))
     }
 }

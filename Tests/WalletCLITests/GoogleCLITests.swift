@@ -14,10 +14,10 @@ struct GoogleCLITests {
         let google = try await GoogleStandIn()
         defer { google.stop() }
         google.add(purchase: GoogleProductPurchase(orderId: "GPA.1111-2222-3333-44444", quantity: 2, regionCode: "US"), token: "tok-served", productID: "com.example.consume5credits")
-        let cli = try CLI.withCatalog()
+        let cli = try await CLI.withCatalog()
         let keyFile = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("service-account.json").path
         try google.serviceAccountJSON().write(toFile: keyFile, atomically: true, encoding: .utf8)
-        let service = try #require(try cli.json("keys", "create", "--role", "service", "--name", "game backend")["key"] as? String)
+        let service = try #require(try await cli.json("keys", "create", "--role", "service", "--name", "game backend")["key"] as? String)
         let environment = [
             "WALLET_GOOGLE_PACKAGE_NAME": GoogleStandIn.packageName, "WALLET_GOOGLE_SERVICE_ACCOUNT": keyFile, "WALLET_GOOGLE_API_URL": google.url,
             "WALLET_GOOGLE_PUSH_AUDIENCE": GoogleStandIn.pushAudience, "WALLET_GOOGLE_PUSH_SERVICE_ACCOUNT": GoogleStandIn.pushServiceAccount,
@@ -26,7 +26,7 @@ struct GoogleCLITests {
         let (server, base) = try await ServeTests.serve(cli, environment: environment)
         defer {
             server.0.terminate()
-            _ = CLI.finish(server)
+            _ = CLI.finishBlocking(server)
         }
         let body = #"{"player_id":"p1","product_id":"com.example.consume5credits","purchase_token":"tok-served"}"#
         let headers = ["Authorization": "Bearer \(service)", "Content-Type": "application/json"]
@@ -54,41 +54,41 @@ struct GoogleCLITests {
         let forged = await send(
             "POST", "\(base)/v1/notifications/google", headers: ["Authorization": "Bearer \(try GoogleStandIn.pushToken(.wrongAudience))", "Content-Type": "application/json"], body: push)
         #expect(forged?.status == 401)
-        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 10])
+        #expect(try await cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 10])
         let pushed = await send("POST", "\(base)/v1/notifications/google", headers: ["Authorization": "Bearer \(try GoogleStandIn.pushToken())", "Content-Type": "application/json"], body: push)
         #expect(pushed?.status == 200 && pushed?.body.contains(#""outcome":"refunded""#) == true, "\(String(describing: pushed))")
-        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 5], "one of two units voided")
+        #expect(try await cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 5], "one of two units voided")
 
-        let looked = try await cli.runInBackground(["google", "lookup", "--order-id", "GPA.1111-2222-3333-44444"], environment: environment)
+        let looked = try await cli.run(["google", "lookup", "--order-id", "GPA.1111-2222-3333-44444"], environment: environment)
         #expect(looked.status == 0 && looked.stdout.contains("to p1") && looked.stdout.contains("consumption done"), "\(looked.stdout)\(looked.stderr)")
-        let outbox = try await cli.runInBackground(["google", "outbox", "--json"], environment: environment)
+        let outbox = try await cli.run(["google", "outbox", "--json"], environment: environment)
         #expect(try (outbox.json()["purchases"] as? [[String: Any]])?.first?["status"] as? String == "done", "\(outbox.stdout)\(outbox.stderr)")
-        let caught = try await cli.runInBackground(["google", "catch-up"], environment: environment)
+        let caught = try await cli.run(["google", "catch-up"], environment: environment)
         #expect(caught.status == 0 && caught.stdout.contains("0 applied now, 1 applied before"), "\(caught.stdout)\(caught.stderr)")
         // While another run holds the catch-up (the server's, say), the command skips and says so.
         let calls = google.seen(.voided).count
         let held = try await LedgerDatabases.open(cli.databasePath).takeLease(GooglePurchases.catchUpLease, holder: "another-run", for: .seconds(600))
         #expect(held.holder == "another-run")
-        let skipped = try await cli.runInBackground(["google", "catch-up"], environment: environment)
+        let skipped = try await cli.run(["google", "catch-up"], environment: environment)
         #expect(skipped.status == 0 && skipped.stdout.contains("skipped: another run holds the Google catch-up"), "\(skipped.stdout)\(skipped.stderr)")
         #expect(google.seen(.voided).count == calls, "the skipped run asked Google nothing")
-        let redeemed = try await cli.runInBackground(
+        let redeemed = try await cli.run(
             ["redeem-google", "--player", "p2", "--product", "com.example.consume5credits", "--token", "tok-served", "--json"], environment: environment)
         #expect(redeemed.status == 1 && redeemed.errorCode() == "idempotency_key_reused", "\(redeemed.stderr)")
-        #expect(try cli.json("verify")["ok"] as? Bool == true)
+        #expect(try await cli.json("verify")["ok"] as? Bool == true)
     }
 
     @Test("half a Google configuration is a usage error naming what is missing; a key file that is not one is refused without quoting it")
     func refusals() async throws {
         let cli = try CLI()
-        let noKey = try await cli.runInBackground(["redeem-google", "--player", "p1", "--product", "x", "--token", "t", "--google-package-name", "com.example.game"])
+        let noKey = try await cli.run(["redeem-google", "--player", "p1", "--product", "x", "--token", "t", "--google-package-name", "com.example.game"])
         #expect(noKey.status == 64 && noKey.stderr.contains("--google-service-account"), "\(noKey.stderr)")
-        let badPackage = try await cli.runInBackground(["google", "catch-up", "--google-package-name", "not a package", "--google-service-account", "{}"])
+        let badPackage = try await cli.run(["google", "catch-up", "--google-package-name", "not a package", "--google-service-account", "{}"])
         #expect(badPackage.status == 64, "\(badPackage.stderr)")
         let secret = #"{"type":"service_account","client_email":"a@b.c","private_key":"-----BEGIN PRIVATE KEY-----\nSECRETSECRET\n-----END PRIVATE KEY-----\n","private_key_id":"k","token_uri":"https://oauth2.googleapis.com/token"}"#
-        let badKey = try await cli.runInBackground(["google", "lookup", "--order-id", "GPA.1", "--google-package-name", "com.example.game", "--google-service-account", secret])
+        let badKey = try await cli.run(["google", "lookup", "--order-id", "GPA.1", "--google-package-name", "com.example.game", "--google-service-account", secret])
         #expect(badKey.status == 64 && !badKey.stderr.contains("SECRETSECRET"), "\(badKey.stderr)")
-        let pushHalf = try await cli.runInBackground(["serve", "--google-push-audience", "https://wallet.example.com/v1/notifications/google"])
+        let pushHalf = try await cli.run(["serve", "--google-push-audience", "https://wallet.example.com/v1/notifications/google"])
         #expect(pushHalf.status == 64 && pushHalf.stderr.contains("--google-push-service-account"), "\(pushHalf.stderr)")
     }
 }

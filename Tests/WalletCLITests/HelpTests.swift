@@ -5,8 +5,8 @@ import WalletCore
 @Suite("Help texts")
 struct HelpTests {
     /// Every command's path (`["keys", "create"]`), from the parser's own description of the tree.
-    static func commandPaths() throws -> [[String]] {
-        let output = try CLI().run("--experimental-dump-help")
+    static func commandPaths() async throws -> [[String]] {
+        let output = try await CLI().run("--experimental-dump-help")
         let tree = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any])
         func walk(_ command: [String: Any], _ path: [String]) -> [[String]] {
             let subcommands = (command["subcommands"] as? [[String: Any]] ?? []).filter { ($0["commandName"] as? String) != "help" }
@@ -16,11 +16,11 @@ struct HelpTests {
     }
 
     @Test("every command's help shows an example")
-    func examples() throws {
-        let paths = try Self.commandPaths()
+    func examples() async throws {
+        let paths = try await Self.commandPaths()
         #expect(paths.count > 30 && paths.contains(["keys", "create"]) && paths.contains(["webhooks", "replay"]))
         for path in paths {
-            let help = CLI.finish(try CLI().start(path + ["--help"]))
+            let help = await CLI.finish(try CLI().start(path + ["--help"]))
             #expect(help.status == 0, "\(path)")
             let lines = help.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             guard let example = lines.firstIndex(where: { ["Example:", "Examples:"].contains($0) }) else {
@@ -36,8 +36,8 @@ struct HelpTests {
     }
 
     @Test("serve's options come in titled groups, listening first")
-    func serveGroups() throws {
-        let help = try CLI().run("serve", "--help").stdout
+    func serveGroups() async throws {
+        let help = try await CLI().run("serve", "--help").stdout
         let titles = ["LISTENING:", "DATABASE:", "PLAYERS' TOKENS:", "APPLE:", "GOOGLE:", "BACKGROUND WORK:", "WEBHOOKS:", "OBSERVABILITY:"]
         let positions = titles.map { title in help.range(of: "\n\(title)\n")?.lowerBound }
         #expect(!positions.contains(nil), "missing a group: \(zip(titles, positions).filter { $0.1 == nil }.map(\.0))")
@@ -56,8 +56,8 @@ struct HelpTests {
     }
 
     @Test("keys create describes the roles from the role matrix")
-    func roles() throws {
-        let help = try CLI().run("keys", "create", "--help").stdout
+    func roles() async throws {
+        let help = try await CLI().run("keys", "create", "--help").stdout
         let flattened = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         for role in KeyRole.allCases {
             let line = "\(role.rawValue): \(RoleMatrix.duties(of: role).joined(separator: "; "))."
@@ -66,11 +66,11 @@ struct HelpTests {
     }
 
     @Test("adjust takes a negative amount after a space or an equals sign", arguments: [["--amount", "-20"], ["--amount=-20"]])
-    func negativeAmount(_ amount: [String]) throws {
-        let cli = try CLI.withCatalog()
-        _ = try cli.grant("p1", "neg-1", quantity: 5)
+    func negativeAmount(_ amount: [String]) async throws {
+        let cli = try await CLI.withCatalog()
+        _ = try await cli.grant("p1", "neg-1", quantity: 5)
         let base = ["adjust", "--player", "p1", "--reason-code", "chargeback", "--note", "reversed", "--actor", "alice", "--key", "adj-\(amount.count)", "--json"]
-        let output = CLI.finish(try cli.start(base + amount))
+        let output = await CLI.finish(try cli.start(base + amount))
         #expect(output.status == 0, "\(output.stderr)")
         let transaction = try output.json()["transaction"] as? [String: Any]
         #expect(transaction?["amount"] as? Int == -20)

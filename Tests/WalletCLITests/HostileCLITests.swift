@@ -7,29 +7,29 @@ import WalletTestSupport
 @Suite("Operator mistakes")
 struct HostileCLITests {
     @Test("keys create into /dev/full exits non-zero and revokes the key whose secret was lost")
-    func outputToFullDevice() throws {
+    func outputToFullDevice() async throws {
         let cli = try CLI()
         guard let full = FileHandle(forWritingAtPath: "/dev/full") else { Issue.record("no /dev/full"); return }
         let stderr = try ChildPipe()
         let process = try ChildProcess(
             walletBinary.path, ["keys", "create", "--role", "admin", "--name", "lost"],
             environment: ProcessInfo.processInfo.environment.merging(["WALLET_DB": cli.databasePath]) { $1 }, stdout: .descriptor(full.fileDescriptor), stderr: .pipe(stderr))
+        await process.exited()
         let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
         #expect(process.terminationStatus != 0)
         #expect(message.contains("storage_error") && message.contains("revoked"), "\(message)")
-        let keys = try cli.json("keys", "list")["keys"] as? [[String: Any]] ?? []
+        let keys = try await cli.json("keys", "list")["keys"] as? [[String: Any]] ?? []
         #expect(keys.count == 1 && keys.first?["revoked_at"] is String)
     }
 
     @Test("export --output replaces only a regular file, keeping its mode; devices, FIFOs, links and directories are refused")
-    func exportOutputTargets() throws {
-        let cli = try CLI.withCatalog()
-        _ = try cli.grant("p1", "t1")
+    func exportOutputTargets() async throws {
+        let cli = try await CLI.withCatalog()
+        _ = try await cli.grant("p1", "t1")
         let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent()
         let regular = directory.appendingPathComponent("ledger.csv").path
         #expect(FileManager.default.createFile(atPath: regular, contents: Data("old".utf8), attributes: [.posixPermissions: 0o600]))
-        #expect(try cli.run("export", "--output", regular).status == 0)
+        #expect(try await cli.run("export", "--output", regular).status == 0)
         let attributes = try FileManager.default.attributesOfItem(atPath: regular)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         #expect(try String(contentsOfFile: regular, encoding: .utf8).hasPrefix("type,seq,"))
@@ -38,7 +38,7 @@ struct HostileCLITests {
         let link = directory.appendingPathComponent("link.csv").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: regular)
         for target in [fifo, link, directory.path, "/dev/null"] {
-            let output = try cli.run("export", "--output", target, "--json")
+            let output = try await cli.run("export", "--output", target, "--json")
             #expect(output.status != 0 && output.errorCode() == "invalid_request", "\(target): \(output.stderr)")
         }
         var status = stat()
@@ -47,12 +47,12 @@ struct HostileCLITests {
     }
 
     @Test("another program's SQLite database is refused and left byte for byte untouched")
-    func foreignDatabaseUntouched() throws {
+    func foreignDatabaseUntouched() async throws {
         let cli = try CLI()
         let sqlite = try ChildProcess("/usr/bin/sqlite3", [cli.databasePath, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');"])
         #expect(sqlite.terminationStatus == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: cli.databasePath))
-        let output = try cli.run("balance", "--player", "p1", "--json")
+        let output = try await cli.run("balance", "--player", "p1", "--json")
         #expect(output.status != 0 && output.errorCode() == "unsupported_database", "\(output.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: cli.databasePath)) == before)
         #expect(!FileManager.default.fileExists(atPath: cli.databasePath + "-wal"))

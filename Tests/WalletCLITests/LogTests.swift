@@ -21,9 +21,9 @@ struct LogTests {
 
     @Test("--log-format json: one JSON object a line, with the request id and durations to the microsecond, and no secret")
     func json() async throws {
-        let cli = try CLI.withCatalog()
-        _ = try cli.grant("p1", "T1")
-        let admin = try #require(try cli.json("keys", "create", "--role", "admin", "--name", "ops")["key"] as? String)
+        let cli = try await CLI.withCatalog()
+        _ = try await cli.grant("p1", "T1")
+        let admin = try #require(try await cli.json("keys", "create", "--role", "admin", "--name", "ops")["key"] as? String)
         let jwtSecret = String(repeating: "j", count: 40)
         let (server, base) = try await ServeTests.serve(
             cli, environment: ["WALLET_PLAYER_JWT_SECRET": jwtSecret, "WALLET_LOG_FORMAT": "json"],
@@ -37,7 +37,7 @@ struct LogTests {
         let token = Self.playerToken("p1", secret: jwtSecret)
         #expect(await send("GET", "\(base)/v1/wallets/p1", headers: ["Authorization": "Bearer \(token)", "X-Request-Id": "log-player"])?.status == 200)
         server.0.terminate()
-        let output = CLI.finish(server)
+        let output = await CLI.finish(server)
         #expect(created?.status == 201 && webhook?.status == 201)
         let secrets = [admin, jwtSecret, token, guessed, try #require(Self.secret(in: created?.body)), try #require(Self.secret(in: webhook?.body))]
 
@@ -69,14 +69,14 @@ struct LogTests {
 
     @Test("text logs round durations to the microsecond too, and a bad WALLET_LOG_FORMAT is refused")
     func text() async throws {
-        let cli = try CLI.withCatalog()
+        let cli = try await CLI.withCatalog()
         let (server, base) = try await ServeTests.serve(cli, arguments: ["--log-level", "info"])
         #expect(await send("GET", "\(base)/v1/products", headers: ["X-Request-Id": "log-text"])?.status == 401)
         server.0.terminate()
-        let output = CLI.finish(server)
+        let output = await CLI.finish(server)
         let line = try #require(output.stderr.split(separator: "\n").first { $0.contains("request_id=log-text") })
         #expect(line.contains(#/duration_ms=[0-9]+\.[0-9]{3} /#), "\(line)")
-        #expect(CLI.finish(try cli.start(["serve"], environment: ["WALLET_LOG_FORMAT": "xml"])).status == 64)
-        #expect(CLI.finish(try cli.start(["serve", "--log-format", "yaml"])).status == 64)
+        #expect(await CLI.finish(try cli.start(["serve"], environment: ["WALLET_LOG_FORMAT": "xml"])).status == 64)
+        #expect(await CLI.finish(try cli.start(["serve", "--log-format", "yaml"])).status == 64)
     }
 }

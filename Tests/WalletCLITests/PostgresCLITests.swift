@@ -8,79 +8,79 @@ import WalletTestSupport
 @Suite("The CLI on PostgreSQL, and wallet copy", .enabled(if: TestBackend.all.contains(.postgres)))
 struct PostgresCLITests {
     @Test("SQLite → PostgreSQL → SQLite ends at the same head hash, and each copy runs the ledger commands")
-    func roundTrip() throws {
-        let cli = try CLI.withCatalog()
-        _ = try cli.json("grant", "--player", "p1", "--store", "apple", "--store-transaction-id", "T1", "--product", "com.example.consume5credits", "--quantity", "3")
-        _ = try cli.json("spend", "--player", "p1", "--amount", "4", "--key", "k1")
-        _ = try cli.json("adjust", "--player", "p2", "--amount", "7", "--reason-code", "goodwill", "--note", "sorry", "--actor", "alice", "--key", "a1")
-        _ = try cli.json("keys", "create", "--role", "support", "--name", "desk")
-        let head = try cli.json("verify")["head_hash"] as? String
+    func roundTrip() async throws {
+        let cli = try await CLI.withCatalog()
+        _ = try await cli.json("grant", "--player", "p1", "--store", "apple", "--store-transaction-id", "T1", "--product", "com.example.consume5credits", "--quantity", "3")
+        _ = try await cli.json("spend", "--player", "p1", "--amount", "4", "--key", "k1")
+        _ = try await cli.json("adjust", "--player", "p2", "--amount", "7", "--reason-code", "goodwill", "--note", "sorry", "--actor", "alice", "--key", "a1")
+        _ = try await cli.json("keys", "create", "--role", "support", "--name", "desk")
+        let head = try await cli.json("verify")["head_hash"] as? String
         let postgres = try TestPostgres.freshDatabase()
-        let copied = try cli.json("copy", "--from", cli.databasePath, "--to", postgres)
+        let copied = try await cli.json("copy", "--from", cli.databasePath, "--to", postgres)
         #expect(copied["head_hash"] as? String == head && copied["transactions"] as? Int == 3, "\(copied)")
         #expect((copied["target"] as? String)?.hasPrefix("postgres://") == true)
         // The commands work on the copy: a replayed spend, a new one, the same keys.
         let onPostgres = ["WALLET_DB": postgres]
-        let replay = try cli.run("spend", "--player", "p1", "--amount", "4", "--key", "k1", "--json", environment: onPostgres)
+        let replay = try await cli.run("spend", "--player", "p1", "--amount", "4", "--key", "k1", "--json", environment: onPostgres)
         let replayed = try replay.json()["replayed"] as? Bool
         #expect(replay.status == 0 && replayed == true, "\(replay.stderr)")
-        let keys = try cli.run("keys", "list", "--json", environment: onPostgres)
+        let keys = try await cli.run("keys", "list", "--json", environment: onPostgres)
         #expect(keys.status == 0 && keys.stdout.contains("desk"), "\(keys.stderr)")
-        let spend = try cli.run("spend", "--player", "p1", "--amount", "1", "--key", "k2", "--json", environment: onPostgres)
+        let spend = try await cli.run("spend", "--player", "p1", "--amount", "1", "--key", "k2", "--json", environment: onPostgres)
         let balance = try spend.json()["balance"] as? Int
         #expect(spend.status == 0 && balance == 10, "\(spend.stderr)")
-        let verified = try cli.run("verify", "--json", environment: onPostgres)
+        let verified = try await cli.run("verify", "--json", environment: onPostgres)
         let newHead = try verified.json()["head_hash"] as? String
         #expect(verified.status == 0 && newHead != head)
         // And back into a new SQLite file, for an audit on a laptop.
         let back = try CLI()
-        let returned = try back.json("copy", "--from", postgres, "--to", back.databasePath)
+        let returned = try await back.json("copy", "--from", postgres, "--to", back.databasePath)
         #expect(returned["head_hash"] as? String == newHead)
-        #expect(try back.json("verify")["head_hash"] as? String == newHead)
-        #expect(try back.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 10])
+        await #expect(try back.json("verify")["head_hash"] as? String == newHead)
+        await #expect(try back.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 10])
         // A target that holds a ledger already is refused, and keeps what it had.
-        let again = try cli.run("copy", "--from", cli.databasePath, "--to", postgres, "--json")
+        let again = try await cli.run("copy", "--from", cli.databasePath, "--to", postgres, "--json")
         #expect(again.status != 0 && again.errorCode() == "invalid_request" && again.stderr.contains("not empty"), "\(again.stderr)")
     }
 
     @Test("a corrupted source is refused before anything is written")
-    func corruptedSource() throws {
-        let cli = try CLI.withCatalog()
-        _ = try cli.json("grant", "--player", "p1", "--store", "apple", "--store-transaction-id", "T1", "--product", "com.example.consume5credits")
-        _ = try cli.json("spend", "--player", "p1", "--amount", "2", "--key", "k1")
+    func corruptedSource() async throws {
+        let cli = try await CLI.withCatalog()
+        _ = try await cli.json("grant", "--player", "p1", "--store", "apple", "--store-transaction-id", "T1", "--product", "com.example.consume5credits")
+        _ = try await cli.json("spend", "--player", "p1", "--amount", "2", "--key", "k1")
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
         let raw = try DatabaseQueue(path: cli.databasePath, configuration: configuration)
-        try raw.write { db in
+        try await raw.write { db in
             try db.execute(sql: "DROP TRIGGER postings_append_only_update")
             try db.execute(sql: "UPDATE postings SET amount = amount + 1 WHERE seq = 2")
         }
         try raw.close()
         let postgres = try TestPostgres.freshDatabase()
-        let refused = try cli.run("copy", "--from", cli.databasePath, "--to", postgres, "--json")
+        let refused = try await cli.run("copy", "--from", cli.databasePath, "--to", postgres, "--json")
         #expect(refused.status != 0 && refused.errorCode() == "invalid_request" && refused.stderr.contains("does not verify"), "\(refused.stderr)")
-        let target = try cli.run("verify", "--json", environment: ["WALLET_DB": postgres])
+        let target = try await cli.run("verify", "--json", environment: ["WALLET_DB": postgres])
         let count = try target.json()["transactions"] as? Int
         #expect(target.status == 0 && count == 0, "\(target.stderr)")
     }
 
     @Test("a URL with a password is never printed: the error names the server with ***")
-    func redacted() throws {
+    func redacted() async throws {
         let cli = try CLI()
         let port = try LoopbackSocket.freePort()
-        let output = try cli.run("balance", "--player", "p1", "--json", environment: ["WALLET_DB": "postgres://wallet:hunter2-secret@127.0.0.1:\(port)/wallet?sslmode=disable"])
+        let output = try await cli.run("balance", "--player", "p1", "--json", environment: ["WALLET_DB": "postgres://wallet:hunter2-secret@127.0.0.1:\(port)/wallet?sslmode=disable"])
         #expect(output.status != 0 && output.errorCode() == "storage_error", "\(output.stderr)")
         #expect(!output.stderr.contains("hunter2-secret") && !output.stdout.contains("hunter2-secret"))
-        let bad = try cli.run("balance", "--player", "p1", "--json", environment: ["WALLET_DB": "postgres://u:hunter2-secret@h/d?sslmode=nope"])
+        let bad = try await cli.run("balance", "--player", "p1", "--json", environment: ["WALLET_DB": "postgres://u:hunter2-secret@h/d?sslmode=nope"])
         #expect(bad.errorCode() == "invalid_request" && bad.stderr.contains("sslmode") && !bad.stderr.contains("hunter2-secret"), "\(bad.stderr)")
     }
 
     @Test("three wallet serve instances on one database, 64 clients, one instance killed mid-load: every acknowledged operation once, none twice, verify ok")
     func threeInstances() async throws {
         let cli = CLI(database: try TestPostgres.freshDatabase())
-        #expect(try cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
-        for player in 0..<4 { _ = try cli.grant("p\(player)", "seed-\(player)", quantity: 10) }
-        let key = try #require(try cli.json("keys", "create", "--role", "service", "--name", "load")["key"] as? String)
+        #expect(try await cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
+        for player in 0..<4 { _ = try await cli.grant("p\(player)", "seed-\(player)", quantity: 10) }
+        let key = try #require(try await cli.json("keys", "create", "--role", "service", "--name", "load")["key"] as? String)
         var servers: [((ChildProcess, ChildPipe, ChildPipe), String)] = []
         for _ in 0..<3 { servers.append(try await ServeTests.serve(cli)) }
         let bases = servers.map(\.1)
@@ -131,7 +131,7 @@ struct PostgresCLITests {
         }
         for (index, server) in servers.enumerated() {
             if index > 0 { server.0.0.terminate() }
-            let exit = CLI.finish(server.0)
+            let exit = await CLI.finish(server.0)
             if index == 0 { #expect(exit.status == SIGKILL) }
         }
         #expect(acknowledged.count >= 100)
@@ -139,14 +139,14 @@ struct PostgresCLITests {
         for operation in Set(acknowledged) {
             let parts = operation.split(separator: " ").map(String.init)
             let replay = parts[0] == "grant"
-                ? try cli.grant(parts[1], parts[2])
-                : try cli.json("spend", "--player", parts[1], "--amount", "1", "--key", parts[2])
+                ? try await cli.grant(parts[1], parts[2])
+                : try await cli.json("spend", "--player", parts[1], "--amount", "1", "--key", parts[2])
             #expect(replay["replayed"] as? Bool == true, "\(operation) was acknowledged but not stored")
         }
-        let report = try cli.json("verify")
+        let report = try await cli.json("verify")
         #expect(report["ok"] as? Bool == true, "\(report)")
         for player in 0..<4 {
-            let balance = try cli.json("balance", "--player", "p\(player)")["balances"] as? [String: Int]
+            let balance = try await cli.json("balance", "--player", "p\(player)")["balances"] as? [String: Int]
             #expect((balance?["credits"] ?? -1) >= 0)
         }
     }

@@ -18,9 +18,9 @@ struct PostgresFaultCLITests {
         let cluster = try TestPostgres.Cluster()
         defer { cluster.remove() }
         let cli = CLI(database: try cluster.freshDatabase())
-        #expect(try cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
-        _ = try cli.grant("p1", "T1", quantity: 2)
-        let key = try #require(try cli.json("keys", "create", "--role", "service", "--name", "frozen")["key"] as? String)
+        #expect(try await cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
+        _ = try await cli.grant("p1", "T1", quantity: 2)
+        let key = try #require(try await cli.json("keys", "create", "--role", "service", "--name", "frozen")["key"] as? String)
         let (server, base) = try await ServeTests.serve(cli)
         let headers = ["Authorization": "Bearer \(key)", "Content-Type": "application/json", "Idempotency-Key": "frozen-1"]
         #expect(await send("POST", "\(base)/v1/wallets/p1/spend", headers: headers.merging(["Idempotency-Key": "before"]) { $1 }, body: #"{"amount": 1}"#)?.status == 201)
@@ -33,7 +33,7 @@ struct PostgresFaultCLITests {
         kill(server.0.processIdentifier, SIGTERM)
         let exit = await withCheckedContinuation { (continuation: CheckedContinuation<CommandOutput?, Never>) in
             let answer = ExitWatch(continuation)
-            Thread.detachNewThread { answer.resume(CLI.finish(server)) }
+            Thread.detachNewThread { answer.resume(CLI.finishBlocking(server)) }
             Thread.detachNewThread {
                 Thread.sleep(forTimeInterval: TimeInterval(Self.exitDeadlineSeconds))
                 answer.resume(nil)
@@ -46,10 +46,10 @@ struct PostgresFaultCLITests {
         // The unanswered spend got no 2xx; its retry with the same key applies it once.
         let unanswered = await spend.value
         #expect(unanswered == nil || unanswered?.status == 503, "\(String(describing: unanswered))")
-        let retried = try cli.run("spend", "--player", "p1", "--amount", "1", "--key", "frozen-1", "--json")
+        let retried = try await cli.run("spend", "--player", "p1", "--amount", "1", "--key", "frozen-1", "--json")
         #expect(retried.status == 0, "\(retried.stderr)")
-        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 8])
-        #expect(try cli.json("verify")["ok"] as? Bool == true)
+        #expect(try await cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 8])
+        #expect(try await cli.json("verify")["ok"] as? Bool == true)
     }
 }
 

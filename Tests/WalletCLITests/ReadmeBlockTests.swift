@@ -24,7 +24,7 @@ struct ReadmeBlockTests {
     // One block at a time: each starts servers and several processes, and nine at once on two
     // cores starve the suites that run beside them (PostgreSQL's connection waits).
     @Test("each runs as pasted and prints what the README shows", .serialized, arguments: ReadmeSession.all())
-    func runs(_ session: ReadmeSession) throws {
+    func runs(_ session: ReadmeSession) async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-readme-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -43,8 +43,8 @@ struct ReadmeBlockTests {
         let process = try ChildProcess(
             "/usr/bin/setsid", ["timeout", "-k", "5", "240", "bash", scriptPath], environment: environment,
             stdout: .file(outputPath), stderr: .stdout)
-        process.waitUntilExit()
-        let leftRunning = Self.stopGroup(process.processIdentifier)
+        await process.exited()
+        let leftRunning = await Self.stopGroup(process.processIdentifier)
         let printed = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         // Split at every line break: curl prints headers with CRLF, one Character in Swift.
         let lines = printed.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { String($0).trimmingTrailingWhitespace() }
@@ -66,10 +66,10 @@ struct ReadmeBlockTests {
 
     /// Stops every process left in the block's group; true when there was one, given a few seconds
     /// to finish what the block asked of it (a server draining after `kill`).
-    static func stopGroup(_ group: pid_t) -> Bool {
+    static func stopGroup(_ group: pid_t) async -> Bool {
         for _ in 0..<100 {
             if kill(-group, 0) != 0 { return false }
-            usleep(100_000)
+            try? await Task.sleep(for: .milliseconds(100))
         }
         kill(-group, SIGKILL)
         return true

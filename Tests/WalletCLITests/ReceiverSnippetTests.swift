@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+import WalletTestSupport
 @testable import WalletCore
 
 /// The README's receivers, checked against the wallet's own signatures: the Python one run as
@@ -53,7 +54,7 @@ struct ReceiverSnippetTests {
     }
 
     @Test("the Python receiver, run as the README prints it, gives the same answers")
-    func pythonReceiver() throws {
+    func pythonReceiver() async throws {
         let snippet = try #require(Self.block("python", startingWith: "import hashlib, hmac, time"))
         let now = Int64(Date().timeIntervalSince1970)
         let header = WebhookSignature.header(timestamp: now, body: Self.body, secrets: ["whsec_new", "whsec_old"])
@@ -65,15 +66,10 @@ struct ReceiverSnippetTests {
             print(verify("whsec_new", "\(header)", body), verify("whsec_old", "\(header)", body), verify("whsec_other", "\(header)", body),
                   verify("whsec_new", "\(header)", body + b" "), verify("whsec_new", "\(stale)", body), verify("whsec_new", "v1=00,t=x", body))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
+        let output = try ChildPipe()
+        let process = try ChildProcess("/usr/bin/env", ["python3", "-c", script], environment: ProcessInfo.processInfo.environment, stdout: .pipe(output), stderr: .stdout)
+        await process.exited()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
         #expect(text.trimmingCharacters(in: .whitespacesAndNewlines) == "True True False False False False", "\(text)")
     }
 }

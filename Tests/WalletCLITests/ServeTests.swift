@@ -32,29 +32,29 @@ func send(_ method: String, _ url: String, headers: [String: String] = [:], body
 @Suite("wallet serve and wallet keys, as processes")
 struct ServeTests {
     @Test("keys are created with their secret once, listed without it, and revoked")
-    func keys() throws {
+    func keys() async throws {
         let cli = try CLI()
-        let created = try cli.json("keys", "create", "--role", "support", "--name", "Alice (support)")
+        let created = try await cli.json("keys", "create", "--role", "support", "--name", "Alice (support)")
         let id = try #require(created["id"] as? String)
         let secret = try #require(created["key"] as? String)
         #expect(created["role"] as? String == "support" && secret.hasPrefix("cwk_") && secret.count > 40)
-        let listed = try cli.run("keys", "list", "--json")
+        let listed = try await cli.run("keys", "list", "--json")
         #expect(!listed.stdout.contains(secret))
         let keys = try listed.json()["keys"] as? [[String: Any]]
         #expect(keys?.count == 1 && keys?.first?["id"] as? String == id && keys?.first?["revoked_at"] == nil)
-        let revoked = try cli.json("keys", "revoke", id)
+        let revoked = try await cli.json("keys", "revoke", id)
         #expect(revoked["revoked_at"] as? String != nil)
-        let again = try cli.json("keys", "revoke", id)
+        let again = try await cli.json("keys", "revoke", id)
         #expect(again["revoked_at"] as? String == revoked["revoked_at"] as? String, "revoking twice answers the first revocation")
-        #expect(try cli.run("keys", "revoke", "key_missing", "--json").errorCode() == "not_found")
-        #expect(try cli.run("keys", "create", "--role", "owner", "--name", "x", "--json").status == 64)
-        #expect(try cli.run("keys", "create", "--role", "admin", "--name", " ", "--json").errorCode() == "invalid_request")
-        let human = try cli.run("keys", "create", "--role", "auditor", "--name", "Audit firm")
+        #expect(try await cli.run("keys", "revoke", "key_missing", "--json").errorCode() == "not_found")
+        #expect(try await cli.run("keys", "create", "--role", "owner", "--name", "x", "--json").status == 64)
+        #expect(try await cli.run("keys", "create", "--role", "admin", "--name", " ", "--json").errorCode() == "invalid_request")
+        let human = try await cli.run("keys", "create", "--role", "auditor", "--name", "Audit firm")
         #expect(human.stdout.contains("shown only now") && human.stdout.contains("cwk_"))
     }
 
     @Test("serve refuses bad settings with a clear error")
-    func badSettings() throws {
+    func badSettings() async throws {
         let cli = try CLI()
         let notAKey = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("not-a-key.pem").path
         try "-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----\n".write(toFile: notAKey, atomically: true, encoding: .utf8)
@@ -76,7 +76,7 @@ struct ServeTests {
             (["serve", "--db-pool-size", "0"], [:]), (["balance", "--player", "p1", "--db-pool-size", "1001"], [:]),
             (["verify"], ["WALLET_DB_POOL_SIZE": "many"]), (["copy", "--to", "x.sqlite"], [:]), (["copy", "--from", "a", "--to", "a"], [:]),
         ] {
-            let output = CLI.finish(try cli.start(arguments, environment: environment))
+            let output = await CLI.finish(try cli.start(arguments, environment: environment))
             #expect(output.status == 64, "\(arguments) \(environment)")
             #expect(output.stderr.hasPrefix("Error: "), "\(output.stderr)")
         }
@@ -84,8 +84,8 @@ struct ServeTests {
 
     @Test("serve takes an ES256 public key file: the player's token, signed with the private key, spends from their wallet only")
     func es256PlayerTokens() async throws {
-        let cli = try CLI.withCatalog()
-        _ = try cli.grant("p1", "T1")
+        let cli = try await CLI.withCatalog()
+        _ = try await cli.grant("p1", "T1")
         let gameKey = P256.Signing.PrivateKey()
         let keyPath = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("game-public.pem").path
         try gameKey.publicKey.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
@@ -98,7 +98,7 @@ struct ServeTests {
         let (server, base) = try await Self.serve(cli, environment: ["WALLET_PLAYER_JWT_PUBLIC_KEY": keyPath])
         defer {
             server.0.terminate()
-            _ = CLI.finish(server)
+            _ = CLI.finishBlocking(server)
         }
         let spend = { (subject: String) async throws -> Int? in
             await send(
@@ -108,20 +108,20 @@ struct ServeTests {
         }
         #expect(try await spend("p1") == 201)
         #expect(try await spend("p2") == 403)
-        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 3])
+        #expect(try await cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 3])
     }
 
     @Test("the HS256 secret from a file (one trailing newline ignored) verifies player tokens")
     func secretFromFile() async throws {
-        let cli = try CLI.withCatalog()
-        _ = try cli.grant("p1", "T1")
+        let cli = try await CLI.withCatalog()
+        _ = try await cli.grant("p1", "T1")
         let secret = String(repeating: "f", count: 40)
         let path = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("secret").path
         try (secret + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         let (server, base) = try await Self.serve(cli, environment: ["WALLET_PLAYER_JWT_SECRET_FILE": path])
         defer {
             server.0.terminate()
-            _ = CLI.finish(server)
+            _ = CLI.finishBlocking(server)
         }
         func balance(signedWith key: String) async -> Int? {
             let header = Base64URL.encode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
@@ -139,7 +139,7 @@ struct ServeTests {
         let (server, base) = try await Self.serve(cli, environment: ["WALLET_IDLE_TIMEOUT": "1"])
         defer {
             server.0.terminate()
-            _ = CLI.finish(server)
+            _ = CLI.finishBlocking(server)
         }
         let socket = try LoopbackSocket(port: try #require(URL(string: base)?.port))
         #expect(socket.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "))
@@ -153,14 +153,14 @@ struct ServeTests {
     func gracefulShutdown() async throws {
         let (exit, acknowledged, cli) = try await Self.spendUnderLoad(until: SIGTERM)
         #expect(exit.status == 0, "\(exit.stderr)")
-        try Self.expectStored(acknowledged, cli)
+        try await Self.expectStored(acknowledged, cli)
     }
 
     @Test("on SIGTERM, a request still arriving is answered, with Connection: close, and the server exits")
     func connectionCloseOnShutdown() async throws {
-        let cli = try CLI.withCatalog()
-        _ = try cli.grant("p1", "T1", quantity: 2)
-        let key = try #require(try cli.json("keys", "create", "--role", "service", "--name", "slow")["key"] as? String)
+        let cli = try await CLI.withCatalog()
+        _ = try await cli.grant("p1", "T1", quantity: 2)
+        let key = try #require(try await cli.json("keys", "create", "--role", "service", "--name", "slow")["key"] as? String)
         // A drain and connection timeouts long enough for a machine starved by the whole suite
         // (the test has taken 80 to 94 s there, and once a 30 s idle timeout closed the half-sent
         // request before its body came): what is under test is that the request is answered, not
@@ -183,16 +183,16 @@ struct ServeTests {
         #expect(head.hasPrefix("http/1.1 201"), "\(head.prefix(200))")
         #expect(head.contains("\r\nconnection: close\r\n"), "\(head.prefix(400))")
         #expect(closed)
-        let exit = CLI.finish(server)
+        let exit = await CLI.finish(server)
         #expect(exit.status == 0, "\(exit.stderr)")
-        #expect(try cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 7])
+        #expect(try await cli.json("balance", "--player", "p1")["balances"] as? [String: Int] == ["credits": 7])
     }
 
     @Test("a crash (SIGKILL) mid-load loses no acknowledged spend")
     func crash() async throws {
         let (exit, acknowledged, cli) = try await Self.spendUnderLoad(until: SIGKILL)
         #expect(exit.status == SIGKILL)
-        try Self.expectStored(acknowledged, cli)
+        try await Self.expectStored(acknowledged, cli)
     }
 
     /// Starts `wallet serve` on a free loopback port and waits until it answers; returns the
@@ -208,7 +208,7 @@ struct ServeTests {
         }
         if !up {
             server.0.terminate()
-            _ = CLI.finish(server)
+            _ = CLI.finishBlocking(server)
         }
         try #require(up, "the server did not start")
         return (server, base)
@@ -218,9 +218,9 @@ struct ServeTests {
     /// answered while the others are in flight. Returns the server's exit and the keys of the
     /// spends it answered 201.
     static func spendUnderLoad(until signal: Int32) async throws -> (CommandOutput, [String], CLI) {
-        let cli = try CLI.withCatalog()
-        _ = try cli.grant("p1", "T1", quantity: 100)
-        let key = try #require(try cli.json("keys", "create", "--role", "service", "--name", "load")["key"] as? String)
+        let cli = try await CLI.withCatalog()
+        _ = try await cli.grant("p1", "T1", quantity: 100)
+        let key = try #require(try await cli.json("keys", "create", "--role", "service", "--name", "load")["key"] as? String)
         let (server, base) = try await Self.serve(cli)
         let headers = ["Authorization": "Bearer \(key)", "Content-Type": "application/json"]
         let answered = Counter()
@@ -241,19 +241,19 @@ struct ServeTests {
             }
             return await group.reduce(into: [String]()) { if let key = $1 { $0.append(key) } }
         }
-        return (CLI.finish(server), acknowledged, cli)
+        return (await CLI.finish(server), acknowledged, cli)
     }
 
     /// Every acknowledged spend is in the ledger, which verifies.
-    static func expectStored(_ acknowledged: [String], _ cli: CLI) throws {
+    static func expectStored(_ acknowledged: [String], _ cli: CLI) async throws {
         #expect(acknowledged.count >= 5)
-        let balance = try cli.json("balance", "--player", "p1")["balances"] as? [String: Int]
+        let balance = try await cli.json("balance", "--player", "p1")["balances"] as? [String: Int]
         // Spends answered by nobody (the connection died) may or may not have committed.
         #expect((balance?["credits"] ?? 0) <= 500 - acknowledged.count)
         for spendKey in acknowledged {
-            let replay = try cli.json("spend", "--player", "p1", "--amount", "1", "--key", spendKey)
+            let replay = try await cli.json("spend", "--player", "p1", "--amount", "1", "--key", spendKey)
             #expect(replay["replayed"] as? Bool == true, "\(spendKey) was acknowledged but not stored")
         }
-        #expect(try cli.json("verify")["ok"] as? Bool == true)
+        #expect(try await cli.json("verify")["ok"] as? Bool == true)
     }
 }

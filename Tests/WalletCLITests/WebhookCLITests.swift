@@ -195,8 +195,8 @@ func eventually(within limit: Duration, _ condition: () throws -> Bool) async re
 
 extension CLI {
     /// The ledger's transactions as (seq, id), in seq order, from `wallet export --format jsonl`.
-    func ledgerTransactions() throws -> [(seq: Int64, id: String)] {
-        let output = try run("export", "--format", "jsonl")
+    func ledgerTransactions() async throws -> [(seq: Int64, id: String)] {
+        let output = try await run("export", "--format", "jsonl")
         #expect(output.status == 0, "\(output.stderr)")
         var seen: [Int64: String] = [:]
         for line in output.stdout.split(separator: "\n") {
@@ -214,7 +214,7 @@ extension CLI {
 struct WebhookCLITests {
     @Test("wallet serve killed (SIGKILL) while an endpoint hangs mid-delivery loses nothing: after a restart every event arrives, in seq order, signed")
     func serveKilledMidDeliveryLosesNothing() async throws {
-        try await Self.killMidDelivery(try CLI.withCatalog())
+        try await Self.killMidDelivery(try await CLI.withCatalog())
     }
 
     @Test(
@@ -222,22 +222,22 @@ struct WebhookCLITests {
         .enabled(if: TestBackend.all.contains(.postgres)))
     func serveKilledMidDeliveryLosesNothingOnPostgres() async throws {
         let cli = CLI(database: try TestPostgres.freshDatabase())
-        #expect(try cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
+        #expect(try await cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
         try await Self.killMidDelivery(cli)
     }
 
     @Test("add, list, disable, enable, rotate and replay print what they did, as text and as JSON; the secret only from add and rotate")
-    func subcommandsSucceed() throws {
-        let cli = try CLI.withCatalog()
-        #expect(try cli.run("webhooks", "list").stdout.contains("No webhook endpoints"))
-        _ = try cli.grant("p1", "T1")
-        let text = try cli.run("webhooks", "add", "--url", "https://game.example.com/wallet-events", "--types", "refund.applied, purchase.credited")
+    func subcommandsSucceed() async throws {
+        let cli = try await CLI.withCatalog()
+        #expect(try await cli.run("webhooks", "list").stdout.contains("No webhook endpoints"))
+        _ = try await cli.grant("p1", "T1")
+        let text = try await cli.run("webhooks", "add", "--url", "https://game.example.com/wallet-events", "--types", "refund.applied, purchase.credited")
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.hasPrefix("Added webhook endpoint wh_") && text.stdout.contains("purchase.credited, refund.applied"), "\(text.stdout)")
         #expect(text.stdout.contains("after seq 1") && text.stdout.contains("shown only now:\nwhsec_"), "\(text.stdout)")
         let firstSecret = try #require(text.stdout.split(separator: "\n").last.map(String.init))
 
-        let added = try cli.json("webhooks", "add", "--url", "https://game.example.com/all", "--types", "*", "--description", "game backend")
+        let added = try await cli.json("webhooks", "add", "--url", "https://game.example.com/all", "--types", "*", "--description", "game backend")
         let endpoint = try #require(added["endpoint"] as? [String: Any])
         let id = try #require(endpoint["id"] as? String)
         let secret = try #require(added["secret"] as? String)
@@ -246,102 +246,102 @@ struct WebhookCLITests {
         #expect((endpoint["cursor_seq"] as? NSNumber)?.int64Value == 1, "an endpoint gets the events committed after it was added")
         #expect(endpoint["secret"] == nil)
 
-        let listedText = try cli.run("webhooks", "list")
+        let listedText = try await cli.run("webhooks", "list")
         #expect(listedText.status == 0 && listedText.stdout.split(separator: "\n").count == 2, "\(listedText.stdout)")
         #expect(listedText.stdout.contains("\(id)\tactive\thttps://game.example.com/all\t*\tafter seq 1\tdelivered 0"), "\(listedText.stdout)")
-        let listed = try cli.run("webhooks", "list", "--json")
+        let listed = try await cli.run("webhooks", "list", "--json")
         #expect(!listed.stdout.contains(secret) && !listed.stdout.contains(firstSecret) && !listed.stdout.contains("whsec_"), "list never shows a secret")
         let endpoints = try #require(try listed.json()["webhooks"] as? [[String: Any]])
         #expect(endpoints.map { $0["types"] as? [String] ?? [] } == [["purchase.credited", "refund.applied"], ["*"]], "oldest first")
 
-        let disabledText = try cli.run("webhooks", "disable", id)
+        let disabledText = try await cli.run("webhooks", "disable", id)
         #expect(disabledText.status == 0 && disabledText.stdout.hasPrefix("Disabled \(id); its events wait after seq 1."), "\(disabledText.stdout)")
-        #expect(try cli.json("webhooks", "disable", id)["status"] as? String == "disabled", "disabling twice is disabled")
-        #expect(try cli.run("webhooks", "list").stdout.contains("\(id)\tdisabled\t"))
-        let enabledText = try cli.run("webhooks", "enable", id)
+        #expect(try await cli.json("webhooks", "disable", id)["status"] as? String == "disabled", "disabling twice is disabled")
+        #expect(try await cli.run("webhooks", "list").stdout.contains("\(id)\tdisabled\t"))
+        let enabledText = try await cli.run("webhooks", "enable", id)
         #expect(enabledText.status == 0 && enabledText.stdout.hasPrefix("Enabled \(id); delivery resumes after seq 1."), "\(enabledText.stdout)")
-        #expect(try cli.json("webhooks", "enable", id)["status"] as? String == "active")
+        #expect(try await cli.json("webhooks", "enable", id)["status"] as? String == "active")
 
-        let rotatedText = try cli.run("webhooks", "rotate", id)
+        let rotatedText = try await cli.run("webhooks", "rotate", id)
         #expect(rotatedText.status == 0 && rotatedText.stdout.hasPrefix("Rotated the secret of \(id); the previous one signs too until 20"), "\(rotatedText.stdout)")
         let newSecret = try #require(rotatedText.stdout.split(separator: "\n").last.map(String.init))
         #expect(newSecret.hasPrefix("whsec_") && newSecret != secret)
-        let rotated = try cli.json("webhooks", "rotate", id)
+        let rotated = try await cli.json("webhooks", "rotate", id)
         let newerSecret = try #require(rotated["secret"] as? String)
         #expect(newerSecret.hasPrefix("whsec_") && newerSecret != newSecret)
-        let afterRotation = try #require((try cli.json("webhooks", "list")["webhooks"] as? [[String: Any]])?.first { $0["id"] as? String == id })
+        let afterRotation = try #require((try await cli.json("webhooks", "list")["webhooks"] as? [[String: Any]])?.first { $0["id"] as? String == id })
         let rotatedAt = try #require((afterRotation["secret_rotated_at"] as? String).flatMap { try? Timestamp.date($0, field: "at") })
         let expiresAt = try #require((afterRotation["previous_secret_expires_at"] as? String).flatMap { try? Timestamp.date($0, field: "at") })
         #expect(expiresAt.timeIntervalSince(rotatedAt) == 24 * 3_600, "the previous secret signs for 24 hours")
         #expect((rotated["endpoint"] as? [String: Any])?["previous_secret_expires_at"] as? String == afterRotation["previous_secret_expires_at"] as? String)
 
-        let replayedText = try cli.run("webhooks", "replay", id, "--from-seq", "1")
+        let replayedText = try await cli.run("webhooks", "replay", id, "--from-seq", "1")
         #expect(replayedText.status == 0 && replayedText.stdout.hasPrefix("\(id) gets every event of its types after seq 0 again."), "\(replayedText.stdout)")
-        let replayed = try cli.json("webhooks", "replay", id, "--from-seq", "1")
+        let replayed = try await cli.json("webhooks", "replay", id, "--from-seq", "1")
         #expect((replayed["cursor_seq"] as? NSNumber)?.int64Value == 0 && replayed["status"] as? String == "active")
 
         // Removed once disabled, and only then.
-        let early = try cli.run("webhooks", "remove", id)
+        let early = try await cli.run("webhooks", "remove", id)
         #expect(early.status != 0 && early.stderr.contains("disable the endpoint first"), "\(early.stderr)")
-        _ = try cli.run("webhooks", "disable", id)
-        let removed = try cli.run("webhooks", "remove", id)
+        _ = try await cli.run("webhooks", "disable", id)
+        let removed = try await cli.run("webhooks", "remove", id)
         #expect(removed.status == 0 && removed.stdout.hasPrefix("Removed \(id)"), "\(removed.stdout)")
-        #expect((try cli.json("webhooks", "list")["webhooks"] as? [[String: Any]])?.contains { $0["id"] as? String == id } == false)
+        #expect((try await cli.json("webhooks", "list")["webhooks"] as? [[String: Any]])?.contains { $0["id"] as? String == id } == false)
     }
 
     @Test("bad URLs, types, ids, replays and descriptions are refused with their code and a non-zero exit, and change nothing")
-    func subcommandsRefuse() throws {
-        let cli = try CLI.withCatalog()
-        _ = try cli.grant("p1", "T1")
-        let id = try #require((try cli.json("webhooks", "add", "--url", "https://game.example.com/hook", "--types", "*")["endpoint"] as? [String: Any])?["id"] as? String)
-        func refused(_ arguments: [String], _ code: String, containing text: String, status: Int32 = 1) throws {
-            let output = CLI.finish(try cli.start(arguments + ["--json"]))
+    func subcommandsRefuse() async throws {
+        let cli = try await CLI.withCatalog()
+        _ = try await cli.grant("p1", "T1")
+        let id = try #require((try await cli.json("webhooks", "add", "--url", "https://game.example.com/hook", "--types", "*")["endpoint"] as? [String: Any])?["id"] as? String)
+        func refused(_ arguments: [String], _ code: String, containing text: String, status: Int32 = 1) async throws {
+            let output = await CLI.finish(try cli.start(arguments + ["--json"]))
             #expect(output.status == status && output.errorCode() == code && output.stderr.contains(text), "\(arguments): \(output.status) \(output.stderr)")
             #expect(output.stdout.isEmpty, "\(arguments): \(output.stdout)")
         }
         let add = ["webhooks", "add", "--types", "*", "--url"]
-        try refused(add + ["file:///etc/passwd"], "invalid_request", containing: "starts with https://")
-        try refused(add + ["http://game.example.com/hook"], "invalid_request", containing: "plain http:// only to a host the operator allowed")
-        try refused(add + ["http://127.0.0.1:9/hook"], "invalid_request", containing: "plain http://")
-        try refused(add + ["https://10.0.0.1/"], "invalid_request", containing: "a private address")
-        try refused(add + ["https://169.254.169.254/latest/meta-data/"], "invalid_request", containing: "a link-local address")
-        try refused(add + ["https://[::ffff:127.0.0.1]/"], "invalid_request", containing: "a loopback address")
-        try refused(add + ["https://localhost/"], "invalid_request", containing: "a loopback name")
-        try refused(add + ["https://wallet.localhost:8443/"], "invalid_request", containing: "a loopback name")
-        try refused(add + ["https://2130706433/"], "invalid_request", containing: "not a host name or a dotted-decimal IPv4 address")
-        try refused(add + ["https://admin:hunter2@game.example.com/"], "invalid_request", containing: "no user name or password")
-        try refused(add + ["https://game.example.com/#frag"], "invalid_request", containing: "no fragment")
-        try refused(add + ["https://game.example.com/" + String(repeating: "a", count: 2_100)], "invalid_request", containing: "1 to 2048 bytes")
+        try await refused(add + ["file:///etc/passwd"], "invalid_request", containing: "starts with https://")
+        try await refused(add + ["http://game.example.com/hook"], "invalid_request", containing: "plain http:// only to a host the operator allowed")
+        try await refused(add + ["http://127.0.0.1:9/hook"], "invalid_request", containing: "plain http://")
+        try await refused(add + ["https://10.0.0.1/"], "invalid_request", containing: "a private address")
+        try await refused(add + ["https://169.254.169.254/latest/meta-data/"], "invalid_request", containing: "a link-local address")
+        try await refused(add + ["https://[::ffff:127.0.0.1]/"], "invalid_request", containing: "a loopback address")
+        try await refused(add + ["https://localhost/"], "invalid_request", containing: "a loopback name")
+        try await refused(add + ["https://wallet.localhost:8443/"], "invalid_request", containing: "a loopback name")
+        try await refused(add + ["https://2130706433/"], "invalid_request", containing: "not a host name or a dotted-decimal IPv4 address")
+        try await refused(add + ["https://admin:hunter2@game.example.com/"], "invalid_request", containing: "no user name or password")
+        try await refused(add + ["https://game.example.com/#frag"], "invalid_request", containing: "no fragment")
+        try await refused(add + ["https://game.example.com/" + String(repeating: "a", count: 2_100)], "invalid_request", containing: "1 to 2048 bytes")
         let url = ["webhooks", "add", "--url", "https://game.example.com/hook"]
-        try refused(url + ["--types", "spend.created,refund.aplied"], "invalid_request", containing: "unknown event type 'refund.aplied'")
-        try refused(url + ["--types", "*,spend.created"], "invalid_request", containing: "unknown event type '*'")
-        try refused(url + ["--types", ""], "invalid_request", containing: "unknown event type ''")
-        try refused(url + ["--types", "*", "--description", String(repeating: "d", count: 201)], "invalid_request", containing: "at most 200 bytes")
-        try refused(url + ["--types", "*", "--description", String(repeating: "\u{e9}", count: 101)], "invalid_request", containing: "at most 200 bytes")
-        try refused(url + ["--types", "*", "--description", "\u{1b}[31mred"], "invalid_request", containing: "description must not contain control characters")
-        try refused(url + ["--types", "*", "--description", "game\u{202e}backend"], "invalid_request", containing: "description must not contain invisible format characters")
-        try refused(["webhooks", "add", "--types", "*"], "invalid_request", containing: "--url", status: 64)
-        try refused(["webhooks", "add", "--url", "https://game.example.com/hook"], "invalid_request", containing: "--types", status: 64)
+        try await refused(url + ["--types", "spend.created,refund.aplied"], "invalid_request", containing: "unknown event type 'refund.aplied'")
+        try await refused(url + ["--types", "*,spend.created"], "invalid_request", containing: "unknown event type '*'")
+        try await refused(url + ["--types", ""], "invalid_request", containing: "unknown event type ''")
+        try await refused(url + ["--types", "*", "--description", String(repeating: "d", count: 201)], "invalid_request", containing: "at most 200 bytes")
+        try await refused(url + ["--types", "*", "--description", String(repeating: "\u{e9}", count: 101)], "invalid_request", containing: "at most 200 bytes")
+        try await refused(url + ["--types", "*", "--description", "\u{1b}[31mred"], "invalid_request", containing: "description must not contain control characters")
+        try await refused(url + ["--types", "*", "--description", "game\u{202e}backend"], "invalid_request", containing: "description must not contain invisible format characters")
+        try await refused(["webhooks", "add", "--types", "*"], "invalid_request", containing: "--url", status: 64)
+        try await refused(["webhooks", "add", "--url", "https://game.example.com/hook"], "invalid_request", containing: "--types", status: 64)
         // At the limits: 200 bytes of description, and an allowed host over plain HTTP.
-        #expect(try cli.run("webhooks", "add", "--url", "https://game.example.com/a", "--types", "*", "--description", String(repeating: "\u{e9}", count: 100)).status == 0)
-        #expect(try cli.run("webhooks", "add", "--url", "http://127.0.0.1:9/hook", "--types", "*", "--webhook-allow-host", "127.0.0.1").status == 0)
+        #expect(try await cli.run("webhooks", "add", "--url", "https://game.example.com/a", "--types", "*", "--description", String(repeating: "\u{e9}", count: 100)).status == 0)
+        #expect(try await cli.run("webhooks", "add", "--url", "http://127.0.0.1:9/hook", "--types", "*", "--webhook-allow-host", "127.0.0.1").status == 0)
 
         let unknown = "wh_" + UUID().uuidString.lowercased()
         for command in [["disable"], ["enable"], ["rotate"], ["replay", "--from-seq", "1"]] {
             for missing in [unknown, "wh_" + UUID().uuidString, "nope", id + "x", String(id.dropLast()) + "\u{ff10}"] {
-                try refused(["webhooks", command[0], missing] + command.dropFirst(), "not_found", containing: "no webhook endpoint")
+                try await refused(["webhooks", command[0], missing] + command.dropFirst(), "not_found", containing: "no webhook endpoint")
             }
         }
-        try refused(["webhooks", "replay", id, "--from-seq", "3"], "invalid_request", containing: "at most 2")
-        try refused(["webhooks", "replay", id, "--from-seq", "0"], "invalid_request", containing: "1 or more")
-        try refused(["webhooks", "replay", id, "--from-seq=-5"], "invalid_request", containing: "1 or more")
-        try refused(["webhooks", "replay", id, "--from-seq", "9223372036854775807"], "invalid_request", containing: "at most 2")
-        try refused(["webhooks", "replay", id, "--from-seq", "9223372036854775808"], "invalid_request", containing: "from-seq", status: 64)
-        try refused(["webhooks", "replay", id], "invalid_request", containing: "--from-seq", status: 64)
-        let human = try cli.run("webhooks", "disable", "nope")
+        try await refused(["webhooks", "replay", id, "--from-seq", "3"], "invalid_request", containing: "at most 2")
+        try await refused(["webhooks", "replay", id, "--from-seq", "0"], "invalid_request", containing: "1 or more")
+        try await refused(["webhooks", "replay", id, "--from-seq=-5"], "invalid_request", containing: "1 or more")
+        try await refused(["webhooks", "replay", id, "--from-seq", "9223372036854775807"], "invalid_request", containing: "at most 2")
+        try await refused(["webhooks", "replay", id, "--from-seq", "9223372036854775808"], "invalid_request", containing: "from-seq", status: 64)
+        try await refused(["webhooks", "replay", id], "invalid_request", containing: "--from-seq", status: 64)
+        let human = try await cli.run("webhooks", "disable", "nope")
         #expect(human.status == 1 && human.stderr.hasPrefix("error: ") && human.stderr.contains("[not_found]"), "\(human.stderr)")
 
-        let endpoints = try #require(try cli.json("webhooks", "list")["webhooks"] as? [[String: Any]])
+        let endpoints = try #require(try await cli.json("webhooks", "list")["webhooks"] as? [[String: Any]])
         #expect(endpoints.count == 3, "only the three accepted endpoints exist")
         let first = try #require(endpoints.first)
         #expect(first["id"] as? String == id && first["status"] as? String == "active" && (first["cursor_seq"] as? NSNumber)?.int64Value == 1, "\(first)")
@@ -349,19 +349,19 @@ struct WebhookCLITests {
     }
 
     @Test("wallet webhooks and each of its subcommands explain themselves with an example")
-    func help() throws {
+    func help() async throws {
         let cli = try CLI()
-        let group = try cli.run("webhooks", "--help")
+        let group = try await cli.run("webhooks", "--help")
         #expect(group.status == 0 && group.stdout.contains("wallet webhooks add --url https://"), "\(group.stdout)")
         for subcommand in ["add", "list", "disable", "enable", "rotate", "replay", "remove"] {
-            let output = try cli.run("webhooks", subcommand, "--help")
+            let output = try await cli.run("webhooks", subcommand, "--help")
             #expect(output.status == 0 && output.stdout.contains("USAGE: wallet webhooks \(subcommand)"), "\(subcommand): \(output.stdout)")
             // The help is wrapped at the terminal's width: the example may run over two lines.
             let words = output.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
             #expect(words.contains("Example: wallet webhooks \(subcommand)"), "\(subcommand) has no example: \(output.stdout)")
             #expect(output.stdout.contains("--db <path|url>") && output.stdout.contains("--json"), "\(subcommand)")
         }
-        let add = try cli.run("webhooks", "add", "--help").stdout
+        let add = try await cli.run("webhooks", "add", "--help").stdout
         #expect(EventType.allCases.allSatisfy { add.contains($0.rawValue) }, "add's help names every event type")
     }
 
@@ -372,7 +372,7 @@ struct WebhookCLITests {
     static func killMidDelivery(_ cli: CLI) async throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let added = try cli.json("webhooks", "add", "--url", receiver.url, "--types", "*", "--webhook-allow-host", "127.0.0.1")
+        let added = try await cli.json("webhooks", "add", "--url", receiver.url, "--types", "*", "--webhook-allow-host", "127.0.0.1")
         let secret = try #require(added["secret"] as? String)
         let endpointID = try #require((added["endpoint"] as? [String: Any])?["id"] as? String)
         receiver.setSecrets([secret])
@@ -380,7 +380,7 @@ struct WebhookCLITests {
         var (server, _) = try await ServeTests.serve(cli, arguments: allowLoopback)
         defer {
             server.0.terminate()
-            _ = CLI.finish(server)
+            _ = CLI.finishBlocking(server)
         }
 
         // Thirty transactions of three kinds for three players, while serve delivers; the receiver
@@ -388,9 +388,9 @@ struct WebhookCLITests {
         for index in 0..<30 {
             let player = "p\((index / 3) % 3)"
             switch index % 3 {
-            case 0: _ = try cli.grant(player, "T-\(index)")
-            case 1: _ = try cli.json("adjust", "--player", player, "--amount", "1", "--reason-code", "goodwill", "--note", "n", "--actor", "sam", "--key", "a-\(index)")
-            default: _ = try cli.json("spend", "--player", player, "--amount", "2", "--key", "s-\(index)")
+            case 0: _ = try await cli.grant(player, "T-\(index)")
+            case 1: _ = try await cli.json("adjust", "--player", player, "--amount", "1", "--reason-code", "goodwill", "--note", "n", "--actor", "sam", "--key", "a-\(index)")
+            default: _ = try await cli.json("spend", "--player", player, "--amount", "2", "--key", "s-\(index)")
             }
             if index == 14 { receiver.hangOnNextDelivery() }
         }
@@ -398,14 +398,14 @@ struct WebhookCLITests {
         let hung = try #require(receiver.hung)
 
         kill(server.0.processIdentifier, SIGKILL)
-        #expect(CLI.finish(server).status == SIGKILL)
+        #expect(await CLI.finish(server).status == SIGKILL)
         for index in 30..<35 {
-            _ = try cli.json("adjust", "--player", "p0", "--amount", "1", "--reason-code", "goodwill", "--note", "n", "--actor", "sam", "--key", "a-\(index)")
+            _ = try await cli.json("adjust", "--player", "p0", "--amount", "1", "--reason-code", "goodwill", "--note", "n", "--actor", "sam", "--key", "a-\(index)")
         }
         receiver.release()
         (server, _) = try await ServeTests.serve(cli, arguments: allowLoopback)
 
-        let ledger = try cli.ledgerTransactions()
+        let ledger = try await cli.ledgerTransactions()
         #expect(ledger.count == 35 && ledger.map(\.seq) == Array(Int64(1)...35), "\(ledger.map(\.seq))")
         let ledgerIDs = Set(ledger.map(\.id))
         // The killed sender's claim lapses after 30 s; then the restarted one sends the rest.
@@ -423,9 +423,9 @@ struct WebhookCLITests {
         // The event the receiver hung on was sent again and answered.
         #expect(arrivals.filter { $0.id == hung.id && $0.answered }.count >= 1, "the hung event \(hung.seq) was not delivered again")
 
-        let listed = try #require((try cli.json("webhooks", "list")["webhooks"] as? [[String: Any]])?.first)
+        let listed = try #require((try await cli.json("webhooks", "list")["webhooks"] as? [[String: Any]])?.first)
         #expect(listed["id"] as? String == endpointID && listed["status"] as? String == "active")
         #expect((listed["cursor_seq"] as? NSNumber)?.int64Value == 35, "\(listed)")
-        #expect(try cli.json("verify")["ok"] as? Bool == true)
+        #expect(try await cli.json("verify")["ok"] as? Bool == true)
     }
 }

@@ -232,6 +232,9 @@ extension GroupCommitTests {
     @Test("if SQLite rolls the batch's transaction back, every operation of the batch fails and nothing is written")
     func transactionLost() async throws {
         let store = try await Self.store(.grouped(), on: .sqlite)
+        // The failure is held for minutes here, not 5 s: the whole suite on two cores once took
+        // longer than that between the failed commit and the readiness check below.
+        store.holdCommitFailures(for: .seconds(600))
         try await Self.seed(store)
         let rollback: Operation = {
             try await store.write { db, _, _ in
@@ -241,8 +244,8 @@ extension GroupCommitTests {
             }
         }
         let results = try await Self.inOneBatch(store, [Self.spend(store, "p1", 1, "before"), rollback, Self.spend(store, "p1", 2, "after")])
-        // Until a commit succeeds (for `failureHoldSeconds`), readiness says writes cannot commit, so
-        // a balancer stops sending them: asked first, before the reads below can use up that time.
+        // Until a commit succeeds (or the hold ends), readiness says writes cannot commit, so a
+        // balancer stops sending them.
         let unready = await walletError { try await store.checkReadiness() }
         for result in results { #expect(result.failureCode == "storage_error", "\(result)") }
         #expect(unready?.code == "storage_error" && unready?.detail.contains("cannot commit") == true)

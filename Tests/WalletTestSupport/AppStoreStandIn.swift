@@ -149,8 +149,11 @@ public final class AppStoreStandIn: Sendable {
 
     public var seen: [Seen] { shared.state.withLock { $0.seen } }
 
-    /// The wallet's configuration for this stand-in, with quick retries for tests.
-    public func apiConfiguration(key: P256.Signing.PrivateKey? = nil, requestTimeout: Duration = .seconds(5)) throws -> AppStoreServerAPIConfiguration {
+    /// The wallet's configuration for this stand-in, with quick retries for tests. The timeout is
+    /// long, as the Google stand-in's is: a test that counts Apple's requests must not see one
+    /// sent again because the whole suite kept two cores busy for a few seconds; the tests about
+    /// timeouts set their own.
+    public func apiConfiguration(key: P256.Signing.PrivateKey? = nil, requestTimeout: Duration = .seconds(60)) throws -> AppStoreServerAPIConfiguration {
         let credentials = try AppStoreServerAPICredentials(
             issuerID: Self.issuerID, keyID: Self.keyID, privateKeyPEM: (key ?? privateKey).pemRepresentation, bundleID: Self.bundleID)
         var configuration = try AppStoreServerAPIConfiguration(credentials: credentials, productionURL: productionURL, sandboxURL: sandboxURL)

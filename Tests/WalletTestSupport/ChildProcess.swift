@@ -96,6 +96,18 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// The exit code, or the number of the signal that ended it, as `Process` answers: zero only
     /// for a child that exited with 0.
+    /// `waitUntilExit` on a thread of its own: a test waiting for a child must not hold one of
+    /// the concurrency pool's threads (two on a two-core machine), which every server and store
+    /// of the test process shares.
+    public func exited() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                self.waitUntilExit()
+                continuation.resume()
+            }
+        }
+    }
+
     public var terminationStatus: Int32 {
         waitUntilExit()
         let status = lock.withLock { waitStatus ?? 0 }
