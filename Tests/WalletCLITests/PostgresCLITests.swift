@@ -15,7 +15,7 @@ struct PostgresCLITests {
         _ = try await cli.json("adjust", "--player", "p2", "--amount", "7", "--reason-code", "goodwill", "--note", "sorry", "--actor", "alice", "--key", "a1")
         _ = try await cli.json("keys", "create", "--role", "support", "--name", "desk")
         let head = try await cli.json("verify")["head_hash"] as? String
-        let postgres = try TestPostgres.freshDatabase()
+        let postgres = try await TestPostgres.freshDatabase()
         let copied = try await cli.json("copy", "--from", cli.databasePath, "--to", postgres)
         #expect(copied["head_hash"] as? String == head && copied["transactions"] as? Int == 3, "\(copied)")
         #expect((copied["target"] as? String)?.hasPrefix("postgres://") == true)
@@ -56,7 +56,7 @@ struct PostgresCLITests {
             try db.execute(sql: "UPDATE postings SET amount = amount + 1 WHERE seq = 2")
         }
         try raw.close()
-        let postgres = try TestPostgres.freshDatabase()
+        let postgres = try await TestPostgres.freshDatabase()
         let refused = try await cli.run("copy", "--from", cli.databasePath, "--to", postgres, "--json")
         #expect(refused.status != 0 && refused.errorCode() == "invalid_request" && refused.stderr.contains("does not verify"), "\(refused.stderr)")
         let target = try await cli.run("verify", "--json", environment: ["WALLET_DB": postgres])
@@ -77,7 +77,7 @@ struct PostgresCLITests {
 
     @Test("three wallet serve instances on one database, 64 clients, one instance killed mid-load: every acknowledged operation once, none twice, verify ok")
     func threeInstances() async throws {
-        let cli = CLI(database: try TestPostgres.freshDatabase())
+        let cli = CLI(database: try await TestPostgres.freshDatabase())
         #expect(try await cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
         for player in 0..<4 { _ = try await cli.grant("p\(player)", "seed-\(player)", quantity: 10) }
         let key = try #require(try await cli.json("keys", "create", "--role", "service", "--name", "load")["key"] as? String)

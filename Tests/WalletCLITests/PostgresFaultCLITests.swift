@@ -15,9 +15,9 @@ struct PostgresFaultCLITests {
 
     @Test("SIGTERM while PostgreSQL hangs under a write: the drain ends within its bound, with status 1 and a log line that says why")
     func drainWhileFrozen() async throws {
-        let cluster = try TestPostgres.Cluster()
+        let cluster = try await TestPostgres.Cluster.make()
         defer { cluster.remove() }
-        let cli = CLI(database: try cluster.freshDatabase())
+        let cli = CLI(database: try await cluster.freshDatabase())
         #expect(try await cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
         _ = try await cli.grant("p1", "T1", quantity: 2)
         let key = try #require(try await cli.json("keys", "create", "--role", "service", "--name", "frozen")["key"] as? String)

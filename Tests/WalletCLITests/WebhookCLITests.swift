@@ -221,7 +221,7 @@ struct WebhookCLITests {
         "on PostgreSQL too, wallet serve killed mid-delivery loses nothing",
         .enabled(if: TestBackend.all.contains(.postgres)))
     func serveKilledMidDeliveryLosesNothingOnPostgres() async throws {
-        let cli = CLI(database: try TestPostgres.freshDatabase())
+        let cli = CLI(database: try await TestPostgres.freshDatabase())
         #expect(try await cli.run("products", "set", "com.example.consume5credits", "--credits", "5").status == 0)
         try await Self.killMidDelivery(cli)
     }

@@ -20,7 +20,7 @@ struct GroupCommitTests {
         switch backend {
         case .postgres:
             return try await PostgresEngine.open(
-                url: TestPostgres.freshDatabase(), poolSize: TestStores.postgresPoolSize, writeMode: mode, clock: { fixed }, makeTransactionID: { sequence.id() })
+                url: await TestPostgres.freshDatabase(), poolSize: TestStores.postgresPoolSize, writeMode: mode, clock: { fixed }, makeTransactionID: { sequence.id() })
         default:
             return try Self.sqliteStore(mode, clock: { fixed }, makeTransactionID: { sequence.id() })
         }

@@ -19,7 +19,7 @@ struct PostgresFaultTests {
 
     @Test("PostgreSQL restarted under 16 writers: every write answers, no acknowledged spend is lost, and writes succeed again without restarting the wallet")
     func restartUnderLoad() async throws {
-        let cluster = try TestPostgres.Cluster()
+        let cluster = try await TestPostgres.Cluster.make()
         defer { cluster.remove() }
         let store = try await PostgresEngine.open(url: cluster.freshDatabase(), poolSize: 4, writeMode: .default, clock: { Date() })
         try await Self.seed(store, players: 4)
@@ -35,7 +35,7 @@ struct PostgresFaultTests {
                     var failures: [String] = []
                     for (round, mode) in modes.enumerated() {
                         for _ in 0..<6_000 where answered.value < 80 * (round + 1) { try? await Task.sleep(for: .milliseconds(5)) }
-                        do { try cluster.restart(mode) } catch { failures.append("\(error)") }
+                        do { try await offPool { try cluster.restart(mode) } } catch { failures.append("\(error)") }
                     }
                     restarts.set(failures.joined(separator: "; "))
                     return []
@@ -87,7 +87,7 @@ struct PostgresFaultTests {
 
     @Test("a server that stops answering: readiness turns unready while the writer is stuck, the write fails once its answer is overdue, and both recover when the server answers again")
     func frozenServer() async throws {
-        let cluster = try TestPostgres.Cluster()
+        let cluster = try await TestPostgres.Cluster.make()
         defer { cluster.remove() }
         let statementTimeout = Duration.seconds(1)
         let store = try await PostgresEngine.open(url: cluster.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() }, statementTimeout: statementTimeout)
@@ -124,7 +124,7 @@ struct PostgresFaultTests {
 
     @Test("a statement with 70,000 binds is refused before it is sent, with a storage error, and the next write works")
     func tooManyBinds() async throws {
-        let store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
+        let store = try await PostgresEngine.open(url: await TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
         try await Self.seed(store, players: 1)
         let binds = 70_000
         let placeholders = Array(repeating: "?", count: binds).joined(separator: ", ")
@@ -145,7 +145,7 @@ struct PostgresFaultTests {
 
     @Test("a statement that runs past the statement timeout fails with a storage error, alone in its batch, and the next write works")
     func statementTimeout() async throws {
-        let store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() }, statementTimeout: .seconds(1))
+        let store = try await PostgresEngine.open(url: await TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() }, statementTimeout: .seconds(1))
         try await Self.seed(store, players: 1)
         let slow = try await Self.withinDeadline {
             await walletError { _ = try await store.write { db, _, _ in try db.execute("SELECT pg_sleep(30)") } }

@@ -61,7 +61,7 @@ struct PostgresStoreTests {
         let sqlite = try SQLiteEngine.store(
             writer: DatabasePool(path: directory.appendingPathComponent("wallet.sqlite").path), clock: Self.fixedClock, makeTransactionID: SequentialIDs().id)
         let postgres = try await PostgresEngine.open(
-            url: TestPostgres.freshDatabase(), poolSize: 4, writeMode: .default, clock: Self.fixedClock, makeTransactionID: SequentialIDs().id)
+            url: await TestPostgres.freshDatabase(), poolSize: 4, writeMode: .default, clock: Self.fixedClock, makeTransactionID: SequentialIDs().id)
         var reports: [VerifyReport] = []
         var exports: [String] = []
         for store in [sqlite, postgres] {
@@ -81,7 +81,7 @@ struct PostgresStoreTests {
 
     @Test("two processes' pools on one database keep every rule: once per key and purchase, never below zero, one chain")
     func twoInstances() async throws {
-        let url = try TestPostgres.freshDatabase()
+        let url = try await TestPostgres.freshDatabase()
         let first = try await PostgresEngine.open(url: url, poolSize: 4, writeMode: .default, clock: { Date() })
         let second = try await PostgresEngine.open(url: url, poolSize: 8, writeMode: .single, clock: { Date() })
         _ = try await first.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
@@ -132,7 +132,7 @@ struct PostgresStoreTests {
 
     @Test("a serialization failure or deadlock runs the batch again; after five tries the caller gets a retryable storage_error, nothing applied twice")
     func retries() async throws {
-        let store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
+        let store = try await PostgresEngine.open(url: await TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         let attempts = Counter()
         // Fails twice as PostgreSQL does under contention (SQLSTATE 40001, then 40P01), then credits.
@@ -161,7 +161,7 @@ struct PostgresStoreTests {
 
     @Test("a batch's statements go out without waiting; a write that fails there reruns the batch awaiting each, so only its own caller fails")
     func pipelinedFailure() async throws {
-        let store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
+        let store = try await PostgresEngine.open(url: await TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 20, actor: "t"))
         // The database refuses some keys only when their row is written: no rule sees it coming.
@@ -204,7 +204,7 @@ struct PostgresStoreTests {
 
     @Test("a database of another program, or of a newer wallet, is refused and left untouched")
     func foreignDatabases() async throws {
-        let foreign = try TestPostgres.freshDatabase()
+        let foreign = try await TestPostgres.freshDatabase()
         let store = try await PostgresEngine.open(url: foreign, poolSize: 1, writeMode: .single, clock: { Date() })
         _ = try await store.write { db, _, _ in
             try db.execute("UPDATE wallet_schema SET version = 99")
@@ -212,7 +212,7 @@ struct PostgresStoreTests {
         let newer = await walletError { _ = try await PostgresEngine.open(url: foreign, poolSize: 1, writeMode: .single, clock: { Date() }) }
         #expect(newer?.code == "unsupported_database" && newer?.detail.contains("99") == true, "\(String(describing: newer))")
         #expect(try await store.read { db in try db.all("SELECT version FROM wallet_schema") { row in try row.integer(0) } } == [99], "left untouched")
-        let other = try TestPostgres.freshDatabase()
+        let other = try await TestPostgres.freshDatabase()
         let admin = try await PostgresEngine.open(url: other, poolSize: 1, writeMode: .single, clock: { Date() })
         _ = try await admin.write { db, _, _ in
             try db.execute("DROP TABLE wallet_schema")
@@ -226,7 +226,7 @@ struct PostgresStoreTests {
 
     @Test("a later schema version migrates an existing database once, in order, recorded in wallet_schema; an older wallet then refuses it")
     func schemaMigration() async throws {
-        let url = try TestPostgres.freshDatabase()
+        let url = try await TestPostgres.freshDatabase()
         let store = try await PostgresEngine.open(url: url, poolSize: 1, writeMode: .single, clock: { Date() })
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 1, actor: "t"))
@@ -392,17 +392,17 @@ struct PostgresStoreTests {
 
     @Test("PostgreSQL going away is a storage error, readiness says so, and the store recovers without a restart")
     func serverRestart() async throws {
-        let cluster = try TestPostgres.Cluster()
+        let cluster = try await TestPostgres.Cluster.make()
         let store = try await PostgresEngine.open(url: cluster.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 2, actor: "t"))
-        try cluster.stop()
+        try await offPool { try cluster.stop() }
         let spend = SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "k1", actor: "t")
         let down = await walletError { _ = try await store.spend(spend) }
         #expect(down?.code == "storage_error", "\(String(describing: down))")
         let unready = await walletError { try await store.checkReadiness() }
         #expect(unready?.code == "storage_error")
-        try cluster.start()
+        try await offPool { try cluster.start() }
         // The pool reconnects on its own; the client's retry with the same key applies once.
         var result: MutationResult?
         for _ in 0..<50 where result == nil {
@@ -461,7 +461,7 @@ struct PostgresStoreTests {
 
     @Test("the ledger lock row and the ledger's rows cannot be deleted or truncated")
     func lockStays() async throws {
-        let store = try await PostgresEngine.open(url: TestPostgres.freshDatabase(), poolSize: 1, writeMode: .single, clock: { Date() })
+        let store = try await PostgresEngine.open(url: await TestPostgres.freshDatabase(), poolSize: 1, writeMode: .single, clock: { Date() })
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
         _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 1, actor: "t"))
         for statement in ["DELETE FROM ledger_lock", "TRUNCATE ledger_lock", "TRUNCATE transactions CASCADE", "TRUNCATE postings", "DELETE FROM postings"] {

@@ -120,3 +120,12 @@ extension POSIXError {
         self.init(code, userInfo: [NSLocalizedDescriptionKey: description])
     }
 }
+
+/// Runs blocking `work` (a child process to its end, a lazily started cluster) on a thread of its
+/// own and awaits it, so that the concurrency pool's few threads (two on a two-core machine),
+/// which every server, store and test of the process shares, are never held by it.
+public func offPool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Swift.Result { try work() }) }
+    }
+}

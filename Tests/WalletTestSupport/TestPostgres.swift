@@ -32,15 +32,17 @@ public enum TestPostgres {
     }
 
     /// A new, empty database, as a `postgres://` URL.
-    public static func freshDatabase() throws -> String {
-        let server = try cluster.get()
-        let name = "wallet_test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
-        try run(psql(), ["--no-psqlrc", "-v", "ON_ERROR_STOP=1", "-q", "-d", server.adminURL, "-c", "CREATE DATABASE \(name)"])
-        return server.url(database: name)
+    public static func freshDatabase() async throws -> String {
+        try await offPool {
+            let server = try cluster.get()
+            let name = "wallet_test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+            try run(psql(), ["--no-psqlrc", "-v", "ON_ERROR_STOP=1", "-q", "-d", server.adminURL, "-c", "CREATE DATABASE \(name)"])
+            return server.url(database: name)
+        }
     }
 
     /// The admin URL of the server (its `postgres` database).
-    public static func adminURL() throws -> String { try cluster.get().adminURL }
+    public static func adminURL() async throws -> String { try await offPool { try cluster.get().adminURL } }
 
     struct Server: Sendable {
         /// `postgres://user[:password]@host:port` without a database.
@@ -190,10 +192,14 @@ public enum TestPostgres {
         }
 
         /// A new, empty database on this cluster, as a `postgres://` URL.
-        public func freshDatabase(_ name: String = "wallet") throws -> String {
-            try TestPostgres.run(psql(), ["--no-psqlrc", "-v", "ON_ERROR_STOP=1", "-q", "-d", base + "/postgres", "-c", "CREATE DATABASE \(name)"])
+        public func freshDatabase(_ name: String = "wallet") async throws -> String {
+            let admin = base + "/postgres"
+            try await offPool { try TestPostgres.run(psql(), ["--no-psqlrc", "-v", "ON_ERROR_STOP=1", "-q", "-d", admin, "-c", "CREATE DATABASE \(name)"]) }
             return base + "/" + name + "?sslmode=disable"
         }
+
+        /// A new cluster (`init`), made on a thread of its own: initdb takes seconds.
+        public static func make() async throws -> Cluster { try await offPool { try Cluster() } }
     }
 
     /// Runs a program to its end, its output in a temporary file; a non-zero exit is a failure

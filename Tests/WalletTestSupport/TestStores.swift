@@ -24,7 +24,7 @@ package enum TestStores {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let location = switch backend {
         case .sqlite: directory.appendingPathComponent("wallet.sqlite").path
-        case .postgres: try TestPostgres.freshDatabase()
+        case .postgres: try await TestPostgres.freshDatabase()
         }
         let store = try await SQLLedgerStore.open(database: location, durability: durability, writeMode: writeMode, poolSize: postgresPoolSize, clock: clock)
         return Opened(store: store, location: location, directory: directory)
