@@ -125,9 +125,13 @@ struct GooglePlayClientTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(states == Array(repeating: 0, count: 16))
-        #expect(google.seen(.token).count == 1)
-        #expect(google.tokensIssued == 1)
-        #expect(google.seen(.purchase).count == 16 && google.seen(.purchase).allSatisfy { $0.tokenProblem == nil })
+        // One exchange served all sixteen: they carried one token. (Counting the token endpoint's
+        // requests instead would also count a retry of that one exchange, which a suite keeping
+        // both cores busy once caused: the first answer was issued but lost on its way.)
+        let purchases = google.seen(.purchase)
+        #expect(purchases.count == 16 && purchases.allSatisfy { $0.tokenProblem == nil })
+        #expect(Set(purchases.map(\.bearer)).count == 1 && purchases.first?.bearer != nil, "\(Set(purchases.map(\.bearer)))")
+        #expect((1...api.configuration.attempts).contains(google.seen(.token).count))
     }
 
     @Test("a token is reused until five minutes before it expires, then renewed; a token shorter-lived than that is renewed at each use")

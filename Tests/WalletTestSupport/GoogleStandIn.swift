@@ -70,6 +70,8 @@ public final class GoogleStandIn: Sendable {
         /// Nil when the assertion (token endpoint) or the access token (API) checked out;
         /// otherwise why not.
         public var tokenProblem: String?
+        /// The access token an API request carried (`Authorization: Bearer ...`), if any.
+        public var bearer: String?
         public var at: Date
     }
 
@@ -299,7 +301,9 @@ public final class GoogleStandIn: Sendable {
             for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
             let scripted = shared.state.withLock { state in
                 state.seen.append(
-                    Seen(kind: kind, method: request.method.rawValue, path: request.uri.path, query: query, body: bodyText, tokenProblem: tokenProblem, at: Date()))
+                    Seen(
+                        kind: kind, method: request.method.rawValue, path: request.uri.path, query: query, body: bodyText, tokenProblem: tokenProblem,
+                        bearer: request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }, at: Date()))
                 return state.script[kind]?.isEmpty == false ? state.script[kind]?.removeFirst() : nil
             }
             switch scripted {
