@@ -1,0 +1,49 @@
+import Foundation
+import Hummingbird
+import WalletCore
+
+/// What staff read beside a wallet's pages: one transaction whole, a purchase by its store
+/// transaction id, and the background queues.
+struct StaffController {
+    let store: any StaffReading & WebhookStore & EventFeed
+    var clock: @Sendable () -> Date = { Date() }
+
+    func addRoutes(to routes: RouteRegistrar) {
+        // Service keys already read whole transactions (any wallet's history, the event feed).
+        routes.add(.get, "/v1/transactions/{seq}", access: .roles([.service, .support, .auditor, .admin]), handler: transaction)
+        routes.add(.get, "/v1/purchases/{store}/{store_transaction_id}", access: .roles([.support, .auditor, .admin]), handler: purchase)
+        routes.add(.get, "/v1/outboxes", access: .roles([.auditor, .admin]), handler: outboxes)
+    }
+
+    /// The transaction at `seq` as stored, with its lot draws and, for a purchase, its corrections.
+    @Sendable func transaction(request: Request, context: WalletRequestContext) async throws -> Response {
+        guard let text = context.parameters.get("seq"), let seq = Int64(text) else {
+            throw APIError.invalidRequest("seq must be a whole number from 1 to \(Int64.max)", field: "seq")
+        }
+        return try JSONBody.response(try await store.transactionDetail(seq: seq), for: context)
+    }
+
+    /// The purchase that credited a store transaction; 404 when the wallet never credited it.
+    @Sendable func purchase(request: Request, context: WalletRequestContext) async throws -> Response {
+        guard let store = context.parameters.get("store")?.removingPercentEncoding,
+            let storeTransactionID = context.parameters.get("store_transaction_id")?.removingPercentEncoding
+        else {
+            throw APIError.invalidRequest("the store or store transaction id in the path is not valid percent-encoding")
+        }
+        guard let found = try await self.store.purchaseLookup(store: store, storeTransactionID: storeTransactionID) else {
+            throw APIError.notFound("the wallet never credited \(store) transaction \(storeTransactionID.prefix(64))")
+        }
+        return try JSONBody.response(found, for: context)
+    }
+
+    struct Outboxes: Encodable {
+        var queues: [OutboxQueue]
+    }
+
+    /// Each background queue: the stores' replies and purchases to finish, then each webhook endpoint.
+    @Sendable func outboxes(request: Request, context: WalletRequestContext) async throws -> Response {
+        let now = clock()
+        let queues = try await store.storeOutboxes(at: now) + WebhookBacklogs.queues(store, at: now)
+        return try JSONBody.response(Outboxes(queues: queues), for: context)
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Synchronization
+import Testing
+@testable import WalletCore
+@testable import WalletServer
+import WalletTestSupport
+
+/// The staff's reads for the console: a transaction whole, a purchase by its store transaction
+/// id, the queues, and the period's totals, breakage and debt.
+@Suite("Staff routes")
+struct StaffRouteTests {
+    /// A purchase of 10 (T1), a spend of 8, then a full refund under the debt policy: the wallet
+    /// owes 8. Answers the three seqs.
+    static func purchaseSpendRefund(_ server: TestServer) async throws -> (purchase: Int64, spend: Int64, refund: Int64) {
+        let purchase = try await server.store.grant(
+            GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 2, actor: "test"))
+        let spend = try await server.store.spend(SpendRequest(playerID: "p1", amount: 8, idempotencyKey: "s1", actor: "test"))
+        let refund = try await server.store.refund(RefundRequest(store: "apple", storeTransactionID: "T1", actor: "test"))
+        return (purchase.transaction.seq, spend.transaction.seq, refund.transaction.seq)
+    }
+
+    @Test("a transaction is answered whole, with its lot draws and its links between purchase and refund", arguments: TestBackend.all)
+    func transaction(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        let seqs = try await Self.purchaseSpendRefund(server)
+        try await server.test { client in
+            func detail(_ seq: Int64) async throws -> [String: Any] {
+                let response = try await client.execute(uri: "/v1/transactions/\(seq)", method: .get, headers: server.bearer(.support))
+                #expect(response.status == .ok)
+                return try response.object()
+            }
+            let purchase = try await detail(seqs.purchase)
+            let purchaseTransaction = try #require(purchase["transaction"] as? [String: Any])
+            #expect(purchaseTransaction["kind"] as? String == "purchase" && purchaseTransaction["store_transaction_id"] as? String == "T1")
+            #expect((purchaseTransaction["hash"] as? String)?.count == 64 && (purchaseTransaction["prev_hash"] as? String)?.count == 64)
+            #expect((purchaseTransaction["postings"] as? [Any])?.count == 2)
+            #expect(purchase["corrections"] as? [Int] == [Int(seqs.refund)])
+            #expect((purchase["lot_draws"] as? [Any])?.isEmpty == true)
+
+            let spend = try await detail(seqs.spend)
+            let draws = try #require(spend["lot_draws"] as? [[String: Any]])
+            #expect(draws.count == 1)
+            #expect(draws.first?["category"] as? String == "paid" && draws.first?["amount"] as? Int == 8)
+            #expect(draws.first?["source_seq"] as? Int == Int(seqs.purchase))
+            #expect(spend["corrections"] as? [Int] == [])
+
+            let refund = try await detail(seqs.refund)
+            #expect((refund["transaction"] as? [String: Any])?["refund_of_seq"] as? Int == Int(seqs.purchase))
+
+            for bad in ["abc", "0", "-1", "9223372036854775808", "1.5"] {
+                let response = try await client.execute(uri: "/v1/transactions/\(bad)", method: .get, headers: server.bearer(.auditor))
+                #expect(response.status == .badRequest, "\(bad)")
+                #expect(try response.problemCode() == "invalid_request")
+                let problem = try JSONDecoder().decode(Problem.self, from: Data(buffer: response.body))
+                #expect(problem.errors?.first?.field == "seq", "\(bad)")
+            }
+            let unknown = try await client.execute(uri: "/v1/transactions/\(seqs.refund + 1)", method: .get, headers: server.bearer(.admin))
+            #expect(try unknown.status == .notFound && unknown.problemCode() == "not_found")
+            let biggest = try await client.execute(uri: "/v1/transactions/9223372036854775807", method: .get, headers: server.bearer(.admin))
+            #expect(biggest.status == .notFound)
+        }
+    }
+
+    @Test("a purchase is found by its store transaction id, with its player and refunds; one never credited is a 404", arguments: TestBackend.all)
+    func purchase(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        let seqs = try await Self.purchaseSpendRefund(server)
+        _ = try await server.store.grant(
+            GrantRequest(
+                playerID: "p2", store: "google", storeTransactionID: "token-1", productID: "com.example.consume5credits", actor: "test",
+                record: StorePurchaseRecord(orderID: "GPA.1234-5678", purchaseType: .paid, region: "FR", finishes: true)))
+        try await server.test { client in
+            let apple = try await client.execute(uri: "/v1/purchases/apple/T1", method: .get, headers: server.bearer(.support))
+            #expect(apple.status == .ok)
+            let found = try apple.object()
+            #expect(found["player_id"] as? String == "p1")
+            #expect((found["purchase"] as? [String: Any])?["seq"] as? Int == Int(seqs.purchase))
+            let corrections = try #require(found["corrections"] as? [[String: Any]])
+            #expect(corrections.map { $0["seq"] as? Int } == [Int(seqs.refund)] && corrections.first?["kind"] as? String == "refund")
+            #expect(found["store_purchase"] == nil)
+
+            let google = try await client.execute(uri: "/v1/purchases/google/token-1", method: .get, headers: server.bearer(.auditor))
+            #expect(google.status == .ok)
+            let record = try #require(try google.object()["store_purchase"] as? [String: Any])
+            #expect(record["order_id"] as? String == "GPA.1234-5678" && record["region"] as? String == "FR")
+            #expect(try google.object()["player_id"] as? String == "p2")
+
+            // Another store's id, or one never credited: 404, so the console offers to credit the order.
+            for path in ["/v1/purchases/google/T1", "/v1/purchases/apple/T2"] {
+                let missing = try await client.execute(uri: path, method: .get, headers: server.bearer(.support))
+                #expect(try missing.status == .notFound && missing.problemCode() == "not_found", "\(path)")
+            }
+            for (path, field) in [("/v1/purchases/Apple/T1", "store"), ("/v1/purchases/apple/T%201", "store_transaction_id")] {
+                let bad = try await client.execute(uri: path, method: .get, headers: server.bearer(.support))
+                #expect(bad.status == .badRequest, "\(path)")
+                #expect(try JSONDecoder().decode(Problem.self, from: Data(buffer: bad.body)).errors?.first?.field == field, "\(path)")
+            }
+        }
+    }
+
+    @Test("the volume answer carries totals per kind, the period's breakage and the debt outstanding now", arguments: TestBackend.all)
+    func totals(backend: TestBackend) async throws {
+        let now = Mutex(Date())
+        let server = try await TestServer(backend, clock: { now.withLock { $0 } })
+        let start = now.withLock { $0 }
+        _ = try await Self.purchaseSpendRefund(server)
+        _ = try await server.store.adjust(AdjustRequest(playerID: "p2", amount: -3, reasonCode: "fraud", note: "n", idempotencyKey: "a1", allowNegative: true, actor: "test"))
+        _ = try await server.store.bonus(
+            BonusRequest(playerID: "p3", amount: 7, expiresAt: Timestamp.format(start.addingTimeInterval(3_600)), reasonCode: "event", idempotencyKey: "b1", actor: "test"))
+        now.withLock { $0 = $0.addingTimeInterval(7_200) }
+        #expect(try await server.store.expireLots(limit: 10) == 1)
+        let from = Timestamp.format(start.addingTimeInterval(-86_400)), to = Timestamp.format(start.addingTimeInterval(86_400))
+        try await server.test { client in
+            let response = try await client.execute(uri: "/v1/ledger/volume?from=\(from)&to=\(to)", method: .get, headers: server.bearer(.auditor))
+            #expect(response.status == .ok)
+            let object = try response.object()
+            let totals = try #require(object["totals"] as? [[String: Any]])
+            let byKind = Dictionary(uniqueKeysWithValues: totals.map { ($0["kind"] as? String ?? "", ($0["count"] as? Int, $0["amount"] as? Int)) })
+            #expect(byKind.keys.sorted() == ["adjustment", "bonus", "expiry", "purchase", "refund", "spend"])
+            #expect(byKind["purchase"]! == (1, 10) && byKind["spend"]! == (1, 8) && byKind["refund"]! == (1, 10))
+            #expect(byKind["adjustment"]! == (1, 3) && byKind["bonus"]! == (1, 7) && byKind["expiry"]! == (1, 7))
+            #expect(object["breakage"] as? [String: Int] == ["credits": 7])
+            // p1 owes 8 (spent, then refunded under the debt policy), p2 owes 3.
+            #expect((object["debt"] as? [String: [String: Int]])?["credits"] == ["amount": 11, "wallets": 2])
+            let days = try #require(object["days"] as? [[String: Any]])
+            #expect(days.compactMap { $0["amount"] as? Int }.reduce(0, +) == totals.compactMap { $0["amount"] as? Int }.reduce(0, +))
+
+            // A period without activity: no totals, no breakage, but the debt is today's.
+            let empty = try await client.execute(
+                uri: "/v1/ledger/volume?from=2020-01-01T00:00:00Z&to=2020-02-01T00:00:00Z", method: .get, headers: server.bearer(.admin))
+            let quiet = try empty.object()
+            #expect((quiet["totals"] as? [Any])?.isEmpty == true && (quiet["breakage"] as? [String: Any])?.isEmpty == true)
+            #expect((quiet["debt"] as? [String: [String: Int]])?["credits"] == ["amount": 11, "wallets": 2])
+        }
+    }
+
+    @Test("the outboxes list the three store queues and each webhook endpoint, with pending, failed and the oldest's age", arguments: TestBackend.all)
+    func outboxes(backend: TestBackend) async throws {
+        // The store writes an hour ago: every waiting item is at least an hour old when read.
+        let server = try await TestServer(backend, clock: { Date().addingTimeInterval(-3_600) })
+        try await server.test { client in
+            let empty = try await client.execute(uri: "/v1/outboxes", method: .get, headers: server.bearer(.auditor))
+            #expect(empty.status == .ok)
+            let queues = try #require(try empty.object()["queues"] as? [[String: Any]])
+            #expect(queues.map { $0["name"] as? String } == ["apple_consumption_replies", "google_consumes", "google_acknowledges"])
+            #expect(queues.allSatisfy { $0["pending"] as? Int == 0 && $0["failed"] as? Int == 0 && $0["oldest_pending_age_seconds"] is NSNull })
+        }
+        _ = try await server.store.grant(
+            GrantRequest(
+                playerID: "p1", store: "google", storeTransactionID: "token-1", productID: "com.example.consume5credits", actor: "test",
+                record: StorePurchaseRecord(orderID: "GPA.1", purchaseType: .paid, region: nil, finishes: true)))
+        _ = try await server.store.recordNotification(
+            StoreNotification(
+                notificationUUID: "n1", store: "apple", type: "CONSUMPTION_REQUEST", subtype: nil, storeTransactionID: "T-unknown", effect: .consumptionRequest,
+                actor: "apple", consumptionReply: ConsumptionReplyRequest(environment: "Sandbox", sampleContentProvided: false, refundPreference: nil, deadline: Date().addingTimeInterval(86_400))))
+        let webhook = try await server.store.createWebhook(WebhookEndpointRequest(url: "https://hooks.example.com/", types: nil), allowedHosts: [])
+        _ = try await server.store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s1", actor: "test"))
+        try await server.test { client in
+            let response = try await client.execute(uri: "/v1/outboxes", method: .get, headers: server.bearer(.admin))
+            let queues = try #require(try response.object()["queues"] as? [[String: Any]])
+            let byName = Dictionary(queues.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+            #expect(queues.count == 4)
+            for name in ["apple_consumption_replies", "google_consumes", "webhook"] {
+                #expect(byName[name]?["pending"] as? Int == 1, "\(name)")
+                #expect((byName[name]?["oldest_pending_age_seconds"] as? Int ?? 0) >= 3_600, "\(name)")
+            }
+            #expect(byName["google_acknowledges"]?["pending"] as? Int == 0)
+            #expect(byName["webhook"]?["webhook_id"] as? String == webhook.endpoint.id && byName["webhook"]?["webhook_status"] as? String == "active")
+        }
+    }
+}
