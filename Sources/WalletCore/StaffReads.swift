@@ -221,4 +221,93 @@ public protocol StaffReading: Sendable {
     /// The stores' outbox queues (consumption replies, purchases to finish) at `now`; webhook
     /// endpoints are read through `WebhookStore` and `EventFeed`.
     func storeOutboxes(at now: Date) async throws(WalletError) -> [OutboxQueue]
+    /// The store notifications about the player's credited purchases, newest first. A
+    /// notification about a purchase the wallet never credited names no player, and is in no page.
+    func notifications(_ query: NotificationQuery) async throws(WalletError) -> NotificationPage
+}
+
+extension Timestamp {
+    /// The length of a timestamp in the ledger's format, `2026-11-01T00:00:00.000Z`.
+    package static let ledgerLength = 24
+}
+
+/// A page of the store notifications about a player's purchases, newest first.
+public struct NotificationQuery: Sendable, Equatable {
+    public var playerID: PlayerID
+    public var limit: Int
+    /// The previous page's `next`: continue with older notifications.
+    public var before: String?
+
+    public init(playerID: PlayerID, limit: Int = Limits.pageSizeDefault, before: String? = nil) {
+        self.playerID = playerID
+        self.limit = limit
+        self.before = before
+    }
+
+    /// The cursor's parts once the query is valid: the last notification's receipt time (the
+    /// ledger's 24-character format) and its UUID, which together order notifications.
+    package func validated() throws(WalletError) -> (receivedAt: String, notificationUUID: String)? {
+        guard (1...Limits.pageSizeMax).contains(limit) else {
+            throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)", field: "limit")
+        }
+        guard let before else { return nil }
+        let refusal = WalletError.invalidRequest("before must be the previous page's next, as answered", field: "before")
+        guard before.utf8.count > Timestamp.ledgerLength, before.utf8.count <= Timestamp.ledgerLength + StoreNotificationRecord.uuidBytesMax else { throw refusal }
+        let receivedAt = String(before.prefix(Timestamp.ledgerLength))
+        guard (try? Timestamp.parse(receivedAt, field: "before")) == receivedAt else { throw refusal }
+        return (receivedAt, String(before.dropFirst(Timestamp.ledgerLength)))
+    }
+}
+
+/// A store notification as the wallet recorded it, with what it did about it.
+public struct StoreNotificationRecord: Encodable, Sendable, Equatable {
+    /// The longest notification UUID a store notification may carry (`StoreNotification.validate`).
+    public static let uuidBytesMax = 64
+
+    public var notificationUUID: String
+    public var store: String
+    public var type: String
+    public var subtype: String?
+    public var storeTransactionID: String?
+    public var receivedAt: String
+    public var outcome: NotificationOutcome.Result
+    /// The ledger transaction it caused, if any.
+    public var ledgerSeq: Int64?
+    /// For a consumption request: the share of the purchase already spent, in thousandths of a percent.
+    public var spentShareMillipercent: Int64?
+
+    package init(
+        notificationUUID: String, store: String, type: String, subtype: String?, storeTransactionID: String?, receivedAt: String,
+        outcome: NotificationOutcome.Result, ledgerSeq: Int64?, spentShareMillipercent: Int64?
+    ) {
+        self.notificationUUID = notificationUUID
+        self.store = store
+        self.type = type
+        self.subtype = subtype
+        self.storeTransactionID = storeTransactionID
+        self.receivedAt = receivedAt
+        self.outcome = outcome
+        self.ledgerSeq = ledgerSeq
+        self.spentShareMillipercent = spentShareMillipercent
+    }
+
+    package enum CodingKeys: String, CodingKey {
+        case store, type, subtype, outcome
+        case notificationUUID = "notification_uuid"
+        case storeTransactionID = "store_transaction_id"
+        case receivedAt = "received_at"
+        case ledgerSeq = "ledger_seq"
+        case spentShareMillipercent = "spent_share_millipercent"
+    }
+}
+
+/// One page of a player's store notifications, newest first; pass `next` as `before` for the next.
+public struct NotificationPage: Encodable, Sendable, Equatable {
+    public var notifications: [StoreNotificationRecord]
+    public var next: String?
+
+    package init(notifications: [StoreNotificationRecord], next: String?) {
+        self.notifications = notifications
+        self.next = next
+    }
 }

@@ -92,3 +92,38 @@ extension SQLLedgerStore {
         }
     }
 }
+
+extension SQLLedgerStore {
+    /// Notifications name no player: each is found through the purchase its store transaction
+    /// credited (the unique purchase index), so one about a purchase never credited is in no page.
+    package func notifications(_ query: NotificationQuery) async throws(WalletError) -> NotificationPage {
+        let cursor = try query.validated()
+        return try await read { db in
+            // One row more than the page tells whether another page follows.
+            let rows = try db.all(
+                """
+                SELECT n.notification_uuid, n.store, n.notification_type, n.subtype, n.store_transaction_id, n.received_at, n.outcome,
+                    n.ledger_seq, n.spent_share_thousandths
+                FROM store_notifications n JOIN transactions t
+                    ON t.kind = 'purchase' AND t.store = n.store AND t.store_transaction_id = n.store_transaction_id
+                WHERE t.player_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR n.received_at < ?2
+                    OR (n.received_at = ?2 AND n.notification_uuid < CAST(?3 AS TEXT)))
+                ORDER BY n.received_at DESC, n.notification_uuid DESC LIMIT ?4
+                """,
+                [.text(query.playerID.text), .text(cursor?.receivedAt), .text(cursor?.notificationUUID), .integer(Int64(query.limit) + 1)]
+            ) { row in
+                let outcomeText = try row.text(6)
+                guard let outcome = NotificationOutcome.Result(rawValue: outcomeText) else {
+                    throw WalletError.corrupt("notification \(try row.text(0)) has an unknown outcome '\(outcomeText.prefix(40))'")
+                }
+                return StoreNotificationRecord(
+                    notificationUUID: try row.text(0), store: try row.text(1), type: try row.text(2), subtype: try row.textOrNil(3),
+                    storeTransactionID: try row.textOrNil(4), receivedAt: try row.text(5), outcome: outcome, ledgerSeq: try row.integerOrNil(7),
+                    spentShareMillipercent: try row.integerOrNil(8))
+            }
+            let page = Array(rows.prefix(query.limit))
+            let next = rows.count > query.limit ? page.last.map { $0.receivedAt + $0.notificationUUID } : nil
+            return NotificationPage(notifications: page, next: next)
+        }
+    }
+}

@@ -170,4 +170,65 @@ struct StaffRouteTests {
             #expect(byName["webhook"]?["webhook_id"] as? String == webhook.endpoint.id && byName["webhook"]?["webhook_status"] as? String == "active")
         }
     }
+
+    @Test("a player's store notifications are listed newest first, a page at a time; others' and uncredited ones are not", arguments: TestBackend.all)
+    func notifications(backend: TestBackend) async throws {
+        let now = Mutex(Date())
+        let server = try await TestServer(backend, clock: { now.withLock { $0 } })
+        _ = try await Self.purchaseSpendRefund(server)
+        try await server.credit("p2", transactionID: "T-p2")
+        func notify(_ uuid: String, _ type: String, _ transactionID: String, _ effect: StoreNotification.Effect) async throws {
+            now.withLock { $0 = $0.addingTimeInterval(60) }
+            _ = try await server.store.recordNotification(
+                StoreNotification(notificationUUID: uuid, store: "apple", type: type, subtype: "NONE", storeTransactionID: transactionID, effect: effect, actor: "apple"))
+        }
+        try await notify("n-consumption", "CONSUMPTION_REQUEST", "T1", .consumptionRequest)
+        try await notify("n-refund", "REFUND", "T1", .refund(shareMillipercent: 100_000, policy: .debt))
+        try await notify("n-other-player", "REFUND", "T-p2", .refund(shareMillipercent: 50_000, policy: .debt))
+        try await notify("n-never-credited", "REFUND", "T-unknown", .refund(shareMillipercent: 100_000, policy: .debt))
+        try await notify("n-reversal", "REFUND_REVERSED", "T1", .refundReversal)
+        try await server.test { client in
+            let all = try await client.execute(uri: "/v1/wallets/p1/notifications", method: .get, headers: server.bearer(.support))
+            #expect(all.status == .ok)
+            let listed = try #require(try all.object()["notifications"] as? [[String: Any]])
+            #expect(listed.map { $0["notification_uuid"] as? String } == ["n-reversal", "n-refund", "n-consumption"])
+            #expect(listed.map { $0["outcome"] as? String } == ["refund_reversed", "already_applied", "consumption_recorded"])
+            #expect(listed[0]["ledger_seq"] as? Int != nil && listed[0]["type"] as? String == "REFUND_REVERSED" && listed[0]["subtype"] as? String == "NONE")
+            #expect(listed[2]["spent_share_millipercent"] as? Int == 100_000)
+            #expect(try all.object()["next"] == nil)
+
+            var seen: [String] = []
+            var before: String?
+            for _ in 0..<4 {
+                let query = before.map { "&before=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" } ?? ""
+                let page = try await client.execute(uri: "/v1/wallets/p1/notifications?limit=1\(query)", method: .get, headers: server.bearer(.auditor))
+                #expect(page.status == .ok)
+                seen += (try page.object()["notifications"] as? [[String: Any]] ?? []).compactMap { $0["notification_uuid"] as? String }
+                before = try page.object()["next"] as? String
+                if before == nil { break }
+            }
+            #expect(seen == ["n-reversal", "n-refund", "n-consumption"])
+
+            for (query, field) in [("limit=0", "limit"), ("limit=501", "limit"), ("before=yesterday", "before"), ("before=2026-01-01T00:00:00.000Z", "before")] {
+                let bad = try await client.execute(uri: "/v1/wallets/p1/notifications?\(query)", method: .get, headers: server.bearer(.support))
+                #expect(bad.status == .badRequest, "\(query)")
+                #expect(try JSONDecoder().decode(Problem.self, from: Data(buffer: bad.body)).errors?.first?.field == field, "\(query)")
+            }
+            let nobody = try await client.execute(uri: "/v1/wallets/p9/notifications", method: .get, headers: server.bearer(.admin))
+            #expect((try nobody.object()["notifications"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test("the document's notification outcomes and queue names are Core's")
+    func documentedEnums() throws {
+        let data = Data(OpenAPIDocument.bytes)
+        let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
+        func enumeration(_ schema: String, _ property: String) -> [String]? {
+            ((schemas[schema]?["properties"] as? [String: Any])?[property] as? [String: Any])?["enum"] as? [String]
+        }
+        #expect(enumeration("StoreNotificationRecord", "outcome") == NotificationOutcome.Result.allCases.map(\.rawValue))
+        #expect(enumeration("OutboxQueue", "name") == OutboxQueue.Name.allCases.map(\.rawValue))
+        #expect(enumeration("LotDraw", "category") == LotCategory.allCases.map(\.rawValue))
+    }
 }

@@ -13,6 +13,14 @@ struct StaffController {
         routes.add(.get, "/v1/transactions/{seq}", access: .roles([.service, .support, .auditor, .admin]), handler: transaction)
         routes.add(.get, "/v1/purchases/{store}/{store_transaction_id}", access: .roles([.support, .auditor, .admin]), handler: purchase)
         routes.add(.get, "/v1/outboxes", access: .roles([.auditor, .admin]), handler: outboxes)
+        routes.add(.get, "/v1/wallets/{player_id}/notifications", access: .roles([.support, .auditor, .admin]), handler: notifications)
+    }
+
+    /// The store notifications about the player's purchases, newest first, a page at a time.
+    @Sendable func notifications(request: Request, context: WalletRequestContext) async throws -> Response {
+        let limit = try QueryReader.integer(request, "limit").map { Int(clamping: $0) } ?? Limits.pageSizeDefault
+        let query = NotificationQuery(playerID: try context.requireWalletPlayerID(), limit: limit, before: request.uri.queryParameters.get("before"))
+        return try JSONBody.response(try await store.notifications(query), for: context)
     }
 
     /// The transaction at `seq` as stored, with its lot draws and, for a purchase, its corrections.
