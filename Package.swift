@@ -117,7 +117,10 @@ let package = Package(
             // The web console and the OpenAPI document, embedded in the binary: nothing is read from
             // disk or fetched at run time.
             resources: [
-                .embedInCode("Console/index.html"), .embedInCode("Console/console.js"), .embedInCode("Console/console.css"),
+                .embedInCode("Console/index.html"), .embedInCode("Console/console.css"), .embedInCode("Console/console.js"),
+                .embedInCode("Console/api.js"), .embedInCode("Console/dom.js"), .embedInCode("Console/forms.js"), .embedInCode("Console/page.js"),
+                .embedInCode("Console/charts.js"), .embedInCode("Console/players.js"), .embedInCode("Console/entitlements.js"),
+                .embedInCode("Console/support.js"), .embedInCode("Console/audit.js"), .embedInCode("Console/admin.js"),
                 .embedInCode("OpenAPI/openapi.json"),
             ]
         ),

@@ -1,4 +1,4 @@
--- CreditsWallet ledger schema, version 9.
+-- CreditsWallet ledger schema, version 10.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -292,7 +292,11 @@ CREATE TABLE lots (
     source_seq INTEGER NOT NULL REFERENCES transactions (seq)
 ) STRICT;
 
-CREATE INDEX lots_open ON lots (account_id, id) WHERE remaining > 0;
+-- A wallet's open lots in burn order (`LotRules.burnSorted`: expiring lots by expiry, then the
+-- other free lots, purchase lots last, each oldest first), so that a debit reads the lots it draws
+-- and stops, and expired lots are the head of the order. Version 9 kept them by id (`lots_open`).
+CREATE INDEX lots_burn ON lots (account_id, (CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END), expires_at, created_at, id)
+    WHERE remaining > 0;
 CREATE INDEX lots_expiring ON lots (expires_at) WHERE remaining > 0 AND expires_at IS NOT NULL;
 
 -- What each transaction took from (positive) or gave back to (negative) each lot.
@@ -400,4 +404,4 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 9;
+PRAGMA user_version = 10;

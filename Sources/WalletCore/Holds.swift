@@ -186,14 +186,18 @@ public struct HoldResolution: LedgerMutation, Equatable {
     public var action: Action
     public var idempotencyKey: String
     public var actor: String
+    /// Why, in a person's words (support releasing a hold a player asked about): the
+    /// transaction's note.
+    public var reason: String?
     /// Who resolves it: `HoldParty(actor:)` (a player token's actor is `player:<id>`).
     public var resolver: HoldParty { HoldParty(actor: actor) }
 
-    public init(holdID: String, action: Action, idempotencyKey: String, actor: String) {
+    public init(holdID: String, action: Action, idempotencyKey: String, actor: String, reason: String? = nil) {
         self.holdID = holdID
         self.action = action
         self.idempotencyKey = idempotencyKey
         self.actor = actor
+        self.reason = reason
     }
 
     package func validate() throws(WalletError) {
@@ -201,6 +205,7 @@ public struct HoldResolution: LedgerMutation, Equatable {
         if case .capture(let amount?) = action { try Validate.positiveAmount(amount) }
         try Validate.asciiIdentifier(idempotencyKey, field: .idempotencyKey)
         try Validate.visibleText(actor, field: "actor", bytesMax: Limits.identifierBytesMax)
+        if let reason { try Validate.text(reason, field: .member("reason"), bytesMax: Limits.reasonBytesMax) }
     }
 
     /// The key under which the wallet books a hold's expiry itself.
@@ -236,6 +241,9 @@ public struct HoldResolution: LedgerMutation, Equatable {
         case .release:
             canonical.append("release")
         }
+        // Only when given, so that the requests of resolutions made before reasons existed
+        // hash as they did and still replay.
+        if let reason { canonical.append(reason) }
         return canonical.sha256Hex()
     }
 }

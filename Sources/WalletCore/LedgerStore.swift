@@ -46,8 +46,8 @@ public protocol LedgerReading: Sendable {
     func products() async throws(WalletError) -> [Product]
     /// The player's balances; the default currency is always listed.
     func balances(playerID: PlayerID) async throws(WalletError) -> WalletBalances
-    /// The player's open lots, per currency in burn order (expired ones not yet booked last).
-    func lots(playerID: PlayerID) async throws(WalletError) -> [WalletLot]
+    /// A page of the player's open lots, per currency in burn order (expired ones not yet booked last).
+    func lots(_ query: LotQuery) async throws(WalletError) -> LotPage
     /// The player's open holds, then the 50 most recent resolved ones.
     func holds(playerID: PlayerID) async throws(WalletError) -> [Hold]
     /// A page of the player's transactions, newest first.
@@ -74,6 +74,21 @@ public protocol LedgerAuditing: Sendable {
     /// The export of a period as a stream of text chunks, all from one consistent snapshot,
     /// read page by page as the consumer asks.
     func export(_ query: ExportQuery, format: ExportFormat) async throws(WalletError) -> ExportStream
+}
+
+extension LedgerReading {
+    /// Every open lot of the player, read a page of `Limits.pageSizeMax` at a time (for the CLI,
+    /// which lists them all as it always did).
+    public func allLots(playerID: PlayerID) async throws(WalletError) -> [WalletLot] {
+        var lots: [WalletLot] = []
+        var query = LotQuery(playerID: playerID, limit: Limits.pageSizeMax)
+        while true {
+            let page = try await self.lots(query)
+            lots += page.lots
+            guard let next = page.next else { return lots }
+            query.after = next
+        }
+    }
 }
 
 /// The API keys that authenticate service, support, auditor and admin callers.

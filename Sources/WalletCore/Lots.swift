@@ -82,15 +82,50 @@ public struct PlayerLots: Encodable, Sendable {
     /// Text, as every answer names a player (see `LedgerTransaction.playerID`).
     public var playerID: String
     public var lots: [WalletLot]
+    /// Present only when another page follows: the `after` that reads it.
+    public var next: Int64?
 
-    public init(playerID: PlayerID, lots: [WalletLot]) {
+    public init(playerID: PlayerID, lots: [WalletLot], next: Int64? = nil) {
         self.playerID = playerID.text
         self.lots = lots
+        self.next = next
     }
 
     enum CodingKeys: String, CodingKey {
-        case lots
+        case lots, next
         case playerID = "player_id"
+    }
+}
+
+/// A page of a player's open lots, in the order `PlayerLots` answers them (per currency: spendable
+/// ones in burn order, then expired ones whose expiry is not booked yet, by id).
+public struct LotQuery: Sendable, Equatable {
+    public var playerID: PlayerID
+    public var limit: Int
+    /// Continue after this lot (exclusive): the `next` of the previous page.
+    public var after: Int64?
+
+    public init(playerID: PlayerID, limit: Int = Limits.pageSizeDefault, after: Int64? = nil) {
+        self.playerID = playerID
+        self.limit = limit
+        self.after = after
+    }
+
+    /// Refuses a page size outside `1...Limits.pageSizeMax` and a lot id below 1.
+    package func validate() throws(WalletError) {
+        guard (1...Limits.pageSizeMax).contains(limit) else { throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)") }
+        if let after, after < 1 { throw .invalidRequest("after must be a positive lot id") }
+    }
+}
+
+/// One page of a player's open lots; `next` is the last lot's id when another page follows.
+public struct LotPage: Sendable, Equatable {
+    public var lots: [WalletLot]
+    public var next: Int64?
+
+    public init(lots: [WalletLot], next: Int64?) {
+        self.lots = lots
+        self.next = next
     }
 }
 
@@ -129,6 +164,26 @@ package enum LotRules {
     private static func rank(_ lot: Lot) -> Int {
         if lot.expiresAt != nil { return 0 }
         return lot.category == .paid ? 2 : 1
+    }
+
+    /// Whether `lots`, the first open lots of a wallet in burn order (`burnSorted`, expired ones
+    /// included, as the store's burn-order index gives them), decide a debit of `debit` at `now`
+    /// as all of the wallet's lots would, so that the store reads no more. Expired lots come
+    /// first in that order (the soonest expiries), so once a lot that has not expired is read,
+    /// every expired one is too, and `settle` books the same expiry. Then the debit draws only
+    /// from lots read if their spendable credits cover it (credits given back by expired holds
+    /// only add to lots); or it is refused whatever the rest hold if `balanceAtMost` (the balance
+    /// plus what the wallet's expired holds hold, nil for a debit allowed below zero, which takes
+    /// every lot) less the expired credits read cannot cover it.
+    package static func decides(_ lots: [Lot], debit: Int64, balanceAtMost: Int64?, at now: String) -> Bool {
+        guard let last = lots.last, !last.isExpired(at: now) else { return false }
+        var (spendable, expired): (Int64, Int64) = (0, 0)
+        for lot in lots where lot.remaining > 0 {
+            if lot.isExpired(at: now) { expired += lot.remaining } else { spendable += lot.remaining }
+        }
+        if spendable >= debit { return true }
+        guard let balanceAtMost else { return false }
+        return balanceAtMost - expired < debit
     }
 
     /// What the lots spendable at `now` add up to.

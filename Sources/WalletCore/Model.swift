@@ -96,6 +96,25 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
     /// Members of a bonus's metadata that only staff see.
     static let staffMetadataMembers: Set<String> = ["campaign"]
 
+    /// What `audience` sees of the metadata. A bonus's campaign is the studio's own word for it,
+    /// like support's note; so is the reason code support gave for an entitlement change.
+    /// Both encodings of a transaction (`encode(to:)` and `JSONWriter`) ask here.
+    package func metadata(for audience: Audience) -> Metadata? {
+        let hidden: Set<String> = kind == .bonus ? Self.staffMetadataMembers : kind == .entitlement ? EntitlementEntry.staffMembers : []
+        return audience == .staff || hidden.isEmpty ? metadata : metadata?.removing(hidden)
+    }
+
+    /// Whether `audience` sees the key and the note: a spend's key and reason (kept as its note)
+    /// are the game's own; an adjustment's key, note and ticket are support's.
+    package func showsKeyAndNote(to audience: Audience) -> Bool { audience == .staff || kind == .spend }
+
+    /// The postings `audience` sees: all of them for staff, a player's own only for a player.
+    package func postings(for audience: Audience) -> [Posting] {
+        guard audience == .player else { return postings }
+        let own = AccountOwner.player(playerID).text
+        return postings.filter { Identifier.same($0.account, own) }
+    }
+
     /// The whole record for staff; for a player, only what is theirs to see (`Audience`).
     public func encode(to encoder: any Encoder) throws {
         let staff = Audience.of(encoder) == .staff
@@ -113,13 +132,9 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
         try container.encodeIfPresent(quantity, forKey: .quantity)
         try container.encodeIfPresent(refundOfSeq, forKey: .refundOfSeq)
         try container.encode(uncollected, forKey: .uncollected)
-        // A bonus's campaign is the studio's own word for it, like support's note.
-        // So is the reason code support gave for an entitlement change.
-        let hidden: Set<String> = kind == .bonus ? Self.staffMetadataMembers : kind == .entitlement ? EntitlementEntry.staffMembers : []
-        try container.encodeIfPresent(staff || hidden.isEmpty ? metadata : metadata?.removing(hidden), forKey: .metadata)
-        // A spend's key and reason (kept as its note) are the game's own; an adjustment's key,
-        // note and ticket are support's.
-        if staff || kind == .spend {
+        let audience: Audience = staff ? .staff : .player
+        try container.encodeIfPresent(metadata(for: audience), forKey: .metadata)
+        if showsKeyAndNote(to: audience) {
             try container.encodeIfPresent(idempotencyKey, forKey: .idempotencyKey)
             try container.encodeIfPresent(note, forKey: .note)
         }
@@ -129,11 +144,8 @@ public struct LedgerTransaction: Codable, Sendable, Equatable {
             try container.encodeIfPresent(ticket, forKey: .ticket)
             try container.encode(prevHash, forKey: .prevHash)
             try container.encode(hash, forKey: .hash)
-            try container.encode(postings, forKey: .postings)
-        } else {
-            let own = AccountOwner.player(playerID).text
-            try container.encode(postings.filter { Identifier.same($0.account, own) }, forKey: .postings)
         }
+        try container.encode(postings(for: audience), forKey: .postings)
     }
 
     package init(seq: Int64, id: String, kind: TransactionKind, playerID: String, currency: String, amount: Int64, actor: String, createdAt: String, idempotencyKey: String?, store: String?, storeTransactionID: String?, productID: String?, quantity: Int64?, reasonCode: String?, note: String?, ticket: String?, refundOfSeq: Int64?, uncollected: Int64, metadata: Metadata?, prevHash: String, hash: String, postings: [Posting]) {

@@ -7,7 +7,7 @@ import WalletSQL
 /// do, so both stores order accounts, postings and exports alike, and so hash alike.
 enum PostgresSchema {
     /// The version in `wallet_schema` this build writes and understands.
-    static let version = 7
+    static let version = 8
 
     /// Versions as `SchemaMigrator` runs them: `statements` create the latest schema in an empty
     /// database; each later version adds a migration here, made of statements `statements` holds.
@@ -49,6 +49,9 @@ enum PostgresSchema {
             SchemaMigrator.Migration(version: 6, statements: productTypes + finishActions + entitlements + storeVoidsAndLeases),
             // Version 6 kept no webhook endpoints.
             SchemaMigrator.Migration(version: 7, statements: webhookEndpoints),
+            // Version 7 kept open lots by id, so a debit read every lot of its wallet. An upgrade
+            // from version 2 made `lots_burn` already (version 3 takes `lotsAndHolds` as they are now).
+            SchemaMigrator.Migration(version: 8, statements: ["DROP INDEX IF EXISTS lots_open", "DROP INDEX IF EXISTS lots_burn", lotsBurn]),
         ],
         everyOpen: [SchemaMigrator.transactionKindRows],
         name: "the PostgreSQL database")
@@ -405,6 +408,12 @@ enum PostgresSchema {
     /// Only adjustments and bonuses carry a reason code (schema.sql's CHECK).
     static let reasonCodeCheck = "kind IN ('adjustment', 'bonus') OR reason_code IS NULL"
 
+    /// A wallet's open lots in burn order (schema.sql's `lots_burn`, which says why).
+    static let lotsBurn = """
+        CREATE INDEX lots_burn ON lots (account_id, (CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END), expires_at, created_at, id)
+            WHERE remaining > 0
+        """
+
     /// Credit lots, their draws, and holds (schema.sql's `lots`, `lot_draws` and `holds`).
     static let lotsAndHolds = [
         """
@@ -419,7 +428,7 @@ enum PostgresSchema {
             source_seq BIGINT NOT NULL REFERENCES transactions (seq)
         )
         """,
-        "CREATE INDEX lots_open ON lots (account_id, id) WHERE remaining > 0",
+        lotsBurn,
         "CREATE INDEX lots_expiring ON lots (expires_at) WHERE remaining > 0 AND expires_at IS NOT NULL",
         """
         CREATE TABLE lot_draws (

@@ -10,6 +10,8 @@ public protocol LedgerDatabase: LedgerStore, Service {
     var location: String { get }
     /// What the group commit did so far; nil in `.single` mode.
     var groupCommitStatistics: GroupCommitStatistics? { get }
+    /// The schema version and the durability settings, as the database reports them.
+    func databaseSettings() async throws(WalletError) -> DatabaseSettings
     /// Copies this ledger into `target`, which must be empty and verify at the same head hash
     /// afterwards. `progress` hears each table's name and the rows copied so far.
     func copy(to target: any LedgerDatabase, progress: (@Sendable (String, Int64) -> Void)?) async throws(WalletError) -> CopyReport

@@ -104,9 +104,7 @@ enum LedgerReads {
             if hold.isExpired(at: at) { expiredHolds[hold.currency, default: []].append(hold) } else { held[hold.currency, default: 0] += hold.amount }
         }
         for account in accounts {
-            let expiredLots = try db.all(
-                "SELECT \(LotStorage.columns()) FROM lots WHERE account_id = ? AND remaining > 0 AND expires_at IS NOT NULL AND expires_at <= ?",
-                [.integer(account.id), .text(at)], LotStorage.lot(from:))
+            let expiredLots = try LotStorage.expired(db, accountID: account.id, at: at)
             let holds = try (expiredHolds[account.currency] ?? []).sorted { ($0.expiresAt, $0.id) < ($1.expiresAt, $1.id) }.map { hold in
                 (hold: hold, drawn: try HoldStorage.draws(db, holdSeq: hold.holdSeq))
             }
@@ -114,28 +112,51 @@ enum LedgerReads {
                 account.balance, lots: expiredLots + holds.flatMap(\.drawn.lots), expiredHolds: holds.map { ($0.hold.amount, $0.drawn.draws) }, at: at)
         }
         var expiring: [String: Int64] = [:]
-        try db.forEach(
-            """
-            SELECT a.currency, CAST(sum(l.remaining) AS BIGINT) FROM lots l JOIN accounts a ON a.id = l.account_id
-            WHERE a.owner = ? AND l.remaining > 0 AND l.expires_at > ? AND l.expires_at <= ? GROUP BY a.currency
-            """, [.text(owner), .text(at), .text(Timestamp.format(now.addingTimeInterval(WalletBalances.expiringWindow)))]
-        ) { row in expiring[try row.text(0)] = try row.integer(1) }
+        let soon = Timestamp.format(now.addingTimeInterval(WalletBalances.expiringWindow))
+        for account in accounts {
+            // The lots expiring soon are a range of `lots_burn` (rank 0, by expiry): no other lot is read.
+            let sum = try db.integer(
+                """
+                SELECT CAST(coalesce(sum(remaining), 0) AS BIGINT) FROM lots
+                WHERE account_id = ? AND remaining > 0 AND \(LotStorage.burnRank) = 0 AND expires_at > ? AND expires_at <= ?
+                """, [.integer(account.id), .text(at), .text(soon)]) ?? 0
+            if sum > 0 { expiring[account.currency] = sum }
+        }
         return WalletBalances(playerID: playerID, balances: balances, expiringWithin7Days: expiring, held: held)
     }
 
-    static func lots(_ db: any SQLSession, playerID: PlayerID, now: Date) throws -> [WalletLot] {
-        var byCurrency: [String: [Lot]] = [:]
-        let accounts = try db.all("SELECT id, currency FROM accounts WHERE owner = ? ORDER BY currency", [.text(AccountOwner.player(playerID.text).text)]) { row in
-            (id: try row.integer(0), currency: try row.text(1))
-        }
-        for account in accounts { byCurrency[account.currency] = try LotStorage.open(db, accountID: account.id) }
+    /// A page of the player's open lots (`LotQuery`): per currency, the spendable ones in burn
+    /// order, then the expired ones whose expiry is not booked yet, by id. Each part is a range
+    /// of `lots_burn` (the expired ones are sorted, as few as the sweep leaves), read from the
+    /// lot `after` names on, so a page reads its own lots and one more, whatever the wallet keeps.
+    static func lots(_ db: any SQLSession, _ query: LotQuery, now: Date) throws -> LotPage {
         let at = Timestamp.format(now)
-        return byCurrency.keys.sorted().flatMap { currency -> [WalletLot] in
-            let lots = byCurrency[currency] ?? []
-            let spendable = LotRules.burnOrder(lots, at: at)
-            let expired = lots.filter { $0.isExpired(at: at) }
-            return (spendable + expired).map { WalletLot($0, currency: currency, now: at) }
+        var accounts = try db.all(
+            "SELECT id, currency FROM accounts WHERE owner = ? ORDER BY currency", [.text(AccountOwner.player(query.playerID.text).text)]
+        ) { row in (id: try row.integer(0), currency: try row.text(1)) }
+        var start: (part: LotListPart, lot: Lot)?
+        if let after = query.after {
+            guard let (lot, accountID) = try db.first(
+                "SELECT \(LotStorage.columns()), account_id FROM lots WHERE id = ?", [.integer(after)], { row in (try LotStorage.lot(from: row), try row.integer(7)) }),
+                let index = accounts.firstIndex(where: { $0.id == accountID })
+            else { throw WalletError.invalidRequest("after names no lot of \(query.playerID.text.prefix(64)); use the next of the previous page") }
+            accounts.removeFirst(index)
+            start = (LotListPart(of: lot, at: at), lot)
         }
+        var page: [WalletLot] = []
+        // One row more than the page tells whether another page follows.
+        let wanted = query.limit + 1
+        for account in accounts where page.count < wanted {
+            for part in LotListPart.allCases where page.count < wanted {
+                let from = start.flatMap { $0.part == part ? $0.lot : nil }
+                if let start, part < start.part { continue }
+                let lots = try part.read(db, accountID: account.id, after: from, at: at, limit: wanted - page.count)
+                page += lots.map { WalletLot($0, currency: account.currency, now: at) }
+            }
+            start = nil
+        }
+        let next = page.count > query.limit ? page[query.limit - 1].id : nil
+        return LotPage(lots: Array(page.prefix(query.limit)), next: next)
     }
 
     /// `from` and `to` are in the ledger's timestamp format (see `Timestamp.parse`).
@@ -175,5 +196,48 @@ private struct StoredTransactionRow: TransactionFieldSource {
     func invalid(_ field: TransactionField, _ why: String) -> WalletError {
         let seq = (try? row.integerOrNil(TransactionField.seq.rawValue)).flatMap { $0 }
         return .corrupt("transaction \(seq.map(String.init) ?? "?") has an unreadable \(field.column): \(why)")
+    }
+}
+
+/// The parts of a currency's lot list, in the order they are answered, each a range of `lots_burn`.
+enum LotListPart: Int, CaseIterable, Comparable {
+    case expiring, free, paid, expired
+
+    /// The part `lot` belongs to at `at`.
+    init(of lot: Lot, at: String) {
+        if lot.isExpired(at: at) { self = .expired } else if lot.expiresAt != nil { self = .expiring } else { self = lot.category == .paid ? .paid : .free }
+    }
+
+    static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    /// Up to `limit` open lots of this part of the account, after `after` (a lot of this part) if given.
+    /// Each condition is one range of `lots_burn` for SQLite's planner: `expires_at IS NULL` lets
+    /// the free and paid parts come in index order, and after a lot of the expiring part (which
+    /// had not expired) the row value alone bounds the range. The expired part is sorted by id,
+    /// as the list always showed it: only the lots the sweep has not booked yet.
+    func read(_ db: any SQLSession, accountID: Int64, after: Lot?, at: String, limit: Int) throws -> [Lot] {
+        let (condition, order, keys): (String, String, [SQLValue]) =
+            switch self {
+            case .expiring: after == nil ? ("= 0 AND expires_at > ?", "expires_at, created_at, id", [.text(at)]) : ("= 0", "expires_at, created_at, id", [])
+            case .free: ("= 1 AND expires_at IS NULL", "created_at, id", [])
+            case .paid: ("= 2 AND expires_at IS NULL", "created_at, id", [])
+            case .expired: ("= 0 AND expires_at <= ?", "id", [.text(at)])
+            }
+        var values: [SQLValue] = [.integer(accountID)] + keys
+        var sql = "SELECT \(LotStorage.columns()) FROM lots WHERE account_id = ? AND remaining > 0 AND \(LotStorage.burnRank) \(condition)"
+        if let after {
+            switch self {
+            case .expiring:
+                sql += " AND (expires_at, created_at, id) > (?, ?, ?)"
+                values += [.text(after.expiresAt), .text(after.createdAt), .integer(after.id)]
+            case .free, .paid:
+                sql += " AND (created_at, id) > (?, ?)"
+                values += [.text(after.createdAt), .integer(after.id)]
+            case .expired:
+                sql += " AND id > ?"
+                values += [.integer(after.id)]
+            }
+        }
+        return try db.all(sql + " ORDER BY \(order) LIMIT ?", values + [.integer(Int64(limit))], LotStorage.lot(from:))
     }
 }

@@ -87,7 +87,7 @@ enum LedgerWrites {
         if let replay = try key.replay(db, context: context) { return replay }
         _ = try Decide.bonusExpiry(request, now: now)
         try requireKnownCurrency(db, request.currency, context: &context)
-        let (wallet, account) = try load(db, request.playerID, currency: request.currency, now: now, context: context, settling: false)
+        let (wallet, account) = try load(db, request.playerID, currency: request.currency, now: now, context: context, reading: .none)
         let plan = try Decide.bonus(request, wallet: wallet, walletFull: try LotStorage.isFull(db, account: account))
         return try apply(db, plan, key: key, now: now, context: &context)
     }
@@ -96,7 +96,8 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let (wallet, _) = try load(db, request.playerID, currency: request.currency, now: now, context: context, settling: true)
+        let (wallet, _) = try load(
+            db, request.playerID, currency: request.currency, now: now, context: context, reading: .debit(request.amount, refusable: true))
         let plan = try Decide.spend(request, wallet: wallet)
         try apply(db, plan.settlement, now: now, context: &context)
         return try apply(db, plan.spend, key: key, now: now, context: &context)
@@ -106,7 +107,8 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let (wallet, account) = try load(db, request.playerID, currency: request.currency, now: now, context: context, settling: request.amount < 0)
+        let reading: LotReading = request.amount < 0 ? .debit(Int64(clamping: request.amount.magnitude), refusable: !request.allowNegative) : .none
+        let (wallet, account) = try load(db, request.playerID, currency: request.currency, now: now, context: context, reading: reading)
         let walletFull = request.amount > 0 ? try LotStorage.isFull(db, account: account) : false
         let plan = try Decide.adjust(request, wallet: wallet, walletFull: walletFull)
         try apply(db, plan.settlement, now: now, context: &context)
@@ -137,7 +139,8 @@ enum LedgerWrites {
             // A later step of a partial refund: the entitlement went with the first.
         }
         let corrections = try Corrections.of(db, purchase: purchase)
-        let (wallet, _) = try load(db, storedPlayerID: purchase.playerID, currency: purchase.currency, now: now, context: context, settling: true)
+        // A refund draws from its purchase's lot first, wherever it is in the burn order: it reads them all.
+        let (wallet, _) = try load(db, storedPlayerID: purchase.playerID, currency: purchase.currency, now: now, context: context, reading: .all)
         // The wallet is settled before the refund is decided, and stays settled when the refund
         // is refused: a notification records such a refusal in this same write.
         let settlement = try Decide.settle(wallet, debiting: nil)
@@ -177,7 +180,8 @@ enum LedgerWrites {
         let (request, key) = (checked.request, checked.key)
         if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
         try requireKnownCurrency(db, request.currency, context: &context)
-        let (wallet, _) = try load(db, request.playerID, currency: request.currency, now: now, context: context, settling: true)
+        let (wallet, _) = try load(
+            db, request.playerID, currency: request.currency, now: now, context: context, reading: .debit(request.amount, refusable: true))
         let plan = try Decide.placeHold(request, wallet: wallet)
         try apply(db, plan.settlement, now: now, context: &context)
         let result = try apply(db, plan.hold.ledger, key: key, now: now, context: &context)
@@ -245,25 +249,52 @@ enum LedgerWrites {
 
     // MARK: - Loading
 
-    /// The wallet a request names, as a write reads it (`load(_:storedPlayerID:...)`).
-    private static func load(
-        _ db: any SQLSession, _ playerID: PlayerID, currency: String, now: Date, context: BatchContext, settling: Bool
-    ) throws -> (WalletSnapshot, Account?) {
-        try load(db, storedPlayerID: playerID.text, currency: currency, now: now, context: context, settling: settling)
+    /// What a write reads of a wallet's lots (`load`).
+    enum LotReading {
+        /// None: a credit.
+        case none
+        /// What a debit of this amount needs (`LotStorage.forDebit`); `refusable` when the
+        /// settled balance must cover it (not an adjustment allowed below zero).
+        case debit(Int64, refusable: Bool)
+        /// Every open lot: a refund, which draws from its purchase's lot first.
+        case all
     }
 
-    /// The player's wallet as a write reads it: its balance, and for one that settles it before a
-    /// debit (`settling`), its open lots and its open holds past their expiry with their draws.
-    /// Also its account, nil for a wallet without one yet. The id is taken as stored: a refund
-    /// loads the wallet of its purchase, whose id may predate the player id syntax.
+    /// The wallet a request names, as a write reads it (`load(_:storedPlayerID:...)`).
     private static func load(
-        _ db: any SQLSession, storedPlayerID playerID: String, currency: String, now: Date, context: BatchContext, settling: Bool
+        _ db: any SQLSession, _ playerID: PlayerID, currency: String, now: Date, context: BatchContext, reading: LotReading
+    ) throws -> (WalletSnapshot, Account?) {
+        try load(db, storedPlayerID: playerID.text, currency: currency, now: now, context: context, reading: reading)
+    }
+
+    /// The player's wallet as a write reads it: its balance, and for a debit, which settles it
+    /// first, its open holds past their expiry with their draws and the open lots `reading`
+    /// names. Also its account, nil for a wallet without one yet. The id is taken as stored: a
+    /// refund loads the wallet of its purchase, whose id may predate the player id syntax.
+    private static func load(
+        _ db: any SQLSession, storedPlayerID playerID: String, currency: String, now: Date, context: BatchContext, reading: LotReading
     ) throws -> (WalletSnapshot, Account?) {
         let account = try Account.find(db, context: context, owner: AccountOwner.player(playerID).text, currency: currency)
         var wallet = WalletSnapshot(playerID: playerID, currency: currency, balance: account?.balance ?? 0, lots: [], now: now)
-        guard settling, let account else { return (wallet, account) }
-        wallet.lots = try LotStorage.open(db, accountID: account.id)
-        wallet.expiredHolds = try HoldStorage.expired(db, storedPlayerID: playerID, currency: currency, now: now).map { hold in try HoldStorage.held(db, hold) }
+        guard let account else { return (wallet, account) }
+        switch reading {
+        case .none:
+            return (wallet, account)
+        case .all:
+            wallet.expiredHolds = try HoldStorage.expired(db, storedPlayerID: playerID, currency: currency, now: now).map { hold in try HoldStorage.held(db, hold) }
+            wallet.lots = try LotStorage.open(db, accountID: account.id)
+        case .debit(let amount, let refusable):
+            wallet.expiredHolds = try HoldStorage.expired(db, storedPlayerID: playerID, currency: currency, now: now).map { hold in try HoldStorage.held(db, hold) }
+            // A bound that overflows bounds nothing: then the lots are read until they cover the debit.
+            var balanceAtMost: Int64? = refusable ? account.balance : nil
+            for held in wallet.expiredHolds {
+                balanceAtMost = balanceAtMost.flatMap { bound in
+                    let (sum, overflow) = bound.addingReportingOverflow(held.hold.amount)
+                    return overflow ? nil : sum
+                }
+            }
+            wallet.lots = try LotStorage.forDebit(db, accountID: account.id, debit: amount, balanceAtMost: balanceAtMost, at: wallet.at)
+        }
         return (wallet, account)
     }
 

@@ -12,9 +12,47 @@ enum LotStorage {
         columnNames.map { name in alias.map { "\($0).\(name)" } ?? name }.joined(separator: ", ")
     }
 
-    /// The lots of an account with something left, oldest first.
+    /// The burn order of `LotRules.burnSorted`, as the `lots_burn` index keeps it (in schema.sql
+    /// and PostgresSchema, spelled exactly so, or the index is not used): the rank (expiring lots,
+    /// then the other free ones, purchase lots last), the expiry, the date, the id. Core's sort
+    /// stays the rule; this order only lets a debit read the lots it draws and stop.
+    /// `LotReadTests` checks that both agree.
+    static let burnRank = "CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END"
+    static let burnOrder = "\(burnRank), expires_at, created_at, id"
+
+    /// The first `limit` lots of an account with something left, in burn order.
+    static func first(_ db: any SQLSession, accountID: Int64, limit: Int) throws -> [Lot] {
+        try db.all(firstInBurnOrder, [.integer(accountID), .integer(Int64(limit))], lot(from:))
+    }
+
+    private static let firstInBurnOrder = "SELECT \(columns()) FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY \(burnOrder) LIMIT ?"
+
+    /// Lots a debit reads first: most debits draw from one or two lots.
+    static let debitReadFirst = 4
+
+    /// The lots of an account a debit of `debit` needs (`LotRules.decides`), in burn order: the
+    /// first few, then eight times as many until they decide it, or all of them. A wallet's cost
+    /// per debit is the lots it draws (and its expired ones, once), not the lots it keeps.
+    static func forDebit(_ db: any SQLSession, accountID: Int64, debit: Int64, balanceAtMost: Int64?, at: String) throws -> [Lot] {
+        var limit = debitReadFirst
+        while true {
+            let lots = try first(db, accountID: accountID, limit: limit)
+            if lots.count < limit || LotRules.decides(lots, debit: debit, balanceAtMost: balanceAtMost, at: at) { return lots }
+            limit = limit > Int(Limits.openLotsPerWalletMax) ? Int.max : limit * 8
+        }
+    }
+
+    /// Every lot of an account with something left, in burn order.
     static func open(_ db: any SQLSession, accountID: Int64) throws -> [Lot] {
-        try db.all("SELECT \(columns()) FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY id", [.integer(accountID)]) { row in try lot(from: row) }
+        try db.all("SELECT \(columns()) FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY \(burnOrder)", [.integer(accountID)], lot(from:))
+    }
+
+    /// The lots of an account past their expiry at `at` that still hold credits: the head of
+    /// the burn order, read through `lots_burn`.
+    static func expired(_ db: any SQLSession, accountID: Int64, at: String) throws -> [Lot] {
+        try db.all(
+            "SELECT \(columns()) FROM lots WHERE account_id = ? AND remaining > 0 AND \(burnRank) = 0 AND expires_at <= ? ORDER BY expires_at, created_at, id",
+            [.integer(accountID), .text(at)], lot(from:))
     }
 
     /// A lot from a row whose first columns are `columns`, in their order.
@@ -30,7 +68,7 @@ enum LotStorage {
     static func isFull(_ db: any SQLSession, account: Account?, lotsMax: Int64 = Limits.openLotsPerWalletMax) throws -> Bool {
         guard let account, LotRules.mayBeFull(balance: account.balance, lotsMax: lotsMax) else { return false }
         return try db.first(
-            "SELECT 1 FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY id LIMIT 1 OFFSET ?",
+            "SELECT 1 FROM lots WHERE account_id = ? AND remaining > 0 LIMIT 1 OFFSET ?",
             [.integer(account.id), .integer(lotsMax - 1)]) { _ in true } ?? false
     }
 

@@ -28,6 +28,8 @@ package protocol SQLEngine: Sendable {
     /// The longest one statement may run before the engine fails it: the group commit counts a
     /// batch that runs longer (and a margin) as stuck, and the store as unready.
     var statementTimeout: Duration { get }
+    /// The schema version and the durability settings, as the database reports them (`wallet doctor`).
+    func settings() async throws -> DatabaseSettings
 }
 
 /// The ledger's operations on a SQL database: the one implementation of `LedgerStore`, whatever
@@ -55,6 +57,14 @@ package struct SQLLedgerStore: LedgerDatabase {
 
     /// Where the ledger is: a path, or a URL without its password.
     package var location: String { engine.location }
+
+    package func databaseSettings() async throws(WalletError) -> DatabaseSettings {
+        do {
+            return try await engine.settings()
+        } catch {
+            throw engine.mapped(error)
+        }
+    }
 
     package func run() async throws {
         try await engine.run()
@@ -192,9 +202,10 @@ extension SQLLedgerStore {
         return try await read { db in try LedgerReads.balances(db, playerID: playerID, now: now) }
     }
 
-    package func lots(playerID: PlayerID) async throws(WalletError) -> [WalletLot] {
+    package func lots(_ query: LotQuery) async throws(WalletError) -> LotPage {
+        try query.validate()
         let now = clock()
-        return try await read { db in try LedgerReads.lots(db, playerID: playerID, now: now) }
+        return try await read { db in try LedgerReads.lots(db, query, now: now) }
     }
 
     package func purchase(store: String, storeTransactionID: String) async throws(WalletError) -> LedgerTransaction? {

@@ -5,7 +5,7 @@ import WalletSQL
 /// repository root byte for byte; `SchemaTests` checks that, so edit both together.
 enum Schema {
     /// The `PRAGMA user_version` this build writes and understands.
-    static let version = 9
+    static let version = 10
 
     /// Versions as `SchemaMigrator` runs them: an empty file gets `sql` whole; an older one each
     /// later migration in turn. New tables and indexes are taken from their statements in
@@ -43,7 +43,7 @@ enum Schema {
         statements(
             "CREATE UNIQUE INDEX transactions_purchase_store_transaction\n", "CREATE INDEX transactions_corrections ", "CREATE INDEX transactions_player ",
             "CREATE INDEX transactions_created_at ", "CREATE TRIGGER transactions_append_only_update ", "CREATE TRIGGER transactions_append_only_delete ",
-            "CREATE TRIGGER transactions_gap_free ", "CREATE TABLE lots ", "CREATE INDEX lots_open ", "CREATE INDEX lots_expiring ", "CREATE TABLE lot_draws ",
+            "CREATE TRIGGER transactions_gap_free ", "CREATE TABLE lots ", "CREATE INDEX lots_burn ", "CREATE INDEX lots_expiring ", "CREATE TABLE lot_draws ",
             "CREATE INDEX lot_draws_lot ", "CREATE TABLE holds ", "CREATE INDEX holds_player ", "CREATE INDEX holds_open_expiry "
         ).map { created in
             SchemaMigrator.Migration(version: 5, statements: [
@@ -123,6 +123,11 @@ enum Schema {
         },
         // Version 8 kept no webhook endpoints.
         statements("CREATE TABLE webhook_endpoints ").map { created in SchemaMigrator.Migration(version: 9, statements: created) },
+        // Version 9 kept open lots by id, so a debit read every lot of its wallet. An upgrade from
+        // version 4 made `lots_burn` already (version 5's statements come from this file).
+        statements("CREATE INDEX lots_burn ").map { created in
+            SchemaMigrator.Migration(version: 10, statements: ["DROP INDEX IF EXISTS lots_open;\nDROP INDEX IF EXISTS lots_burn;\n" + created.joined(separator: "\n")])
+        },
     ].compactMap { $0 }
 
     /// The columns of version 7's `purchase_finishes`, which version 8's upgrade copies.
@@ -204,7 +209,7 @@ enum Schema {
     }
 
     static let sql = #"""
--- CreditsWallet ledger schema, version 9.
+-- CreditsWallet ledger schema, version 10.
 --
 -- This file is the one source of truth for the schema. The `wallet` binary embeds an identical
 -- copy (Sources/WalletSQLite/Schema.swift, checked by a test) and applies it to an empty
@@ -498,7 +503,11 @@ CREATE TABLE lots (
     source_seq INTEGER NOT NULL REFERENCES transactions (seq)
 ) STRICT;
 
-CREATE INDEX lots_open ON lots (account_id, id) WHERE remaining > 0;
+-- A wallet's open lots in burn order (`LotRules.burnSorted`: expiring lots by expiry, then the
+-- other free lots, purchase lots last, each oldest first), so that a debit reads the lots it draws
+-- and stops, and expired lots are the head of the order. Version 9 kept them by id (`lots_open`).
+CREATE INDEX lots_burn ON lots (account_id, (CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END), expires_at, created_at, id)
+    WHERE remaining > 0;
 CREATE INDEX lots_expiring ON lots (expires_at) WHERE remaining > 0 AND expires_at IS NOT NULL;
 
 -- What each transaction took from (positive) or gave back to (negative) each lot.
@@ -606,7 +615,7 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 9;
+PRAGMA user_version = 10;
 
 """#
 }

@@ -95,8 +95,10 @@ struct Problem: Codable, Equatable {
 
 /// JSON encoding for response bodies.
 enum JSONBody {
+    /// The answers sent most (a mutation's, a balance, a history page) write their own bytes
+    /// (`JSONWritable`); the rest go through `JSONEncoder`. The bytes are the same either way.
     static func encode<Value: Encodable>(_ value: Value, for audience: Audience = .staff) throws(WalletError) -> ByteBuffer {
-        ByteBuffer(bytes: try WalletJSON.data(value, for: audience))
+        ByteBuffer(bytes: try WalletJSON.bytes(value, for: audience))
     }
 
     /// A JSON answer, shaped for whoever called (`Audience`): a player's token gets only what

@@ -133,7 +133,7 @@ enum RequestBodyReader {
         for (name, value) in members.sorted(by: { Identifier($0.key) < Identifier($1.key) }) {
             guard known.contains(Identifier(name)) else {
                 throw .invalidRequest(
-                    "unknown field '\(name.prefix(64))'; this route accepts \(fieldNames.sorted().joined(separator: ", "))", field: String(name.prefix(64)))
+                    "unknown field '\(name.prefix(64))'; this route accepts \(fieldNames.sorted().joined(separator: ", "))", field: name.isEmpty ? nil : String(name.prefix(64)))
             }
             switch value {
             case .null: throw .invalidRequest("the field '\(name)' must not be null; leave it out instead", field: name)

@@ -14,6 +14,11 @@ public enum LedgerDatabases {
     /// Connections a PostgreSQL database keeps at most, unless told otherwise.
     public static let postgresPoolSizeDefault = 10
 
+    /// Whether `database` names a database server (a URL) rather than a SQLite file.
+    public static func isServer(_ database: String) -> Bool {
+        PostgresEngine.names(database)
+    }
+
     /// Opens the ledger `database` names: a `postgres://` or `postgresql://` URL, or else the
     /// path of a SQLite file (created on first use). Run what it returns as a `Service`, or
     /// through `run(_:)`, so that a PostgreSQL pool is served and then closed.

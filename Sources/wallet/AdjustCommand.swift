@@ -6,8 +6,13 @@ struct AdjustCommand: AsyncParsableCommand {
         commandName: "adjust",
         abstract: "Credit or debit a wallet as support, with a reason, a note and who did it.",
         discussion: """
-            The adjustment is a new ledger transaction; nothing is edited. Write a debit as --amount=-2. \
+            The adjustment is a new ledger transaction; nothing is edited. Write a debit as --amount -2. \
             A debit below zero is refused unless --allow-negative is given.
+
+            Example:
+              wallet adjust --player p1 --amount -20 --reason-code chargeback \\
+                --note "Bank reversed the top-up" --actor alice --key T-1042-1 \\
+                --ticket T-1042
             """
     )
 
@@ -16,7 +21,8 @@ struct AdjustCommand: AsyncParsableCommand {
     @Option(help: "The player's id.")
     var player: String
 
-    @Option(help: "Credits to add, or to remove when negative (--amount=-2).")
+    // Unconditional: the value may start with a minus sign, which would otherwise read as an option.
+    @Option(parsing: .unconditional, help: "Credits to add, or to remove when negative (--amount -20 or --amount=-20).")
     var amount: Int64
 
     @Option(help: "Why, as a code: goodwill, bug_compensation, chargeback, ...")

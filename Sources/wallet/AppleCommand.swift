@@ -14,6 +14,12 @@ struct AppleCommand: AsyncParsableCommand {
             --apple-issuer-id, --apple-key-id and --apple-private-key (or their WALLET_APPLE_* variables), \
             for the app --apple-bundle-id names. Every transaction Apple returns is verified before it is \
             shown as Apple's or credited.
+
+            The App Store Server API key comes from --apple-* options or WALLET_APPLE_BUNDLE_ID, \
+            WALLET_APPLE_ISSUER_ID, WALLET_APPLE_KEY_ID and WALLET_APPLE_PRIVATE_KEY.
+
+            Example:
+              wallet apple lookup --order-id MK5TTTVWJH
             """,
         subcommands: [Lookup.self, CatchUp.self, Outbox.self]
     )
@@ -21,7 +27,7 @@ struct AppleCommand: AsyncParsableCommand {
     struct Lookup: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show an order's transactions (from the order id on Apple's emailed receipt) and whether, and to whom, each was credited.",
-            discussion: "With --credit-to, the transactions not yet credited are credited to that player, in one write."
+            discussion: "With --credit-to, the transactions not yet credited are credited to that player, in one write.\n\nExample:\n  wallet apple lookup --order-id MK5TTTVWJH --credit-to p1"
         )
 
         @OptionGroup var options: GlobalOptions
@@ -57,6 +63,9 @@ struct AppleCommand: AsyncParsableCommand {
             discussion: """
                 Each notification goes through the same path as a live one, idempotent by its UUID: one \
                 already applied is only counted, so overlapping periods are harmless. Apple keeps 180 days.
+
+                Example:
+                  wallet apple catch-up --since 2026-11-01T00:00:00Z --only-failures
                 """
         )
 
@@ -94,6 +103,9 @@ struct AppleCommand: AsyncParsableCommand {
                 With --apple-send-consumption, each CONSUMPTION_REQUEST queues its answer in the same write \
                 that records it; `wallet serve` sends it until Apple accepts it (sent), refuses it as \
                 malformed (failed), or 12 hours pass (expired). Pending answers wait for their next attempt.
+
+                Example:
+                  wallet apple outbox --status pending --limit 20
                 """
         )
 

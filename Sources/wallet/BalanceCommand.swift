@@ -2,7 +2,7 @@ import ArgumentParser
 import WalletCore
 
 struct BalanceCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "balance", abstract: "Show a player's balances.")
+    static let configuration = CommandConfiguration(commandName: "balance", abstract: "Show a player's balances.", discussion: "Example:\n  wallet balance --player p1 --json")
 
     @OptionGroup var options: GlobalOptions
 

@@ -16,6 +16,9 @@ struct BenchCommand: AsyncParsableCommand {
             `verify` passes on both databases afterwards. With --db postgres://... the grouped run uses \
             that empty PostgreSQL database and the single run the one --single-db names (skipped without \
             it): the same workload, one lock per batch against one per operation.
+
+            Example:
+              wallet bench --operations 100000 --concurrency 64 --no-single
             """
     )
 
@@ -40,6 +43,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Distinct players (1 to 1000000).")
     var players: Int = 1_000
 
+    @Option(help: "Bonus lots of one credit each (expiring in 300 days) given to every wallet before timing (0 to 100000), so that spends run against wallets that keep that many lots.")
+    var lotsPerWallet: Int = 0
+
     @Flag(inversion: .prefixedNo, help: "Also run the one-commit-per-operation path, to compare (--no-single skips it).")
     var single = true
 
@@ -50,12 +56,16 @@ struct BenchCommand: AsyncParsableCommand {
         guard (1_000...10_000_000).contains(operations) else { throw ValidationError("--operations must be from 1000 to 10000000.") }
         guard (1...4_096).contains(concurrency) else { throw ValidationError("--concurrency must be from 1 to 4096.") }
         guard (1...1_000_000).contains(players) else { throw ValidationError("--players must be from 1 to 1000000.") }
+        guard (0...Int(Limits.openLotsPerWalletMax)).contains(lotsPerWallet) else {
+            throw ValidationError("--lots-per-wallet must be from 0 to \(Limits.openLotsPerWalletMax).")
+        }
     }
 
     struct Report: Encodable {
         var operations: Int
         var concurrency: Int
         var players: Int
+        var lotsPerWallet: Int
         var durability: String
         var groupedOpsPerSecond: Double
         var singleOpsPerSecond: Double?
@@ -70,6 +80,7 @@ struct BenchCommand: AsyncParsableCommand {
 
         enum CodingKeys: String, CodingKey {
             case operations, concurrency, players, durability, ratio
+            case lotsPerWallet = "lots_per_wallet"
             case groupedOpsPerSecond = "grouped_ops_per_second"
             case singleOpsPerSecond = "single_ops_per_second"
             case p50Ms = "p50_ms"
@@ -84,7 +95,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let db, db.hasPrefix("postgres") {
-            let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players)
+            let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet)
             let grouped = try await workload.run(path: db, durability: durability, writeMode: .default)
             var single: BenchWorkload.Result?
             if let singleDb { single = try await workload.run(path: singleDb, durability: durability, writeMode: .single) }
@@ -104,7 +115,7 @@ struct BenchCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { if db == nil { try? FileManager.default.removeItem(at: directory) } }
 
-        let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players)
+        let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet)
         let grouped = try await workload.run(path: directory.appendingPathComponent("grouped.sqlite").path, durability: durability, writeMode: .default)
         let single = self.single
             ? try await workload.run(path: directory.appendingPathComponent("single.sqlite").path, durability: durability, writeMode: .single)
@@ -114,7 +125,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func report(grouped: BenchWorkload.Result, single: BenchWorkload.Result?) throws {
         let report = Report(
-            operations: operations, concurrency: concurrency, players: players, durability: durability.rawValue,
+            operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, durability: durability.rawValue,
             groupedOpsPerSecond: grouped.opsPerSecond.rounded(), singleOpsPerSecond: single.map { $0.opsPerSecond.rounded() },
             ratio: single.map { (grouped.opsPerSecond / $0.opsPerSecond * 10).rounded() / 10 },
             p50Ms: grouped.percentile(0.50), p99Ms: grouped.percentile(0.99), maxMs: grouped.percentile(1),
@@ -122,7 +133,7 @@ struct BenchCommand: AsyncParsableCommand {
             averageBatch: (grouped.averageBatch * 10).rounded() / 10, verifyOk: grouped.verifyOk && (single?.verifyOk ?? true))
         try Output.result(report, json: json) {
             """
-            \(operations) operations, \(concurrency) concurrent callers, \(players) players, synchronous=\(durability.rawValue.uppercased())
+            \(operations) operations, \(concurrency) concurrent callers, \(players) players, \(lotsPerWallet) more lots per wallet, synchronous=\(durability.rawValue.uppercased())
             grouped writer:     \(Int(report.groupedOpsPerSecond)) ops/s   p50 \(report.p50Ms) ms   p99 \(report.p99Ms) ms   max \(report.maxMs) ms   \(report.averageBatch) operations per commit
             one commit per op:  \(report.singleOpsPerSecond.map { "\(Int($0)) ops/s   p50 \(report.singleP50Ms ?? 0) ms   p99 \(report.singleP99Ms ?? 0) ms" } ?? "not run")
             ratio:              \(report.ratio.map { "\($0)×" } ?? "-")
@@ -145,8 +156,13 @@ struct BenchWorkload {
     /// `player-0`, `player-1`, ...: each starts with credits.
     let playerIDs: [PlayerID]
     var players: Int { playerIDs.count }
+    /// Bonus lots each wallet is given before timing.
+    let lotsPerWallet: Int
+    let concurrency: Int
 
-    init(operations: Int, concurrency: Int, players: Int) throws(WalletError) {
+    init(operations: Int, concurrency: Int, players: Int, lotsPerWallet: Int = 0) throws(WalletError) {
+        self.lotsPerWallet = lotsPerWallet
+        self.concurrency = concurrency
         var random = SystemRandomNumberGenerator()
         let playerIDs = try (0..<players).map { index throws(WalletError) in try PlayerID("player-\(index)") }
         self.playerIDs = playerIDs
@@ -193,13 +209,35 @@ struct BenchWorkload {
         try await LedgerDatabases.open(path, durability: durability, writeMode: writeMode).run { store in try await measure(store) }
     }
 
+    /// Gives every wallet `lotsPerWallet` bonus lots of one credit (under 100,000 credits in all,
+    /// so no bonus needs the open-lot count), from `concurrency` callers as the timed run does.
+    private func seedLots(_ store: any LedgerDatabase) async throws {
+        guard lotsPerWallet > 0 else { return }
+        let expiresAt = Timestamp.format(Date().addingTimeInterval(300 * 86_400))
+        let bonuses = playerIDs.count * lotsPerWallet
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for caller in 0..<concurrency {
+                group.addTask {
+                    for index in stride(from: caller, to: bonuses, by: concurrency) {
+                        _ = try await store.bonus(
+                            BonusRequest(
+                                playerID: playerIDs[index % playerIDs.count], amount: 1, expiresAt: expiresAt, reasonCode: "bench",
+                                idempotencyKey: "lot-\(index)", actor: "bench"))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     private func measure(_ store: any LedgerDatabase) async throws -> Result {
-        let seeded = store.groupCommitStatistics
         _ = try await store.setProduct(ProductUpdate(productID: "bench.credits", credits: 5))
         // Every player starts with credits, so most spends succeed.
         for (index, player) in playerIDs.enumerated() {
             _ = try await store.grant(GrantRequest(playerID: player, store: "bench", storeTransactionID: "seed-\(index)", productID: "bench.credits", quantity: 20, actor: "bench"))
         }
+        try await seedLots(store)
+        let seeded = store.groupCommitStatistics
         let clock = ContinuousClock()
         let started = clock.now
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
@@ -229,7 +267,7 @@ struct BenchWorkload {
         }
         let elapsed = clock.now - started
         let batches = store.groupCommitStatistics.map { statistics in
-            Double(statistics.operations - (seeded?.operations ?? 0) - players - 1) / Double(max(1, statistics.batches - (seeded?.batches ?? 0) - players - 1))
+            Double(statistics.operations - (seeded?.operations ?? 0)) / Double(max(1, statistics.batches - (seeded?.batches ?? 0)))
         }
         let seconds = elapsed.inSeconds
         let verified = try await store.verify()

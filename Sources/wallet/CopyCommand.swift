@@ -17,6 +17,10 @@ struct CopyCommand: AsyncParsableCommand {
             hash. Stop the servers writing to the source first: writes after the snapshot are not \
             copied. Each side is a SQLite path or a postgres:// URL (prefer the WALLET_COPY_FROM and \
             WALLET_COPY_TO environment variables for URLs with passwords).
+
+            Example:
+              WALLET_COPY_TO=postgres://wallet@db.internal:5432/wallet wallet copy \\
+                --from ./wallet.sqlite
             """
     )
 

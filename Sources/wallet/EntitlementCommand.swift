@@ -8,6 +8,9 @@ struct EntitlementCommand: AsyncParsableCommand {
         discussion: """
             Every change is a new ledger entry with a reason code, a note and who made it; nothing is edited. \
             A player's store purchases grant entitlements on their own; these commands are for support.
+
+            Example:
+              wallet entitlement list --player p1
             """,
         subcommands: [Grant.self, Revoke.self, Extend.self, List.self, Show.self]
     )
@@ -52,8 +55,10 @@ struct EntitlementCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Grant an entitlement for ever, or for a period added after what the player already has.",
             discussion: """
-                Example: wallet entitlement grant --player p1 --entitlement vip --duration P7D --reason-code goodwill \
-                --note "outage on 3 May" --ticket SUP-12 --key SUP-12-1 --actor alice
+                Example:
+                  wallet entitlement grant --player p1 --entitlement vip --duration P7D \\
+                    --reason-code goodwill --note "outage on 3 May" --ticket SUP-12 \\
+                    --key SUP-12-1 --actor alice
                 """
         )
 
@@ -73,8 +78,12 @@ struct EntitlementCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Revoke an entitlement: everything the player holds of it now ends.",
             discussion: """
-                A store purchase redeemed afterwards counts again, even one bought before; so does a later grant. Example: wallet entitlement revoke --player p1 --entitlement vip \
-                --reason-code chargeback --note "bank chargeback" --key SUP-13-1 --actor alice
+                A store purchase redeemed afterwards counts again, even one bought before; so does a later grant.
+
+                Example:
+                  wallet entitlement revoke --player p1 --entitlement vip \\
+                    --reason-code chargeback --note "bank chargeback" --key SUP-13-1 \\
+                    --actor alice
                 """
         )
 
@@ -90,8 +99,10 @@ struct EntitlementCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add days to a pass, after what the player already has.",
             discussion: """
-                Example: wallet entitlement extend --player p1 --entitlement vip --days 3 --reason-code goodwill \
-                --note "server down 3 days" --key SUP-14-1 --actor alice
+                Example:
+                  wallet entitlement extend --player p1 --entitlement vip --days 3 \\
+                    --reason-code goodwill --note "server down 3 days" --key SUP-14-1 \\
+                    --actor alice
                 """
         )
 
@@ -109,7 +120,7 @@ struct EntitlementCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List a player's entitlements, with the purchases and changes behind each.",
-            discussion: "Example: wallet entitlement list --player p1 --json"
+            discussion: "Example:\n  wallet entitlement list --player p1 --json"
         )
 
         @OptionGroup var options: GlobalOptions
@@ -136,7 +147,7 @@ struct EntitlementCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show whether a player holds an entitlement now, and until when.",
-            discussion: "Example: wallet entitlement show --player p1 --entitlement vip"
+            discussion: "Example:\n  wallet entitlement show --player p1 --entitlement vip"
         )
 
         @OptionGroup var options: GlobalOptions

@@ -15,6 +15,10 @@ struct ExportCommand: AsyncParsableCommand {
             --head HASH` can check the file without the database. --from/--to select the contiguous run \
             of transactions created in [from, to); --player and --currency select transactions (the file \
             is then marked filtered). Nothing but the data goes to stdout.
+
+            Example:
+              wallet export --from 2026-11-01T00:00:00Z --to 2026-12-01T00:00:00Z \\
+                --format jsonl --output november.jsonl
             """
     )
 

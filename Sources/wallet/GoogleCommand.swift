@@ -30,8 +30,10 @@ struct RedeemGoogleCommand: AsyncParsableCommand {
             second player. The purchase is consumed on Google's side from the outbox (wallet google outbox).
 
             Example:
-              wallet redeem-google --player p42 --product com.example.game.consume5credits --token "$PURCHASE_TOKEN" \\
-                --google-package-name com.example.game --google-service-account service-account.json
+              wallet redeem-google --player p42 \\
+                --product com.example.game.consume5credits --token "$PURCHASE_TOKEN" \\
+                --google-package-name com.example.game \\
+                --google-service-account service-account.json
             """
     )
 
@@ -74,7 +76,8 @@ struct GoogleCommand: AsyncParsableCommand {
             names (its key file, or WALLET_GOOGLE_SERVICE_ACCOUNT), for the app --google-package-name names.
 
             Example:
-              wallet google lookup --order-id GPA.3345-1234-5678-90123 --google-package-name com.example.game --google-service-account sa.json
+              wallet google lookup --order-id GPA.3345-1234-5678-90123 \\
+                --google-package-name com.example.game --google-service-account sa.json
             """,
         subcommands: [Lookup.self, CatchUp.self, Outbox.self]
     )
@@ -84,7 +87,8 @@ struct GoogleCommand: AsyncParsableCommand {
             abstract: "Show a Google Play order: the purchase, where it was credited, its refunds and consumption, and Google's voids.",
             discussion: """
                 Example:
-                  wallet google lookup --order-id GPA.3345-1234-5678-90123 --google-package-name com.example.game --google-service-account sa.json
+                  wallet google lookup --order-id GPA.3345-1234-5678-90123 \\
+                    --google-package-name com.example.game --google-service-account sa.json
                 """
         )
 
@@ -127,7 +131,8 @@ struct GoogleCommand: AsyncParsableCommand {
                 --google-catch-up-every MINUTES on any instance) skips and says so.
 
                 Example:
-                  wallet google catch-up --since 2026-11-01T00:00:00Z --google-package-name com.example.game --google-service-account sa.json
+                  wallet google catch-up --since 2026-11-01T00:00:00Z \\
+                    --google-package-name com.example.game --google-service-account sa.json
                 """
         )
 

@@ -5,7 +5,7 @@ struct GrantCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "grant",
         abstract: "Credit a purchase that the store already verified, exactly once per store transaction.",
-        discussion: "A second grant of the same store transaction answers the original result and credits nothing."
+        discussion: "A second grant of the same store transaction answers the original result and credits nothing.\n\nExample:\n  wallet grant --player p1 --store steam --store-transaction-id 7741002 \\\n    --product com.example.game.consume5credits"
     )
 
     @OptionGroup var options: GlobalOptions

@@ -5,7 +5,7 @@ struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "Show a player's transactions, newest first, a page at a time.",
-        discussion: "The last line names the --after value of the next page."
+        discussion: "The last line names the --after value of the next page.\n\nExample:\n  wallet history --player p1 --limit 20 --kind spend"
     )
 
     @OptionGroup var options: GlobalOptions

@@ -13,6 +13,9 @@ struct HoldCommand: AsyncParsableCommand {
             spends all or part of it and gives the rest back to the lots it came from; a release gives all back. A \
             hold is resolved once: the same key replays the first answer, another gets hold_captured, hold_released \
             or hold_expired. A hold past its expiry cannot be captured; wallet serve releases it in the background.
+
+            Example:
+              wallet hold create --player p1 --amount 10 --expires-in 300 --key match-881
             """,
         subcommands: [Create.self, Capture.self, Release.self, List.self]
     )
@@ -25,7 +28,7 @@ struct HoldCommand: AsyncParsableCommand {
     }
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Reserve credits of a player's wallet.")
+        static let configuration = CommandConfiguration(abstract: "Reserve credits of a player's wallet.", discussion: "Example:\n  wallet hold create --player p1 --amount 10 --expires-in 300 \\\n    --key match-881 --reason \"match entry\"")
 
         @OptionGroup var options: GlobalOptions
 
@@ -58,7 +61,7 @@ struct HoldCommand: AsyncParsableCommand {
     }
 
     struct Capture: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Capture a hold: all of it, or --amount of it; the rest goes back to the player.")
+        static let configuration = CommandConfiguration(abstract: "Capture a hold: all of it, or --amount of it; the rest goes back to the player.", discussion: "Example:\n  wallet hold capture HOLD_ID --amount 6 --key match-881-capture")
 
         @OptionGroup var options: GlobalOptions
 
@@ -80,7 +83,7 @@ struct HoldCommand: AsyncParsableCommand {
     }
 
     struct Release: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Release a hold: everything goes back to the player.")
+        static let configuration = CommandConfiguration(abstract: "Release a hold: everything goes back to the player.", discussion: "Example:\n  wallet hold release HOLD_ID --key match-881-release")
 
         @OptionGroup var options: GlobalOptions
 
@@ -99,7 +102,7 @@ struct HoldCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "A player's open holds, then the most recent resolved ones.")
+        static let configuration = CommandConfiguration(abstract: "A player's open holds, then the most recent resolved ones.", discussion: "Example:\n  wallet hold list --player p1 --json")
 
         @OptionGroup var options: GlobalOptions
 

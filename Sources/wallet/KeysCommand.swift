@@ -7,22 +7,28 @@ struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
         abstract: "Manage API keys for the HTTP API.",
+        discussion: "Example:\n  wallet keys create --role service --name \"game backend\"",
         subcommands: [Create.self, List.self, Revoke.self]
     )
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create an API key and print its secret once.",
+            // The roles' duties come from the table the server's routes are checked against.
             discussion: """
-                Roles: admin (catalog, adjustments, refunds), service (a trusted game backend: grants, \
-                spends, refunds, reads), support (reads, adjustments, refunds), auditor (reads). Only the \
-                SHA-256 of the secret is stored: keep the printed secret, it cannot be shown again.
+                What each role may do:
+                \(RoleMatrix.rolesText)
+
+                Only the SHA-256 of the secret is stored: keep the printed secret, it cannot be shown again.
+
+                Example:
+                  wallet keys create --role support --name "Alice (support)"
                 """
         )
 
         @OptionGroup var options: GlobalOptions
 
-        @Option(help: "admin, service, support or auditor.")
+        @Option(help: "admin, service, support or auditor: see what each may do above.")
         var role: KeyRole
 
         @Option(help: "A label for people: which backend or person holds the key.")
@@ -53,7 +59,7 @@ struct KeysCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List API keys (never their secrets).")
+        static let configuration = CommandConfiguration(abstract: "List API keys (never their secrets).", discussion: "Example:\n  wallet keys list --json")
 
         @OptionGroup var options: GlobalOptions
 
@@ -69,7 +75,7 @@ struct KeysCommand: AsyncParsableCommand {
     }
 
     struct Revoke: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke an API key; it stops working at once.")
+        static let configuration = CommandConfiguration(abstract: "Revoke an API key; it stops working at once.", discussion: "Example:\n  wallet keys revoke key_3f9a1c2b7d4e5f60")
 
         @OptionGroup var options: GlobalOptions
 

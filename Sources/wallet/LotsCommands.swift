@@ -10,6 +10,10 @@ struct BonusCommand: AsyncParsableCommand {
             A bonus is a lot of its own: debits spend expiring lots first (soonest expiry first), then other free \
             credits, purchases last. Purchased credits never expire; only bonuses may. An expired bonus is booked as \
             an expiry transaction to @expired (wallet expire, or wallet serve in the background).
+
+            Example:
+              wallet bonus --player p1 --amount 10 --reason-code daily_login \\
+                --expires-at 2026-12-31T23:59:59Z --key daily-p1-2026-11-24
             """
     )
 
@@ -60,7 +64,7 @@ struct LotsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lots",
         abstract: "List a player's open lots: what remains of each credit, and when it expires.",
-        discussion: "Per currency, in the order debits spend them; expired lots whose expiry is not booked yet come last."
+        discussion: "Per currency, in the order debits spend them; expired lots whose expiry is not booked yet come last.\n\nExample:\n  wallet lots --player p1"
     )
 
     @OptionGroup var options: GlobalOptions
@@ -70,7 +74,7 @@ struct LotsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let playerID = try PlayerID(player)
-        let lots = try await options.withStore { ledger in try await ledger.lots(playerID: playerID) }
+        let lots = try await options.withStore { ledger in try await ledger.allLots(playerID: playerID) }
         try Output.result(PlayerLots(playerID: playerID, lots: lots), json: options.json) {
             guard !lots.isEmpty else { return "\(player) has no open lots." }
             return lots.map { lot in
@@ -91,7 +95,8 @@ struct ExpireCommand: AsyncParsableCommand {
             with their lot). wallet serve does the same in the background every minute, and a debit does it for its \
             own wallet first. Nothing is booked twice, however often this runs.
 
-            Example: wallet expire --db ./wallet.sqlite --json
+            Example:
+              wallet expire --db ./wallet.sqlite --json
             """
     )
 

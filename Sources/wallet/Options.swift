@@ -4,8 +4,8 @@ import WalletCore
 import WalletSQL
 import WalletStores
 
-/// The options every command takes: where the database is and how to print.
-struct GlobalOptions: ParsableArguments {
+/// Where the database is and how this process opens it.
+struct DatabaseOptions: ParsableArguments {
     @Option(
         name: .customLong("db"),
         help: ArgumentHelp(
@@ -19,9 +19,6 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: ArgumentHelp("full (synchronous=FULL, survives power loss) or normal (faster, may lose the last commits).", valueName: "level"))
     var durability: Durability = .full
 
-    @Flag(help: "Print machine-readable JSON.")
-    var json = false
-
     /// The database path: --db, else WALLET_DB, else ./wallet.sqlite.
     var resolvedDatabasePath: String {
         databasePath ?? ProcessInfo.processInfo.environment["WALLET_DB"] ?? "./wallet.sqlite"
@@ -29,19 +26,29 @@ struct GlobalOptions: ParsableArguments {
 
     /// The pool size: --db-pool-size, else WALLET_DB_POOL_SIZE, else the default.
     func resolvedPoolSize() throws -> Int {
-        let variable = ProcessInfo.processInfo.environment["WALLET_DB_POOL_SIZE"]
-        guard let size = try dbPoolSize ?? variable.map({ text in
-            guard let size = Int(text) else { throw ValidationError("WALLET_DB_POOL_SIZE must be a whole number, not '\(text.prefix(40))'.") }
-            return size
-        }) else { return LedgerDatabases.postgresPoolSizeDefault }
-        guard (1...1_000).contains(size) else { throw ValidationError("--db-pool-size (or WALLET_DB_POOL_SIZE) must be from 1 to 1000, not \(size).") }
-        return size
+        try wholeNumberSetting(dbPoolSize, "WALLET_DB_POOL_SIZE", name: "--db-pool-size (or WALLET_DB_POOL_SIZE)", range: 1...1_000)
+            ?? LedgerDatabases.postgresPoolSizeDefault
     }
 
     func validate() throws {
         if resolvedDatabasePath.isEmpty { throw ValidationError("--db (or WALLET_DB) must not be empty.") }
         _ = try resolvedPoolSize()
     }
+
+    func openStore(writeMode: WriteMode = .default) async throws -> any LedgerDatabase {
+        try await LedgerDatabases.open(resolvedDatabasePath, durability: durability, writeMode: writeMode, poolSize: resolvedPoolSize())
+    }
+}
+
+/// The options every command takes: where the database is and how to print.
+struct GlobalOptions: ParsableArguments {
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Print machine-readable JSON.")
+    var json = false
+
+    var durability: Durability { database.durability }
+    var resolvedDatabasePath: String { database.resolvedDatabasePath }
 
     /// Opens the database, runs `body` with it, then closes it (a PostgreSQL pool's
     /// connections included): what every one-shot command does.
@@ -50,8 +57,19 @@ struct GlobalOptions: ParsableArguments {
     }
 
     func openStore(writeMode: WriteMode = .default) async throws -> any LedgerDatabase {
-        try await LedgerDatabases.open(resolvedDatabasePath, durability: durability, writeMode: writeMode, poolSize: resolvedPoolSize())
+        try await database.openStore(writeMode: writeMode)
     }
+}
+
+/// A whole-number setting from its flag, else its environment variable, within `range`; nil
+/// when neither is given. The one parser of numeric settings, so each says what is wrong alike.
+func wholeNumberSetting(_ flag: Int?, _ variable: String, name: String, range: ClosedRange<Int>) throws -> Int? {
+    guard let value = try flag ?? ProcessInfo.processInfo.environment[variable].map({ text in
+        guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, not '\(text.prefix(40))'.") }
+        return value
+    }) else { return nil }
+    guard range.contains(value) else { throw ValidationError("\(name) must be from \(range.lowerBound) to \(range.upperBound), not \(value).") }
+    return value
 }
 
 extension Durability: ExpressibleByArgument {}

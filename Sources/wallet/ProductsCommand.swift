@@ -5,6 +5,7 @@ struct ProductsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "products",
         abstract: "Manage the catalog: what each store product credits.",
+        discussion: "Example:\n  wallet products set com.example.game.consume5credits --credits 5",
         subcommands: [Set.self, List.self]
     )
 
@@ -18,7 +19,8 @@ struct ProductsCommand: AsyncParsableCommand {
 
                 Examples:
                   wallet products set com.example.game.consume5credits --credits 5
-                  wallet products set com.example.game.vip30 --credits 0 --type non_renewing --entitlement vip --duration P30D
+                  wallet products set com.example.game.vip30 --credits 0 --type non_renewing \\
+                    --entitlement vip --duration P30D
                 """
         )
 
@@ -61,7 +63,7 @@ struct ProductsCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the catalog.")
+        static let configuration = CommandConfiguration(abstract: "List the catalog.", discussion: "Example:\n  wallet products list --json")
 
         @OptionGroup var options: GlobalOptions
 

@@ -17,6 +17,10 @@ struct RedeemAppleCommand: AsyncParsableCommand {
             --apple-issuer-id, --apple-key-id and --apple-private-key), verifies each signed transaction the \
             same way, and credits to the player, in one write, every one not yet credited. It lists what \
             was credited now, what was credited before, and what was refused.
+
+            Example:
+              WALLET_APPLE_BUNDLE_ID=com.example.game wallet redeem-apple --player p1 \\
+                --jws transaction.jws
             """
     )
 

@@ -9,6 +9,10 @@ struct RefundCommand: AsyncParsableCommand {
             Policy debt (default) lets the balance go negative when the credits were already spent; \
             spending is then refused until it is positive again. Policy floor stops at zero and records \
             the rest as uncollected.
+
+            Example:
+              wallet refund --store apple --store-transaction-id 2000000123456789 \\
+                --percentage 50
             """
     )
 

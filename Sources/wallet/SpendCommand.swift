@@ -5,7 +5,7 @@ struct SpendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "spend",
         abstract: "Debit a player's wallet, once per idempotency key; never below zero.",
-        discussion: "Retrying with the same --key and the same request answers the original result."
+        discussion: "Retrying with the same --key and the same request answers the original result.\n\nExample:\n  wallet spend --player p1 --amount 3 --key order-2291 \\\n    --reason \"health potion\""
     )
 
     @OptionGroup var options: GlobalOptions

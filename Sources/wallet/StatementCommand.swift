@@ -5,7 +5,7 @@ struct StatementCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "statement",
         abstract: "A player's statement: opening balance, each transaction, closing balance, per currency.",
-        discussion: "What support sends a player who disputes a charge. The period is [from, to); both are optional."
+        discussion: "What support sends a player who disputes a charge. The period is [from, to); both are optional.\n\nExample:\n  wallet statement --player p1 --from 2026-11-01T00:00:00Z \\\n    --to 2026-12-01T00:00:00Z"
     )
 
     @OptionGroup var options: GlobalOptions

@@ -10,6 +10,10 @@ struct VerifyCommand: AsyncParsableCommand {
             per currency and each balance. With --export FILE, checks an export file alone, from its \
             checkpoint; with --head HASH too, that the file ends at that published head hash. It never \
             repairs.
+
+            Example:
+              wallet verify
+              wallet verify --export november.jsonl --head HEAD_HASH
             """
     )
 

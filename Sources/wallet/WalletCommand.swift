@@ -12,11 +12,16 @@ struct WalletCommand: AsyncParsableCommand {
             ./wallet.sqlite) or a postgres:// URL, created on first use. Add --json for \
             machine-readable output; errors then go to stderr as {"code", "detail"} with a non-zero \
             exit status.
+
+            Example:
+              wallet products set com.example.game.consume5credits --credits 5
+              wallet serve
+              wallet spend --help
             """,
         subcommands: [
             ServeCommand.self, KeysCommand.self, ProductsCommand.self, GrantCommand.self, RedeemAppleCommand.self, AppleCommand.self, RedeemGoogleCommand.self, GoogleCommand.self, SpendCommand.self, AdjustCommand.self, BonusCommand.self, EntitlementCommand.self, HoldCommand.self, RefundCommand.self,
             BalanceCommand.self, LotsCommand.self, HistoryCommand.self, StatementCommand.self, ExportCommand.self, VerifyCommand.self, ExpireCommand.self, CopyCommand.self, BenchCommand.self,
-            WebhooksCommand.self,
+            WebhooksCommand.self, DoctorCommand.self,
         ]
     )
 

@@ -10,9 +10,11 @@ struct WebhooksCommand: AsyncParsableCommand {
         discussion: """
             Each endpoint gets every event of its types committed after it was added, in seq order, at \
             least once, signed with its secret (Wallet-Signature: t=...,v1=...). A running `wallet serve` \
-            delivers; these commands change what it delivers. Example:
+            delivers; these commands change what it delivers.
 
-              wallet webhooks add --url https://game.example.com/wallet-events --types refund.applied,purchase.credited
+            Example:
+              wallet webhooks add --url https://game.example.com/wallet-events \\
+                --types refund.applied,purchase.credited
             """,
         subcommands: [Add.self, List.self, Disable.self, Enable.self, Rotate.self, Replay.self, Remove.self]
     )
@@ -39,7 +41,9 @@ struct WebhooksCommand: AsyncParsableCommand {
                 --webhook-allow-host, as `wallet serve` allows them). Types: a comma-separated list, or * for all: \
                 \(EventType.allCases.map(\.rawValue).joined(separator: ", ")).
 
-                Example: wallet webhooks add --url https://game.example.com/wallet-events --types '*' --description "game backend"
+                Example:
+                  wallet webhooks add --url https://game.example.com/wallet-events \\
+                    --types '*' --description "game backend"
                 """
         )
 
@@ -72,7 +76,7 @@ struct WebhooksCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the endpoints: status, how far delivery has come, the last error (never their secrets).",
-            discussion: "Example: wallet webhooks list --json")
+            discussion: "Example:\n  wallet webhooks list --json")
 
         @OptionGroup var options: GlobalOptions
 
@@ -94,7 +98,7 @@ struct WebhooksCommand: AsyncParsableCommand {
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Stop delivering to an endpoint; its events wait, and `enable` resumes where it stopped.",
-            discussion: "Example: wallet webhooks disable wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10")
+            discussion: "Example:\n  wallet webhooks disable wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10")
 
         @OptionGroup var options: GlobalOptions
 
@@ -110,7 +114,7 @@ struct WebhooksCommand: AsyncParsableCommand {
     struct Enable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Deliver to a disabled or failing endpoint again, from where it stopped.",
-            discussion: "Example: wallet webhooks enable wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10")
+            discussion: "Example:\n  wallet webhooks enable wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10")
 
         @OptionGroup var options: GlobalOptions
 
@@ -128,7 +132,10 @@ struct WebhooksCommand: AsyncParsableCommand {
             abstract: "Give an endpoint a new signing secret; the old one keeps signing for 24 hours.",
             discussion: """
                 Meanwhile every delivery carries both signatures (v1=...,v1=...), so the receiver can switch \
-                to the new secret at any time in those 24 hours. Example: wallet webhooks rotate wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10
+                to the new secret at any time in those 24 hours.
+
+                Example:
+                  wallet webhooks rotate wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10
                 """)
 
         @OptionGroup var options: GlobalOptions
@@ -148,8 +155,11 @@ struct WebhooksCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Send an endpoint every event of its types again, from a seq on.",
             discussion: """
-                The receiver sees the same event ids again (and may drop the ones it has). Example: \
-                wallet webhooks replay wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10 --from-seq 1200
+                The receiver sees the same event ids again (and may drop the ones it has).
+
+                Example:
+                  wallet webhooks replay wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10 \\
+                    --from-seq 1200
                 """)
 
         @OptionGroup var options: GlobalOptions
@@ -169,7 +179,7 @@ struct WebhooksCommand: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove a disabled endpoint (disable it first); its signing secret is gone with it.",
-            discussion: "Example: wallet webhooks remove wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10 (once `wallet webhooks disable` has stopped it)")
+            discussion: "Disable it first (wallet webhooks disable).\n\nExample:\n  wallet webhooks remove wh_0b5e4c1e-3f0e-4d55-9a43-2b1f1c0e7a10")
 
         @OptionGroup var options: GlobalOptions
 

@@ -13,6 +13,9 @@ import sys
 import time
 import unittest
 from datetime import datetime, timedelta
+from urllib.request import urlopen
+
+from axe_selenium_python import Axe
 
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
@@ -23,8 +26,13 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 URL = os.environ["CONSOLE_URL"]
+HOSTILE_IMG = os.environ["HOSTILE_IMG"]
+HOSTILE_SCRIPT = os.environ["HOSTILE_SCRIPT"]
 WALLET = os.environ["WALLET_BINARY"]
 SCREENSHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
+# Every transaction kind, as the API's own document lists them (the Kind filter must offer each).
+with urlopen(URL.replace("/console/", "/openapi.json")) as served:
+    KINDS = json.load(served)["components"]["schemas"]["TransactionKind"]["enum"]
 
 
 def wallet(*arguments):
@@ -147,7 +155,7 @@ class Console(unittest.TestCase):
         self.wait(lambda: int(self.balance()) == before + 10)
         self.assertIn("goodwill: Compensation for the outage (SUP-1)", self.text("#history tbody"))
         # The balance over time: one point per transaction shown, ending at today's balance.
-        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#balance-chart circle")) == len(self.browser.find_elements(By.CSS_SELECTOR, "#history tbody tr")))
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#balance-chart circle")) == len(self.browser.find_elements(By.CSS_SELECTOR, "#history tbody tr:not(.transaction-detail)")))
         chart = self.browser.find_element(By.CSS_SELECTOR, "#balance-chart svg")
         self.assertTrue(chart.get_attribute("aria-label").endswith(f"to {before + 10}"), chart.get_attribute("aria-label"))
         self.screenshot("support")
@@ -280,18 +288,19 @@ class Console(unittest.TestCase):
             self.wait(lambda: detail in self.text("#order-form .error"))
             self.assertFalse(self.browser.find_element(By.ID, "order").is_displayed())
 
-    def answer_in_page(self, prefix, body):
-        """This tab's fetch answers paths starting with `prefix` with `body` (200): for the answers
-        of a store this run has not configured, in the shapes the OpenAPI document gives them."""
+    def answer_in_page(self, prefix, body, status=200):
+        """This tab's fetch answers paths starting with `prefix` with `body` (and `status`): for the
+        answers of a store this run has not configured, in the shapes the OpenAPI document gives them."""
         self.browser.execute_script(
             """
-            const [prefix, body] = arguments;
+            const [prefix, body, status] = arguments;
             const real = window.fetch;
+            const type = status < 400 ? "application/json" : "application/problem+json";
             window.fetch = (path, init) => String(path).startsWith(prefix)
-              ? Promise.resolve(new Response(JSON.stringify(body), {status: 200, headers: {"Content-Type": "application/json"}}))
+              ? Promise.resolve(new Response(JSON.stringify(body), {status, headers: {"Content-Type": type}}))
               : real(path, init);
             """,
-            prefix, body)
+            prefix, body, status)
 
     def order_rows(self):
         return [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in self.browser.find_elements(By.CSS_SELECTOR, "#order tbody tr")]
@@ -386,7 +395,7 @@ class Console(unittest.TestCase):
         self.button("Audit").click()
         self.wait(lambda: self.text("#head-seq") != "")
         # Daily volume of the last 30 days, drawn: today's purchase is a bar.
-        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#volume-chart rect.kind-purchase")) >= 1)
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#volume-chart rect[data-kind='purchase']")) >= 1)
         self.assertIn("Transactions per day by kind", self.browser.find_element(By.CSS_SELECTOR, "#volume-chart svg").get_attribute("aria-label"))
         self.button("Verify ledger").click()
         self.wait(lambda: self.text("#verify-result").startswith("OK"))
@@ -541,6 +550,305 @@ class Console(unittest.TestCase):
         self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "#webhooks img"), [])
         self.assertNotEqual(self.browser.title, "pwned")
 
+    # ---- Issue 27: the whole player page, every kind, long ids, hostile values, axe ----
+
+    def who(self):
+        return self.text("#who")
+
+    def sign_out(self):
+        self.button("Sign out").click()
+        self.wait(lambda: self.field("API key").is_displayed())
+
+    def overflow(self):
+        """How far the page is wider than the window (0 or less: no horizontal scroll)."""
+        return self.browser.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+    def table_rows(self, css):
+        """A table's body rows as their cells' texts, read in one step (tables are drawn again after every change)."""
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr'), (tr) => tr.hidden ? null : Array.from(tr.cells, (td) => td.innerText.trim())).filter((r) => r)", css)
+
+    def history(self, player, kind=None):
+        arguments = ["history", "--player", player, "--limit", "100"] + (["--kind", kind] if kind else [])
+        return wallet(*arguments)["transactions"]
+
+    def open_history_rows(self):
+        """Opens every history row shown; returns how many."""
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#history tbody button.disclosure")) > 0)
+        openers = self.browser.find_elements(By.CSS_SELECTOR, "#history tbody button.disclosure[aria-expanded='false']")
+        for opener in openers:
+            opener.click()
+        return len(openers)
+
+    def pwned(self):
+        return self.browser.execute_script("return window.__pwned")
+
+    def assert_inert(self):
+        """No planted markup ran or became an element: the console itself has no image, and one script."""
+        self.assertIsNone(self.pwned(), "a planted script or handler ran")
+        self.assertEqual(self.browser.find_elements(By.TAG_NAME, "img"), [])
+        self.assertEqual(len(self.browser.find_elements(By.TAG_NAME, "script")), 1)
+
+    def test_header_names_the_key_and_its_role_once(self):
+        for key, expected in ((os.environ["SUPPORT_KEY"], "Signed in as Alice (support)"), (os.environ["AUDITOR_KEY"], "Signed in as Ann (auditor)"),
+                              (os.environ["ADMIN_KEY"], "Signed in as Root (admin)"), (os.environ["HOSTILE_KEY"], f"Signed in as {HOSTILE_IMG} (support)")):
+            self.sign_in(key)
+            self.assertEqual(self.who(), expected)
+            self.assert_inert()
+            self.sign_out()
+
+    def test_support_sees_balances_lots_and_what_expires(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p4")
+        wallet_now = wallet("balance", "--player", "p4")
+        self.assertEqual(self.table_rows("#balances"), [["credits", str(wallet_now["balances"]["credits"]), str(wallet_now["held"]["credits"]),
+                                                         str(wallet_now["expiring_within_7_days"]["credits"])]])
+        self.assertTrue(wallet_now["held"]["credits"] > 0 and wallet_now["expiring_within_7_days"]["credits"] > 0, "p4 as run.sh made it")
+        lots = wallet("lots", "--player", "p4")["lots"]
+        expected = [[lot["category"], str(lot["remaining"]), str(lot["amount"]), lot["currency"],
+                     lot["expires_at"] + (" (expired)" if lot["expired"] else "") if lot.get("expires_at") else "never", str(lot["source_seq"])] for lot in lots]
+        self.wait(lambda: self.table_rows("#lots") == expected)
+        self.assertIn("bonus", [row[0] for row in expected])
+        self.assertIn("paid", [row[0] for row in expected])
+
+    def test_support_releases_an_open_hold_once(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p4")
+        holds = wallet("hold", "list", "--player", "p4")["holds"]
+        self.wait(lambda: len(self.table_rows("#holds")) == len(holds))
+        self.assertEqual([row[1] for row in self.table_rows("#holds")], [hold["status"] for hold in holds])
+        open_hold = next(hold for hold in holds if hold["status"] == "open")
+        before = int(self.balance())
+        self.button("Release hold " + open_hold["id"]).click()
+        self.browser.switch_to.alert.accept()
+        self.wait(lambda: self.text("#holds-result").startswith("Released: hold " + open_hold["id"]))
+        self.wait(lambda: int(self.balance()) == before + open_hold["amount"])
+        released = {hold["id"]: hold for hold in wallet("hold", "list", "--player", "p4")["holds"]}[open_hold["id"]]
+        self.assertEqual(released["status"], "released")
+        self.assertEqual(len(self.history("p4", "release")), 2)
+
+    def test_support_grants_bonus_credits_once(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p1")
+        bonuses = len(self.history("p1", "bonus"))
+        # A refusal made by the page itself also stands beside its field, and books nothing.
+        self.field("Bonus amount").send_keys("six")
+        self.field("Bonus reason code").send_keys("compensation")
+        self.button("Grant bonus credits").click()
+        amount = self.field("Bonus amount")
+        self.wait(lambda: amount.get_attribute("aria-invalid") == "true")
+        self.assertIn("whole number", self.browser.find_element(By.ID, amount.get_attribute("aria-describedby")).text)
+        expires = (datetime.utcnow() + timedelta(days=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        amount.clear()
+        amount.send_keys("6")
+        self.field("Bonus expiry (optional)").send_keys(expires)
+        self.field("Bonus note (optional)").send_keys("Sorry for the outage")
+        self.field("Bonus campaign (optional)").send_keys("outage-2026")
+        self.button("Grant bonus credits").click()
+        self.wait(lambda: self.text("#bonus-form .result").startswith("Granted: +6 credits"))
+        self.assertIsNone(amount.get_attribute("aria-invalid"))
+        made = self.history("p1", "bonus")
+        self.assertEqual(len(made), bonuses + 1)
+        self.assertEqual((made[0]["amount"], made[0]["reason_code"], made[0]["note"], made[0]["metadata"]["campaign"]), (6, "compensation", "Sorry for the outage", "outage-2026"))
+        lot = next(lot for lot in wallet("lots", "--player", "p1")["lots"] if lot["source_seq"] == made[0]["seq"])
+        self.assertEqual((lot["category"], lot["remaining"], instant(lot["expires_at"])), ("bonus", 6, instant(expires)))
+        self.wait(lambda: any(row[5] == str(made[0]["seq"]) for row in self.table_rows("#lots")))
+        # The same form sent again, twice at once, is the same bonus.
+        self.browser.execute_script("const b = arguments[0]; b.disabled = false; b.click(); b.disabled = false; b.click();", self.button("Grant bonus credits"))
+        self.wait(lambda: self.text("#bonus-form .result").startswith("Already applied: +6 credits"))
+        self.assertEqual(len(self.history("p1", "bonus")), bonuses + 1)
+
+    def test_history_rows_open_to_the_whole_transaction(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p4")
+        spend = self.history("p4", "spend")[0]
+        opener = self.button(f"Transaction {spend['seq']}")
+        self.assertEqual(opener.get_attribute("aria-expanded"), "false")
+        detail = self.browser.find_element(By.ID, opener.get_attribute("aria-controls"))
+        self.assertFalse(detail.is_displayed())
+        opener.click()
+        self.wait(lambda: detail.is_displayed())
+        self.assertEqual(opener.get_attribute("aria-expanded"), "true")
+        shown = detail.text
+        for value in (spend["hash"], spend["prev_hash"], spend["id"], spend["idempotency_key"], "p4-spend"):
+            self.assertIn(value, shown)
+        postings = self.table_rows(f"#{detail.get_attribute('id')} table.postings")
+        self.assertEqual(sorted(row[0] for row in postings), sorted(posting["account"] for posting in spend["postings"]))
+        self.assertIn("\"item\": \"sword\"", shown)
+        opener.click()
+        self.wait(lambda: not detail.is_displayed())
+        self.assertEqual(opener.get_attribute("aria-expanded"), "false")
+
+    def test_kind_filter_offers_every_kind(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p4")
+        offered = lambda: [option.get_attribute("value") for option in Select(self.field("Kind")).options][1:]
+        self.wait(lambda: offered() == KINDS)
+        self.assertTrue({"bonus", "expiry", "hold", "capture", "release"} <= set(KINDS))
+        ledger = self.history("p4")
+        for kind in sorted({transaction["kind"] for transaction in ledger}):
+            Select(self.field("Kind")).select_by_value(kind)
+            self.button("Show").click()
+            expected = [str(transaction["seq"]) for transaction in ledger if transaction["kind"] == kind]
+            self.wait(lambda: [row[0].split()[-1] for row in self.table_rows("#history") if len(row) > 1] == expected)
+        self.assertTrue({"purchase", "spend", "adjustment", "bonus", "expiry", "hold", "capture", "release", "refund"} <= {t["kind"] for t in ledger})
+
+    def test_volume_chart_shows_every_kind_in_the_ledger(self):
+        self.sign_in(os.environ["AUDITOR_KEY"])
+        self.button("Audit").click()
+        exported = subprocess.run([WALLET, "export", "--format", "jsonl"], check=True, capture_output=True, text=True).stdout
+        ledger_kinds = {line["kind"] for line in map(json.loads, exported.splitlines()) if line["type"] == "posting"}
+        legend = lambda: [item.get_attribute("data-kind") for item in self.browser.find_elements(By.CSS_SELECTOR, "#volume-chart .legend li")]
+        self.wait(lambda: set(legend()) == ledger_kinds)
+        self.assertEqual(legend(), [kind for kind in KINDS if kind in ledger_kinds], "in the ledger's order of kinds")
+        for kind in ledger_kinds:
+            self.assertTrue(self.browser.find_elements(By.CSS_SELECTOR, f"#volume-chart rect[data-kind='{kind}']"), kind)
+        self.assertTrue({"bonus", "expiry", "hold", "capture", "release"} <= ledger_kinds)
+
+    def test_long_ids_and_key_names_do_not_widen_the_page(self):
+        for width in (1280, 390):
+            self.browser.set_window_size(width, 900)
+            self.sign_in(os.environ["LONG_SUPPORT_KEY"])
+            self.find_player(os.environ["LONG_PLAYER"])
+            self.open_history_rows()
+            self.assertLessEqual(self.overflow(), 0, f"the player page at {width} px")
+            self.sign_out()
+            self.sign_in(os.environ["ADMIN_KEY"])
+            self.button("Admin").click()
+            self.wait(lambda: "K" * 255 in self.text("#keys tbody").replace("\n", ""))
+            self.assertLessEqual(self.overflow(), 0, f"the admin page at {width} px")
+            self.sign_out()
+
+    def each_tab(self):
+        """Opens each tab the role sees, with something in it (a player with every kind, a row
+        opened; the volume drawn; the admin tables filled), yielding the tab's name."""
+        for name in ("Players", "Audit", "Admin"):
+            if not self.visible(name):
+                continue
+            self.button(name).click()
+            if name == "Players":
+                self.find_player("p4")
+                self.open_history_rows()
+            if name == "Audit":
+                self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, "#volume-chart svg"))
+            if name == "Admin":
+                self.wait(lambda: "Root" in self.text("#keys tbody") and self.text("#products tbody") != "")
+            yield name
+
+    def test_every_tab_fits_a_phone(self):
+        self.browser.set_window_size(390, 844)
+        for key in ("SUPPORT_KEY", "AUDITOR_KEY", "ADMIN_KEY"):
+            self.sign_in(os.environ[key])
+            for tab in self.each_tab():
+                self.assertLessEqual(self.overflow(), 0, f"{tab} for {key}")
+            self.sign_out()
+
+    def assert_accessible(self, where):
+        """axe-core's rules on the page as it stands; serious and critical violations fail the test."""
+        axe = Axe(self.browser)
+        axe.inject()
+        # axe-core 3.1.1 (the one axe-selenium-python 2.1.6 bundles) takes `autocomplete="off"` on a
+        # password field for a wrong purpose; later versions accept it, as the standard does.
+        self.browser.execute_script("axe.configure({checks: [{id: 'autocomplete-appropriate', options: {off: ['password']}}]})")
+        results = axe.run()
+        bad = [violation for violation in results["violations"] if violation["impact"] in ("serious", "critical")]
+        if bad:
+            self.fail(f"axe-core {results.get('testEngine', {}).get('version', '')} on {where}: " + axe.report(bad))
+
+    def test_axe_finds_nothing_serious_in_any_section_for_any_role(self):
+        self.assert_accessible("the sign-in page")
+        for key in ("SUPPORT_KEY", "AUDITOR_KEY", "ADMIN_KEY"):
+            self.sign_in(os.environ[key])
+            for tab in self.each_tab():
+                self.assert_accessible(f"{tab} for {key}")
+            self.sign_out()
+
+    def test_hostile_values_in_the_ledger_render_as_text(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p5")
+        self.assertEqual(self.open_history_rows(), 3)
+        shown = self.text("#player")
+        for value in (HOSTILE_IMG, HOSTILE_SCRIPT):
+            self.assertIn(value, shown)
+        self.assert_inert()
+        # Typed into the console's own forms, they are booked and shown as typed.
+        self.field("Bonus amount").send_keys("1")
+        self.field("Bonus reason code").send_keys("event")
+        self.field("Bonus note (optional)").send_keys(HOSTILE_IMG)
+        self.field("Bonus campaign (optional)").send_keys(HOSTILE_SCRIPT)
+        self.button("Grant bonus credits").click()
+        self.wait(lambda: self.text("#bonus-form .result").startswith("Granted: +1 credits"))
+        self.assertEqual(self.history("p5", "bonus")[0]["metadata"]["campaign"], HOSTILE_SCRIPT)
+        self.open_history_rows()
+        self.assertGreaterEqual(self.text("#history").count(HOSTILE_SCRIPT), 3)
+        self.assert_inert()
+        self.sign_out()
+        self.sign_in(os.environ["ADMIN_KEY"])
+        self.button("Admin").click()
+        self.wait(lambda: HOSTILE_IMG in self.text("#keys tbody") and HOSTILE_IMG in self.text("#webhooks tbody"))
+        self.assert_inert()
+
+    def make_every_answer_hostile(self):
+        """From now on, every string in every API answer this tab receives (but `/v1/me`'s, which
+        decides what is shown) carries both planted values: ids, names, notes, kinds, times, metadata."""
+        self.browser.execute_script(
+            """
+            const [planted] = arguments;
+            const real = window.fetch;
+            const plant = (value) => typeof value === "string" ? value + planted
+              : Array.isArray(value) ? value.map(plant)
+              : value && typeof value === "object" ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plant(v)])) : value;
+            window.fetch = async (path, init) => {
+              const response = await real(path, init);
+              if (!String(path).startsWith("/v1/") || String(path).startsWith("/v1/me") || !response.ok) return response;
+              const body = plant(await response.json());
+              return new Response(JSON.stringify(body), {status: response.status, headers: response.headers});
+            };
+            """,
+            HOSTILE_IMG + HOSTILE_SCRIPT)
+
+    def test_hostile_values_in_every_answer_render_as_text(self):
+        for key in ("SUPPORT_KEY", "AUDITOR_KEY", "ADMIN_KEY"):
+            self.make_every_answer_hostile()
+            self.sign_in(os.environ[key])
+            for tab in self.each_tab():
+                if tab == "Players":
+                    self.button("Show statement").click()
+                    self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#statement-body"))
+                    self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#history tbody"))
+                    self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#lots tbody"))
+                if tab == "Audit":
+                    self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#head-hash"))
+                if tab == "Admin":
+                    self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#products tbody"))
+                self.assert_inert()
+            self.sign_out()
+
+    def test_field_errors_stand_beside_the_field_the_problem_names(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p1")
+        problem = {"type": "about:blank", "title": "Bad Request", "status": 400, "code": "invalid_request",
+                   "detail": "the amount, the note and the campaign are fine; the reason code is not",
+                   "errors": [{"field": "reason_code", "detail": "reason code may hold only lowercase letters, digits and _"},
+                              {"field": "currency", "detail": "currency is not one the wallet knows"}]}
+        self.answer_in_page("/v1/wallets/p1/bonuses", problem, 400)
+        for label, value in (("Bonus amount", "5"), ("Bonus reason code", "Bad Code"), ("Bonus note (optional)", "amount"), ("Bonus campaign (optional)", "x")):
+            self.field(label).send_keys(value)
+        self.button("Grant bonus credits").click()
+        reason = self.field("Bonus reason code")
+        self.wait(lambda: reason.get_attribute("aria-invalid") == "true")
+        self.assertEqual(self.browser.find_element(By.ID, reason.get_attribute("aria-describedby")).text, problem["errors"][0]["detail"])
+        self.assertEqual(self.browser.switch_to.active_element.get_attribute("id"), reason.get_attribute("id"))
+        # Only the fields named are marked, whatever words the detail holds; a field the form lacks is said under it.
+        for label in ("Bonus amount", "Bonus note (optional)", "Bonus campaign (optional)"):
+            self.assertIsNone(self.field(label).get_attribute("aria-invalid"), label)
+        self.assertEqual(self.text("#bonus-form .error"), problem["errors"][1]["detail"])
+        # A problem that names no field is said under the form, even when its detail names one.
+        self.answer_in_page("/v1/wallets/p1/bonuses", dict(problem, errors=None, status=409, code="idempotency_key_reused"), 409)
+        self.button("Grant bonus credits").click()
+        self.wait(lambda: self.text("#bonus-form .error") == problem["detail"])
+        self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "#bonus-form [aria-invalid]"), [])
+
     # ---- Signing out, and a phone's width ----
 
     def test_signing_out_and_in_as_another_role_shows_nothing_of_the_first(self):
@@ -581,8 +889,7 @@ class Console(unittest.TestCase):
         self.browser.set_window_size(390, 844)
         self.sign_in(os.environ["SUPPORT_KEY"])
         self.find_player("p1")
-        overflow = self.browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
-        self.assertLessEqual(overflow, 0)
+        self.assertLessEqual(self.overflow(), 0)
         self.assertTrue(self.field("Amount").is_displayed())
 
 

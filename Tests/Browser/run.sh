@@ -8,8 +8,8 @@
 # on request, so console.sha256 beside them records the console's sources they show; a run fails when
 # those sources changed since, naming the command that takes the screenshots again.
 #
-# Usage: Tests/Browser/run.sh [--refresh-screenshots] [path-to-wallet-binary]
-#        (needs chromium, chromium-driver, `pip install selenium==4.51.0`)
+# Usage: Tests/Browser/run.sh [--refresh-screenshots] [path-to-wallet-binary [test names, such as Console.test_keyboard_only]]
+#        (needs chromium, chromium-driver, `pip install selenium==4.51.0 axe-selenium-python==2.1.6`)
 #   --refresh-screenshots  save the README's screenshots and record the console's sources they show
 #   CONSOLE_SCREENSHOTS    otherwise, a directory to save a screenshot of each main page in (default: a temporary one)
 set -euo pipefail
@@ -22,6 +22,7 @@ screenshots=Tests/Browser/screenshots
 console_sources() { LC_ALL=C sha256sum Sources/WalletServer/Console/*; }
 
 wallet=${1:-$(swift build --show-bin-path)/wallet}
+[ $# -gt 0 ] && shift
 work=$(mktemp -d)
 export WALLET_DB="$work/wallet.sqlite"
 server_pid=""
@@ -44,6 +45,36 @@ key() { "$wallet" keys create --role "$1" --name "$2" --json | python3 -c 'impor
 "$wallet" grant --player p3 --store apple --store-transaction-id browser-pro --product com.example.pro >/dev/null
 "$wallet" grant --player p3 --store apple --store-transaction-id browser-vip --product com.example.vip30 >/dev/null
 export SUPPORT_KEY=$(key support "Alice (support)") AUDITOR_KEY=$(key auditor "Ann (auditor)") ADMIN_KEY=$(key admin "Root (admin)")
+# p4's history has every kind a support agent meets: a purchase, a spend, an adjustment, bonuses
+# (one expiring in two seconds, booked below as an expiry), a hold released, one captured and one
+# still open, a refund, and the open lots and holds that follow.
+"$wallet" grant --player p4 --store apple --store-transaction-id browser-p4 --product com.example.consume5credits --quantity 4 >/dev/null
+"$wallet" spend --player p4 --amount 3 --key p4-spend --reason "sword" --metadata '{"item": "sword", "level": 3}' >/dev/null
+"$wallet" adjust --player p4 --amount 2 --reason-code goodwill --note "Outage on 3 May" --actor alice --key p4-adjust --ticket SUP-4 >/dev/null
+"$wallet" bonus --player p4 --amount 7 --reason-code daily_login --note "Login streak" --campaign spring-2026 --key p4-bonus \
+  --expires-at "$(python3 -c 'from datetime import datetime, timedelta, timezone; print((datetime.now(timezone.utc) + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ"))')" >/dev/null
+hold() { "$wallet" hold create --player p4 --amount "$1" --expires-in "$2" --reason "$3" --key "$4" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["hold"]["id"])'; }
+"$wallet" hold release "$(hold 2 600 "match entry" p4-hold-1)" --key p4-release >/dev/null
+"$wallet" hold capture "$(hold 3 600 "match entry" p4-hold-2)" --amount 1 --key p4-capture >/dev/null
+hold 4 86400 "tournament" p4-hold-3 >/dev/null
+# A second open hold: the release test takes one, and p4 still holds credits for the balances test.
+hold 1 86400 "side bet" p4-hold-4 >/dev/null
+# Given after the holds, which would draw it first (it expires soonest), so it is still whole then.
+soon=$(python3 -c 'from datetime import datetime, timedelta, timezone; print((datetime.now(timezone.utc) + timedelta(seconds=2)).isoformat(timespec="milliseconds").replace("+00:00", "Z"))')
+"$wallet" bonus --player p4 --amount 1 --reason-code event --key p4-bonus-soon --expires-at "$soon" >/dev/null
+"$wallet" grant --player p4 --store apple --store-transaction-id browser-p4-refunded --product com.example.consume5credits >/dev/null
+"$wallet" refund --store apple --store-transaction-id browser-p4-refunded >/dev/null
+# A 255-character player id and key name, which must not widen the page.
+export LONG_PLAYER=$(printf 'L%.0s' $(seq 1 255))
+"$wallet" grant --player "$LONG_PLAYER" --store apple --store-transaction-id browser-long --product com.example.consume5credits >/dev/null
+export LONG_SUPPORT_KEY=$(key support "$(printf 'K%.0s' $(seq 1 255))")
+# Hostile values wherever the API takes free text (the browser test plants the rest in answers).
+export HOSTILE_IMG='<img src=x onerror=window.__pwned=1>' HOSTILE_SCRIPT='"><script>window.__pwned=1</script>'
+"$wallet" adjust --player p5 --amount 9 --reason-code goodwill --note "$HOSTILE_IMG" --ticket "$HOSTILE_SCRIPT" --actor "$HOSTILE_SCRIPT" --key p5-adjust >/dev/null
+"$wallet" spend --player p5 --amount 1 --key "$HOSTILE_SCRIPT" --reason "$HOSTILE_IMG" --metadata "{\"item\": \"$HOSTILE_IMG\"}" >/dev/null
+"$wallet" bonus --player p5 --amount 2 --reason-code event --note "$HOSTILE_IMG" --campaign "$HOSTILE_SCRIPT" --key p5-bonus >/dev/null
+export HOSTILE_KEY=$(key support "$HOSTILE_IMG")
+"$wallet" webhooks add --url http://127.0.0.1:9/hostile --types lot.expired --description "$HOSTILE_IMG" --webhook-allow-host 127.0.0.1 >/dev/null
 export WALLET_BINARY="$wallet"
 if $refresh; then
   export CONSOLE_SCREENSHOTS="$PWD/$screenshots"
@@ -75,12 +106,17 @@ serve "$tampered" "$tampered_port"
 tampered_pid=$!
 export TAMPERED_URL="http://127.0.0.1:$tampered_port/console/"
 
+# p4's short bonus has expired by now (the tampered ledger took longer than two seconds); booking
+# it adds p4's expiry entry.
+until python3 -c 'import sys; from datetime import datetime, timezone; sys.exit(datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z") <= sys.argv[1])' "$soon"; do sleep 0.2; done
+"$wallet" expire >/dev/null
+
 port=$(free_port)
 serve "$WALLET_DB" "$port"
 server_pid=$!
 export CONSOLE_URL="http://127.0.0.1:$port/console/"
 
-python3 Tests/Browser/console_test.py
+python3 Tests/Browser/console_test.py "$@"
 "$wallet" verify
 
 if $refresh; then

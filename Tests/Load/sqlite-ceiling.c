@@ -1,10 +1,18 @@
-// What SQLite itself can do for the wallet's spend, without Swift or GRDB: the same statements
-// a spend runs (idempotency lookup, account lookup, transaction row, two postings, two balance
-// updates, idempotency key), prepared once, `synchronous=FULL`, WAL, N operations per commit.
-// It gives the ceiling that `wallet bench` is measured against in README "Performance".
+// What SQLite itself can do for the wallet's spend, without Swift or GRDB: the statements a
+// spend runs, prepared once, `synchronous=FULL`, WAL, N operations per commit. It gives the
+// ceiling that `wallet bench` is measured against in README "Performance".
+//
+// The spend's statements as they are now (the default, `--statements=lots`): the idempotency
+// lookup, the account lookup, the wallet's open lots read in burn order (`lots_burn`, stopping at
+// the first lot that covers the spend), its expired open holds, the transaction row, both postings
+// in one statement, the idempotency key, the drawn lot updated and the breakdown row; each changed
+// balance written once when the batch ends, as `BatchContext.writeBalances` does. Each wallet
+// starts with `--lots-per-wallet` paid lots (default 1) holding its billion credits.
+// `--statements=before-lots` runs the statement set from before credit lots: no lot or hold
+// read, no lot written, two posting inserts and two balance updates per operation.
 //
 // Build and run through Tests/Load/sqlite-ceiling.sh. Usage:
-//   sqlite-ceiling DB SCHEMA.sql BATCH OPERATIONS PLAYERS KEYS SAVEPOINTS
+//   sqlite-ceiling DB SCHEMA.sql BATCH OPERATIONS PLAYERS KEYS SAVEPOINTS [--statements=lots|before-lots] [--lots-per-wallet=N]
 //   PLAYERS: distinct wallets spent from; KEYS: "random" or "sequential" idempotency keys;
 //   SAVEPOINTS: 1 to wrap each operation in a savepoint as the group commit does, 0 not to.
 #include <sqlite3.h>
@@ -49,11 +57,25 @@ static double seconds(void) {
     return now.tv_sec + now.tv_nsec / 1e9;
 }
 
+// The burn order of `LotRules.burnSorted` (WalletCore), as `LotStorage` reads it: expiring lots
+// first by expiry, then the other free lots, purchase lots last, each oldest first.
+#define BURN_ORDER "CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END, expires_at, created_at, id"
+
 int main(int argc, char **argv) {
-    if (argc != 8) {
-        fprintf(stderr, "usage: %s DB SCHEMA.sql BATCH OPERATIONS PLAYERS random|sequential SAVEPOINTS(0|1)\n", argv[0]);
+    int beforeLots = 0, lotsPerWallet = 1, positional = 0;
+    char *arguments[8] = {argv[0]};
+    for (int index = 1; index < argc; index++) {
+        if (strcmp(argv[index], "--statements=before-lots") == 0) beforeLots = 1;
+        else if (strcmp(argv[index], "--statements=lots") == 0) beforeLots = 0;
+        else if (strncmp(argv[index], "--lots-per-wallet=", 18) == 0) lotsPerWallet = atoi(argv[index] + 18);
+        else if (positional < 7) arguments[++positional] = argv[index];
+        else positional = 8;
+    }
+    if (positional != 7 || lotsPerWallet < 1) {
+        fprintf(stderr, "usage: %s DB SCHEMA.sql BATCH OPERATIONS PLAYERS random|sequential SAVEPOINTS(0|1) [--statements=lots|before-lots] [--lots-per-wallet=N]\n", argv[0]);
         return 64;
     }
+    argv = arguments;
     const char *path = argv[1];
     int batch = atoi(argv[3]), operations = atoi(argv[4]), players = atoi(argv[5]);
     int sequentialKeys = strcmp(argv[6], "sequential") == 0, savepoints = atoi(argv[7]);
@@ -70,11 +92,34 @@ int main(int argc, char **argv) {
     CHECK(sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"
                            "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;", 0, 0, 0));
     CHECK(sqlite3_exec(db, schema, 0, 0, 0));
+    // The wallet inserts the kinds it knows each time it opens a database; the bare schema lists none.
+    sqlite3_exec(db, "INSERT OR IGNORE INTO transaction_kinds (kind) VALUES ('spend'), ('adjustment')", 0, 0, 0);
     CHECK(sqlite3_exec(db, "BEGIN; INSERT INTO accounts (owner, currency, balance) VALUES ('@spend', 'credits', 0)", 0, 0, 0));
+    const char *hash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    long long seq = 0;
+    if (!beforeLots) {
+        // One support credit that every seeded lot names as its source.
+        CHECK(sqlite3_exec(db, "INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, reason_code, note, prev_hash, hash)"
+                               " VALUES (1, '00000000-0000-4000-8000-000000000000', 'adjustment', 'seed', 'credits', 0, 'bench',"
+                               " '2026-11-22T00:00:00.000Z', 'seed', 'seed', '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',"
+                               " '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef')", 0, 0, 0));
+        seq = 1;
+    }
+    sqlite3_stmt *seedLot = beforeLots ? NULL : prepare(
+        "INSERT INTO lots (account_id, category, amount, remaining, created_at, source_seq) VALUES (?, 'paid', ?, ?, '2026-11-22T00:00:00.000Z', 1)");
     for (int player = 0; player < players; player++) {
         char sql[200];
         snprintf(sql, sizeof sql, "INSERT INTO accounts (owner, currency, balance) VALUES ('player:player-%d', 'credits', 1000000000)", player);
         CHECK(sqlite3_exec(db, sql, 0, 0, 0));
+        long long accountID = sqlite3_last_insert_rowid(db), left = 1000000000;
+        for (int lot = 0; seedLot && lot < lotsPerWallet; lot++) {
+            long long amount = lot == lotsPerWallet - 1 ? left : 1000000000 / lotsPerWallet;
+            left -= amount;
+            sqlite3_bind_int64(seedLot, 1, accountID);
+            sqlite3_bind_int64(seedLot, 2, amount);
+            sqlite3_bind_int64(seedLot, 3, amount);
+            run(seedLot);
+        }
     }
     CHECK(sqlite3_exec(db, "COMMIT", 0, 0, 0));
 
@@ -85,13 +130,26 @@ int main(int argc, char **argv) {
     sqlite3_stmt *transaction = prepare(
         "INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, idempotency_key, uncollected, prev_hash, hash)"
         " VALUES (?, ?, 'spend', ?, 'credits', ?, 'bench', ?, ?, 0, ?, ?)");
-    sqlite3_stmt *posting = prepare("INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?)");
+    sqlite3_stmt *posting = beforeLots ? prepare("INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?)")
+                                       : prepare("INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?), (?, ?, ?, ?)");
     sqlite3_stmt *balance = prepare("UPDATE accounts SET balance = ? WHERE id = ?");
     sqlite3_stmt *key = prepare("INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES (?, ?, ?, ?)");
+    sqlite3_stmt *lots = NULL, *holds = NULL, *drawLot = NULL, *breakdown = NULL;
+    if (!beforeLots) {
+        lots = prepare("SELECT id, category, amount, remaining, created_at, expires_at, source_seq FROM lots"
+                       " WHERE account_id = ? AND remaining > 0 ORDER BY " BURN_ORDER " LIMIT ?");
+        holds = prepare("SELECT h.id, h.player_id, h.currency, h.amount, h.status, h.expires_at, h.hold_seq, h.resolved_seq, h.captured, t.actor"
+                        " FROM holds h JOIN transactions t ON t.seq = h.hold_seq"
+                        " WHERE h.player_id = ? AND h.currency = ? AND h.status = 'open' AND h.expires_at <= ? ORDER BY h.expires_at, h.id");
+        drawLot = prepare("UPDATE lots SET remaining = remaining - ? WHERE id = ?");
+        breakdown = prepare("INSERT INTO lot_draws (seq, lot_id, amount) VALUES (?, ?, ?)");
+    }
     sqlite3_wal_hook(db, walHook, NULL);
 
-    const char *hash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-    long long seq = 0, sinkBalance = 0;
+    // Balances changed in the batch (the lots statement set writes each once, at the commit).
+    long long *balances = calloc(players + 2, sizeof *balances);
+    char *dirty = calloc(players + 2, 1);
+    long long sinkBalance = 0;
     srand(1);
     double started = seconds();
     for (int done = 0; done < operations;) {
@@ -102,7 +160,7 @@ int main(int argc, char **argv) {
             char playerID[32], owner[48], scope[48], idempotencyKey[48], id[40];
             snprintf(playerID, sizeof playerID, "player-%d", player);
             snprintf(owner, sizeof owner, "player:%s", playerID);
-            snprintf(scope, sizeof scope, "wallet:%s", playerID);
+            snprintf(scope, sizeof scope, "spend:%s", playerID);
             if (sequentialKeys) snprintf(idempotencyKey, sizeof idempotencyKey, "key-%012d", done);
             else snprintf(idempotencyKey, sizeof idempotencyKey, "%08x-%08x", rand(), rand());
             snprintf(id, sizeof id, "%08x-%04x-4%03x-8%03x-%012x", rand(), rand() & 0xffff, rand() & 0xfff, rand() & 0xfff, rand());
@@ -110,10 +168,31 @@ int main(int argc, char **argv) {
             sqlite3_bind_text(replay, 1, scope, -1, SQLITE_STATIC);
             sqlite3_bind_text(replay, 2, idempotencyKey, -1, SQLITE_STATIC);
             run(replay);
-            sqlite3_bind_text(account, 1, owner, -1, SQLITE_STATIC);
-            CHECK(sqlite3_step(account));
-            long long accountID = sqlite3_column_int64(account, 0), playerBalance = sqlite3_column_int64(account, 1) - 3;
-            sqlite3_reset(account);
+            long long accountID, playerBalance;
+            if (!beforeLots && dirty[player + 2]) {
+                // Known in this batch already, as `BatchContext` keeps the accounts it read.
+                accountID = player + 2;
+                playerBalance = balances[player + 2] - 3;
+            } else {
+                sqlite3_bind_text(account, 1, owner, -1, SQLITE_STATIC);
+                CHECK(sqlite3_step(account));
+                accountID = sqlite3_column_int64(account, 0);
+                playerBalance = sqlite3_column_int64(account, 1) - 3;
+                sqlite3_reset(account);
+            }
+            long long lotID = 0;
+            if (!beforeLots) {
+                // The first lot in burn order covers 3 credits: one row read.
+                sqlite3_bind_int64(lots, 1, accountID);
+                sqlite3_bind_int64(lots, 2, 1);
+                CHECK(sqlite3_step(lots));
+                lotID = sqlite3_column_int64(lots, 0);
+                sqlite3_reset(lots);
+                sqlite3_bind_text(holds, 1, playerID, -1, SQLITE_STATIC);
+                sqlite3_bind_text(holds, 2, "credits", -1, SQLITE_STATIC);
+                sqlite3_bind_text(holds, 3, "2026-11-22T01:00:00.000Z", 24, SQLITE_STATIC);
+                run(holds);
+            }
 
             seq++;
             sinkBalance += 3;
@@ -127,28 +206,57 @@ int main(int argc, char **argv) {
             sqlite3_bind_text(transaction, 8, hash, 64, SQLITE_STATIC);
             run(transaction);
             long long legs[2][3] = {{accountID, -3, playerBalance}, {1, 3, sinkBalance}};
-            for (int leg = 0; leg < 2; leg++) {
-                sqlite3_bind_int64(posting, 1, seq);
-                sqlite3_bind_int64(posting, 2, legs[leg][0]);
-                sqlite3_bind_int64(posting, 3, legs[leg][1]);
-                sqlite3_bind_int64(posting, 4, legs[leg][2]);
+            if (beforeLots) {
+                for (int leg = 0; leg < 2; leg++) {
+                    sqlite3_bind_int64(posting, 1, seq);
+                    sqlite3_bind_int64(posting, 2, legs[leg][0]);
+                    sqlite3_bind_int64(posting, 3, legs[leg][1]);
+                    sqlite3_bind_int64(posting, 4, legs[leg][2]);
+                    run(posting);
+                    sqlite3_bind_int64(balance, 1, legs[leg][2]);
+                    sqlite3_bind_int64(balance, 2, legs[leg][0]);
+                    run(balance);
+                }
+            } else {
+                for (int leg = 0; leg < 2; leg++) {
+                    sqlite3_bind_int64(posting, 4 * leg + 1, seq);
+                    sqlite3_bind_int64(posting, 4 * leg + 2, legs[leg][0]);
+                    sqlite3_bind_int64(posting, 4 * leg + 3, legs[leg][1]);
+                    sqlite3_bind_int64(posting, 4 * leg + 4, legs[leg][2]);
+                    balances[legs[leg][0]] = legs[leg][2];
+                    dirty[legs[leg][0]] = 1;
+                }
                 run(posting);
-                sqlite3_bind_int64(balance, 1, legs[leg][2]);
-                sqlite3_bind_int64(balance, 2, legs[leg][0]);
-                run(balance);
             }
             sqlite3_bind_text(key, 1, scope, -1, SQLITE_STATIC);
             sqlite3_bind_text(key, 2, idempotencyKey, -1, SQLITE_STATIC);
             sqlite3_bind_text(key, 3, hash, 64, SQLITE_STATIC);
             sqlite3_bind_int64(key, 4, seq);
             run(key);
+            if (!beforeLots) {
+                sqlite3_bind_int64(drawLot, 1, 3);
+                sqlite3_bind_int64(drawLot, 2, lotID);
+                run(drawLot);
+                sqlite3_bind_int64(breakdown, 1, seq);
+                sqlite3_bind_int64(breakdown, 2, lotID);
+                sqlite3_bind_int64(breakdown, 3, 3);
+                run(breakdown);
+            }
             if (savepoints) run(release);
+        }
+        for (long long accountID = 1; !beforeLots && accountID < players + 2; accountID++) {
+            if (!dirty[accountID]) continue;
+            sqlite3_bind_int64(balance, 1, balances[accountID]);
+            sqlite3_bind_int64(balance, 2, accountID);
+            run(balance);
+            dirty[accountID] = 0;
         }
         run(commit);
     }
     double elapsed = seconds() - started;
-    printf("%d per commit, %d players, %s keys, savepoints %s: %.0f ops/s, %.2f pages written per operation\n",
-           batch, players, argv[6], savepoints ? "on" : "off", operations / elapsed, (double)frames / operations);
+    printf("%s, %d lots a wallet: %d per commit, %d players, %s keys, savepoints %s: %.0f ops/s, %.2f pages written per operation\n",
+           beforeLots ? "before lots" : "lots", beforeLots ? 0 : lotsPerWallet, batch, players, argv[6], savepoints ? "on" : "off",
+           operations / elapsed, (double)frames / operations);
     sqlite3_close(db);
     return 0;
 }

@@ -22,7 +22,7 @@ struct ConsumptionReplyTests {
 
     static func sender(_ store: SQLLedgerStore, apple: AppStoreStandIn, clock: TestClock) throws -> ConsumptionReplySender {
         ConsumptionReplySender(
-            outbox: store, api: AppStoreServerAPI(configuration: try apple.apiConfiguration()), clock: { clock.now }, logger: Logger(label: "test"))
+            outbox: store, api: AppStoreServerAPI(configuration: try apple.apiConfiguration()), clock: { clock.now }, logger: TestLogs.quiet("test"))
     }
 
     @Test("the answer is queued with the notification, from the ledger: delivered and the share spent, or not delivered; once; only when the operator answers", arguments: TestBackend.all)

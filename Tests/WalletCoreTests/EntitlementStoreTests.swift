@@ -279,7 +279,7 @@ struct EntitlementStoreTests {
         let queued = try await ledger.store.purchaseFinishes(store: "google", status: .pending, limit: 10)
         #expect(Dictionary(uniqueKeysWithValues: queued.map { ($0.storeTransactionID, $0.action) }) == ["tok-n": .acknowledge, "tok-p": .consume, "tok-c": .consume])
 
-        let finisher = GooglePurchaseFinisher(outbox: ledger.store, api: google, logger: Logger(label: "test"))
+        let finisher = GooglePurchaseFinisher(outbox: ledger.store, api: google, logger: TestLogs.quiet("test"))
         #expect(try await finisher.consumeDue() == GooglePurchaseFinisher.Pass(consumed: 2, acknowledged: 1))
         let held = google.state.withLock { $0.purchases.mapValues(\.purchase) }
         #expect(held["tok-n"]?.acknowledgementState == 1 && held["tok-n"]?.consumptionState == 0, "kept, so never consumed")

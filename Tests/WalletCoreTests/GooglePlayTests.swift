@@ -151,7 +151,7 @@ struct GooglePlayTests {
         }
         google.update("tok-2") { $0.consumptionState = 1 }
         google.state.withLock { $0.consumeFailures = [.storeUnavailable("Google answered 500")] }
-        let finisher = GooglePurchaseFinisher(outbox: ledger.store, api: google, clock: { clock.now }, logger: Logger(label: "test"))
+        let finisher = GooglePurchaseFinisher(outbox: ledger.store, api: google, clock: { clock.now }, logger: TestLogs.quiet("test"))
         let pass = try await finisher.consumeDue()
         #expect(pass == GooglePurchaseFinisher.Pass(consumed: 2, retrying: 1, failed: 0))
         let retrying = try #require(try await ledger.store.purchaseFinishes(store: "google", status: .pending, limit: 10).first)
@@ -161,7 +161,7 @@ struct GooglePlayTests {
         // A new process (a restart) takes it up once due; Google has lost this one meanwhile.
         clock.advance(60)
         google.state.withLock { $0.purchases[retrying.storeTransactionID] = nil }
-        let restarted = GooglePurchaseFinisher(outbox: ledger.store, api: google, clock: { clock.now }, logger: Logger(label: "test"))
+        let restarted = GooglePurchaseFinisher(outbox: ledger.store, api: google, clock: { clock.now }, logger: TestLogs.quiet("test"))
         #expect(try await restarted.consumeDue() == GooglePurchaseFinisher.Pass(consumed: 0, retrying: 0, failed: 1))
         #expect(try await ledger.store.purchaseFinishes(store: "google", status: .done, limit: 10).count == 2)
         #expect(try await ledger.store.purchaseFinishes(store: "google", status: .failed, limit: 10).first?.finishedAt != nil)
@@ -485,7 +485,7 @@ final class InterposedLedger: LedgerWriting & LedgerReading & PurchaseFinishOutb
     func refund(_ request: RefundRequest) async throws(WalletError) -> MutationResult { try await store.refund(request) }
     func products() async throws(WalletError) -> [Product] { try await store.products() }
     func balances(playerID: PlayerID) async throws(WalletError) -> WalletBalances { try await store.balances(playerID: playerID) }
-    func lots(playerID: PlayerID) async throws(WalletError) -> [WalletLot] { try await store.lots(playerID: playerID) }
+    func lots(_ query: LotQuery) async throws(WalletError) -> LotPage { try await store.lots(query) }
     func holds(playerID: PlayerID) async throws(WalletError) -> [Hold] { try await store.holds(playerID: playerID) }
     func history(_ query: HistoryQuery) async throws(WalletError) -> HistoryPage { try await store.history(query) }
     func purchase(store: String, storeTransactionID: String) async throws(WalletError) -> LedgerTransaction? {

@@ -536,4 +536,24 @@ struct SchemaTests {
         #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_303_209.1239)) == "2026-11-21T23:20:09.123Z")
         #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
     }
+
+    @Test("a version 9 database trades lots_open for lots_burn, and its spends read their lots through it")
+    func migrationFrom9() async throws {
+        let fresh = try await TestLedger(.sqlite)
+        let expected = try await fresh.store.sqliteWriter!.read { db in try Self.schema(db) }
+        let ledger = try await TestLedger.withCatalog(.sqlite)
+        try await ledger.grant("p1", "T1", quantity: 2)
+        try await ledger.rawConnection().write { db in
+            try db.execute(sql: "DROP INDEX lots_burn; CREATE INDEX lots_open ON lots (account_id, id) WHERE remaining > 0; PRAGMA user_version = 9;")
+        }
+        let upgraded = try SQLiteEngine.open(path: ledger.path)
+        #expect(try await upgraded.sqliteWriter!.read { db in try Self.schema(db) } == expected)
+        let planDetail = try await upgraded.sqliteWriter!.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM lots WHERE account_id = 2 AND remaining > 0 ORDER BY \(LotStorage.burnOrder) LIMIT 4").map { $0["detail"] as String? ?? "" }
+        }
+        #expect(planDetail == ["SEARCH lots USING INDEX lots_burn (account_id=?)"], "in burn order from the index, no sort")
+        _ = try await upgraded.spend(SpendRequest(playerID: "p1", amount: 3, idempotencyKey: "after", actor: "t"))
+        #expect(try await upgraded.balances(playerID: "p1").balances["credits"] == 7)
+        #expect(try await upgraded.verify().ok)
+    }
 }

@@ -41,10 +41,10 @@ struct AccessTests {
         (.get, "/v1/wallets/p1/entitlements/vip", "", [.service, .support, .auditor, .playerOwn]),
         (.post, "/v1/wallets/p1/entitlements", #"{"action": "grant", "entitlement": "vip", "reason_code": "goodwill", "note": "n", "idempotency_key": "access"}"#, [.support, .admin]),
         (.post, "/v1/wallets/p1/holds", #"{"amount": 1, "expires_in_seconds": 60, "idempotency_key": "access"}"#, [.service, .playerOwn]),
-        (.get, "/v1/wallets/p1/holds", "", [.service, .playerOwn]),
+        (.get, "/v1/wallets/p1/holds", "", [.service, .support, .auditor, .playerOwn]),
         // An unknown hold: admitted callers get 404 (a player only ever finds their own wallet's holds).
         (.post, "/v1/holds/00000000-0000-4000-8000-000000000000/capture", #"{"idempotency_key": "access"}"#, [.service, .playerOwn, .playerOther]),
-        (.post, "/v1/holds/00000000-0000-4000-8000-000000000000/release", #"{"idempotency_key": "access"}"#, [.service, .playerOwn, .playerOther]),
+        (.post, "/v1/holds/00000000-0000-4000-8000-000000000000/release", #"{"idempotency_key": "access"}"#, [.service, .support, .admin, .playerOwn, .playerOther]),
         (.get, "/v1/ledger/export", "", [.auditor, .admin]),
         (.get, "/v1/ledger/verify", "", [.auditor, .admin]),
         (.get, "/v1/ledger/head", "", [.auditor, .admin]),

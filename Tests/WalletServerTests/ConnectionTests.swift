@@ -14,12 +14,8 @@ import WalletTestSupport
 /// Connections an attacker or a broken client holds open.
 @Suite("Connections")
 struct ConnectionTests {
-    /// Servers started by these tests log warnings and worse only.
-    let quietLogger = {
-        var logger = Logger(label: "test")
-        logger.logLevel = .warning
-        return logger
-    }()
+    /// Servers started by these tests log warnings and worse only, recorded rather than printed.
+    let quietLogger = TestLogs.quiet("test")
 
     /// Runs `body` with the port of a server on `server`'s store, on 127.0.0.1 and an ephemeral
     /// port, with `configuration`'s connection limits. Not `app.test(.live)`: that one leaves

@@ -288,6 +288,7 @@ struct OpenAPITests {
             schemas + "CaptureBody/properties/amount/maximum": amount,
             schemas + "CaptureBody/properties/idempotency_key/maxLength": identifier,
             schemas + "ReleaseBody/properties/idempotency_key/maxLength": identifier,
+            schemas + "ReleaseBody/properties/reason/maxLength": Int64(Limits.reasonBytesMax),
             schemas + "KeyBody/properties/name/maxLength": identifier,
             schemas + "ExportLinkBody/properties/currency/maxLength": currency,
             schemas + "ApplePurchaseBody/properties/signed_transaction/maxLength": Int64(AppleSignedDataVerifier.jwsBytesMax),

@@ -267,12 +267,17 @@ struct OperationsRouteTests {
         struct Surprise: Error {}
         let server = try await TestServer(backend)
         server.router.get("/boom") { _, _ -> Response in throw Surprise() }
-        try await server.test { client in
+        // The error is logged, with the request id, where this test reads it (not on the test run's output).
+        let logs = LogRecorder()
+        try await Application(router: server.router, logger: logs.logger(label: "test-server")).test(.router) { client in
             let response = try await client.execute(uri: "/boom", method: .get, headers: [.requestID: "trace-500"])
             #expect(response.status == .internalServerError)
             #expect(try response.problemCode() == "internal_error")
             #expect(try (response.object()["detail"] as? String)?.contains("trace-500") == true)
         }
+        let logged = logs.recorded.filter { $0.message == "unexpected error" }
+        #expect(logged.count == 1 && logged.first?.level == .error && logged.first?.metadata["request_id"] == "trace-500")
+        #expect(logged.first?.metadata["error"]?.contains("Surprise") == true)
     }
 
     @Test("every ledger error maps to its status and code", arguments: [
@@ -736,6 +741,39 @@ struct ExportLinksTests {
 
 @Suite("Bonuses and lots over HTTP")
 struct BonusRouteTests {
+    @Test("the lot list is paged: limit and after, next only when another page follows; a bad limit or a lot of another wallet is a 400", arguments: TestBackend.all)
+    func lotPages(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        for index in 0..<3 { try await server.credit("p1", transactionID: "T\(index)") }
+        try await server.credit("p2", transactionID: "Q")
+        try await server.test { client in
+            let headers = server.bearer(.service)
+            var ids: [Int] = []
+            var after = ""
+            var pages = 0
+            while true {
+                let page = try await client.execute(uri: "/v1/wallets/p1/lots?limit=2\(after)", method: .get, headers: headers)
+                #expect(page.status == .ok)
+                let object = try page.object()
+                ids += (object["lots"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+                pages += 1
+                guard let next = object["next"] as? Int else {
+                    #expect(!String(buffer: page.body).contains("next"), "no next member on the last page")
+                    break
+                }
+                #expect(next == ids.last)
+                after = "&after=\(next)"
+            }
+            #expect(pages == 2 && ids.count == 3 && ids == ids.sorted(), "three purchase lots, oldest first, over two pages")
+            let other = try await client.execute(uri: "/v1/wallets/p2/lots", method: .get, headers: headers)
+            let otherID = try #require((try other.object()["lots"] as? [[String: Any]])?.first?["id"] as? Int)
+            for query in ["limit=0", "limit=501", "after=0", "after=\(otherID)", "limit=two"] {
+                let refused = try await client.execute(uri: "/v1/wallets/p1/lots?\(query)", method: .get, headers: headers)
+                #expect(try refused.status == .badRequest && refused.problemCode() == "invalid_request", "\(query)")
+            }
+        }
+    }
+
     @Test("a bonus is created once and shows as a lot, with what expires within 7 days on the balance; a past expiry is a 400", arguments: TestBackend.all)
     func bonus(_ backend: TestBackend) async throws {
         let server = try await TestServer(backend)
@@ -827,6 +865,46 @@ struct HoldRouteTests {
                 let response = try await client.execute(uri: "/v1/holds/\(lookAlike)/release", method: .post, headers: service + [.idempotencyKey: "look"], body: json("{}"))
                 #expect(response.status == .notFound || response.status == .badRequest, "\(lookAlike.prefix(60)) → \(response.status)")
             }
+        }
+        #expect(try await server.store.verify().ok)
+    }
+
+    @Test("support sees a player's holds and releases an open one once, with its reason in the ledger; support never captures, auditors only read", arguments: TestBackend.all)
+    func supportReleases(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1", quantity: 2)
+        try await server.test { client in
+            let own: HTTPFields = [.authorization: "Bearer \(playerToken("p1"))", .contentType: "application/json", .idempotencyKey: "h1"]
+            let created = try await client.execute(
+                uri: "/v1/wallets/p1/holds", method: .post, headers: own, body: json(#"{"amount": 6, "expires_in_seconds": 600}"#))
+            let id = try #require((try created.object()["hold"] as? [String: Any])?["id"] as? String)
+            for role in [KeyRole.support, .auditor] {
+                let listed = try await client.execute(uri: "/v1/wallets/p1/holds", method: .get, headers: server.bearer(role))
+                #expect(try (listed.object()["holds"] as? [[String: Any]])?.map { $0["status"] as? String } == ["open"], "\(role)")
+            }
+            let support = server.bearer(.support) + .jsonContent
+            let capture = try await client.execute(uri: "/v1/holds/\(id)/capture", method: .post, headers: support + [.idempotencyKey: "s0"], body: json("{}"))
+            #expect(try capture.status == .forbidden && capture.problemCode() == "forbidden")
+            let auditor = try await client.execute(
+                uri: "/v1/holds/\(id)/release", method: .post, headers: server.bearer(.auditor) + .jsonContent + [.idempotencyKey: "a0"], body: json("{}"))
+            #expect(try auditor.status == .forbidden && auditor.problemCode() == "forbidden")
+            let tooLong = String(repeating: "x", count: 5_000)
+            let refused = try await client.execute(
+                uri: "/v1/holds/\(id)/release", method: .post, headers: support + [.idempotencyKey: "s1"], body: json(#"{"reason": "\#(tooLong)"}"#))
+            #expect(try refused.status == .badRequest && refused.problemCode() == "invalid_request")
+            let body = json(#"{"reason": "SUP-77: the match never started"}"#)
+            let released = try await client.execute(uri: "/v1/holds/\(id)/release", method: .post, headers: support + [.idempotencyKey: "s2"], body: body)
+            #expect(released.status == .created)
+            #expect(try released.object()["balance"] as? Int == 10)
+            let transaction = try #require(try released.object()["transaction"] as? [String: Any])
+            #expect(transaction["kind"] as? String == "release" && transaction["note"] as? String == "SUP-77: the match never started")
+            let replay = try await client.execute(uri: "/v1/holds/\(id)/release", method: .post, headers: support + [.idempotencyKey: "s2"], body: body)
+            #expect(replay.headers[.idempotentReplayed] == "true" && replay.body == released.body)
+            let otherReason = try await client.execute(
+                uri: "/v1/holds/\(id)/release", method: .post, headers: support + [.idempotencyKey: "s2"], body: json(#"{"reason": "another"}"#))
+            #expect(try otherReason.status == .conflict && otherReason.problemCode() == "idempotency_key_reused")
+            let again = try await client.execute(uri: "/v1/holds/\(id)/release", method: .post, headers: support + [.idempotencyKey: "s3"], body: body)
+            #expect(try again.status == .conflict && again.problemCode() == "hold_released")
         }
         #expect(try await server.store.verify().ok)
     }

@@ -53,12 +53,9 @@ struct TestServer: @unchecked Sendable {
 
     var application: some ApplicationProtocol { Application(router: router, logger: Self.quietLogger) }
 
-    /// Tests log at warning and above, so that a failure is easy to find in the output.
-    static let quietLogger = {
-        var logger = Logger(label: "test-server")
-        logger.logLevel = .warning
-        return logger
-    }()
+    /// Tests log at warning and above, recorded rather than printed: a passing run prints test
+    /// results only, and the warnings a test provokes are its expected outcome.
+    static let quietLogger = TestLogs.quiet("test-server")
 
     func test(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         try await application.test(.router) { client in try await body(client) }

@@ -56,7 +56,8 @@ package enum CSVCell {
     }
 }
 
-/// JSON string literals without a JSONEncoder per value: exports write millions of them.
+/// JSON string literals without a JSONEncoder per value: exports write millions of them, and
+/// every answer of the API (`JSONWriter`) some.
 package enum JSONText {
     package static func string(_ value: String) -> String {
         var bytes: [UInt8] = []
@@ -65,7 +66,8 @@ package enum JSONText {
     }
 
     /// Appends `value` as a JSON string literal. Only `"`, `\\` and control characters are
-    /// escaped; every other byte of the UTF-8 text is copied as it is.
+    /// escaped, each as Foundation's `JSONEncoder` escapes it (so answers keep their bytes);
+    /// every other byte of the UTF-8 text is copied as it is.
     package static func append(_ value: String, to output: inout [UInt8]) {
         var value = value
         output.append(UInt8(ascii: "\""))
@@ -81,6 +83,8 @@ package enum JSONText {
                 case 0x0A: output.append(contentsOf: #"\n"#.utf8)
                 case 0x0D: output.append(contentsOf: #"\r"#.utf8)
                 case 0x09: output.append(contentsOf: #"\t"#.utf8)
+                case 0x08: output.append(contentsOf: #"\b"#.utf8)
+                case 0x0C: output.append(contentsOf: #"\f"#.utf8)
                 case ..<0x20:
                     output.append(contentsOf: #"\u00"#.utf8)
                     output.append(hexDigits[Int(byte >> 4)])

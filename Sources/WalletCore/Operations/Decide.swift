@@ -351,7 +351,7 @@ package enum Decide {
             captured = 0
         }
         let back = try LotRules.giveBack(hold.amount, captured: captured, draws: held.draws, lots: held.lots, balance: balance, at: at)
-        return try resolution(hold, status: status, back, balance: balance, idempotencyKey: request.idempotencyKey, actor: request.actor)
+        return try resolution(hold, status: status, back, balance: balance, idempotencyKey: request.idempotencyKey, actor: request.actor, reason: request.reason)
     }
 
     /// A hold past its expiry released by the wallet itself (status `expired`).
@@ -363,7 +363,7 @@ package enum Decide {
     /// The `capture` or `release` transaction of a hold: what was captured to `@spend`, what
     /// would go back to expired lots to `@expired`, the rest back to the wallet and its lots.
     private static func resolution(
-        _ hold: Hold, status: Hold.Status, _ back: HoldReturn, balance: Int64, idempotencyKey: String, actor: String
+        _ hold: Hold, status: Hold.Status, _ back: HoldReturn, balance: Int64, idempotencyKey: String, actor: String, reason: String? = nil
     ) throws(WalletError) -> HoldResolutionPlan {
         var legs = [PlannedLeg(owner: .player(hold.playerID), amount: back.toWallet), PlannedLeg(owner: .system(.holds), amount: -hold.amount)]
         if back.captured > 0 { legs.append(PlannedLeg(owner: .system(.spend), amount: back.captured)) }
@@ -371,7 +371,7 @@ package enum Decide {
         var draft = LedgerTransaction(
             draftOf: status == .captured ? .capture : .release, playerID: hold.playerID, currency: hold.currency, amount: back.toWallet, actor: actor)
         draft.idempotencyKey = idempotencyKey
-        draft.note = status == .expired ? "hold \(hold.id) expired at \(hold.expiresAt)" : nil
+        draft.note = status == .expired ? "hold \(hold.id) expired at \(hold.expiresAt)" : reason
         var details: [String: JSONValue] = ["hold_id": .string(hold.id), "hold_seq": .integer(hold.holdSeq), "status": .string(status.rawValue)]
         if back.expired > 0 { details["expired"] = .integer(back.expired) }
         draft.metadata = try Metadata(.object(details))

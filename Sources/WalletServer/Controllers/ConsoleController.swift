@@ -11,11 +11,26 @@ struct ConsoleController {
     static let contentSecurityPolicy =
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
+    /// The page, its style sheet and its ES modules (`console.js` imports the others by relative
+    /// paths, which resolve under `/console/`). Package.swift embeds each file named here.
     static let files: [String: (type: String, bytes: [UInt8])] = [
         "": ("text/html; charset=utf-8", PackageResources.index_html),
-        "console.js": ("text/javascript; charset=utf-8", PackageResources.console_js),
         "console.css": ("text/css; charset=utf-8", PackageResources.console_css),
+        "console.js": (javaScript, PackageResources.console_js),
+        "api.js": (javaScript, PackageResources.api_js),
+        "dom.js": (javaScript, PackageResources.dom_js),
+        "forms.js": (javaScript, PackageResources.forms_js),
+        "page.js": (javaScript, PackageResources.page_js),
+        "charts.js": (javaScript, PackageResources.charts_js),
+        "players.js": (javaScript, PackageResources.players_js),
+        "entitlements.js": (javaScript, PackageResources.entitlements_js),
+        "support.js": (javaScript, PackageResources.support_js),
+        "audit.js": (javaScript, PackageResources.audit_js),
+        "admin.js": (javaScript, PackageResources.admin_js),
     ]
+
+    /// Module scripts must be served with a JavaScript type (browsers refuse any other for them).
+    static let javaScript = "text/javascript; charset=utf-8"
 
     func addRoutes(to router: Router<WalletRequestContext>) {
         // `/console` and `/console/` are one route here; the page names its files by absolute paths.

@@ -4,12 +4,27 @@ import WalletCore
 
 /// The body of every ledger mutation: the transaction and the player's balance right after it.
 /// A replay answers the same body, with `Idempotent-Replayed: true`.
-struct MutationResponse: Encodable {
+struct MutationResponse: JSONWritable {
     var transaction: LedgerTransaction
     var balance: Int64
     /// For a store purchase of a non-consumable or a pass: the entitlement as it stands now
     /// (left out for everything else).
     var entitlement: Entitlement?
+
+    /// The synthesized encoding's members, in sorted key order.
+    func write(to writer: inout JSONWriter) throws(WalletError) {
+        var failure: WalletError?
+        writer.object { writer in
+            writer.member("balance", balance)
+            if let entitlement {
+                writer.key("entitlement")
+                do throws(WalletError) { try writer.encoded(entitlement) } catch { failure = error }
+            }
+            writer.key("transaction")
+            do throws(WalletError) { try transaction.write(to: &writer) } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
+    }
 
     static func response(for result: MutationResult, context: WalletRequestContext) throws(WalletError) -> Response {
         try response(

@@ -14,9 +14,8 @@ struct WalletController {
         routes.add(.post, "/v1/wallets/{player_id}/adjustments", access: .roles([.support, .admin]), handler: adjust)
         routes.add(.post, "/v1/wallets/{player_id}/bonuses", access: .roles([.service, .support, .admin]), handler: bonus)
         routes.add(.get, "/v1/wallets/{player_id}/lots", access: readers, handler: lots)
-        let holders = Access.roles([.service], playerOwnWallet: true)
-        routes.add(.post, "/v1/wallets/{player_id}/holds", access: holders, handler: createHold)
-        routes.add(.get, "/v1/wallets/{player_id}/holds", access: holders, handler: holds)
+        routes.add(.post, "/v1/wallets/{player_id}/holds", access: .roles([.service], playerOwnWallet: true), handler: createHold)
+        routes.add(.get, "/v1/wallets/{player_id}/holds", access: readers, handler: holds)
     }
 
     struct HoldBody: StrictBody {
@@ -81,7 +80,11 @@ struct WalletController {
     /// The open lots: what remains of each credit, in burn order per currency, with its expiry.
     @Sendable func lots(request: Request, context: WalletRequestContext) async throws -> Response {
         let playerID = try context.requireWalletPlayerID()
-        return try JSONBody.response(PlayerLots(playerID: playerID, lots: try await store.lots(playerID: playerID)), for: context)
+        let query = LotQuery(
+            playerID: playerID, limit: try QueryReader.integer(request, "limit").map(Int.init) ?? Limits.pageSizeDefault,
+            after: try QueryReader.integer(request, "after"))
+        let page = try await store.lots(query)
+        return try JSONBody.response(PlayerLots(playerID: playerID, lots: page.lots, next: page.next), for: context)
     }
 
     @Sendable func balance(request: Request, context: WalletRequestContext) async throws -> Response {

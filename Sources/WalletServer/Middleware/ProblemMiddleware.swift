@@ -26,9 +26,17 @@ struct ProblemMiddleware: RouterMiddleware {
             metadata: [
                 "method": .string(request.method.rawValue), "route": .string(context.endpointPath ?? "unmatched"),
                 "status": .stringConvertible(response.status.code),
-                "duration_ms": .stringConvertible(elapsed.inMilliseconds),
+                "duration_ms": .string(Self.milliseconds(elapsed)),
             ])
         return response
+    }
+
+    /// `duration` in milliseconds to the microsecond, `0.050` rather than `0.050485999999999996`:
+    /// finer digits are noise in a log line.
+    static func milliseconds(_ duration: Duration) -> String {
+        let microseconds = max(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000, 0)
+        let fraction = String(microseconds % 1_000)
+        return "\(microseconds / 1_000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
     }
 
     private func apiError(for error: any Error, request: Request, context: Context) -> APIError {

@@ -440,7 +440,7 @@ enum SimulationRunner {
             for currency in SimulationGenerator.currencies {
                 lines.append("\(player) \(currency) balance=\(balances.balances[currency] ?? 0) held=\(balances.held[currency] ?? 0)")
             }
-            lines += try await store.lots(playerID: playerID).map { lot in
+            lines += try await store.allLots(playerID: playerID).map { lot in
                 "\(player) " + SimulationModel.lotLine(currency: lot.currency, category: lot.category, remaining: lot.remaining, expiresAt: lot.expiresAt)
             }.sorted()
             lines += try await store.holds(playerID: playerID).map { hold in

@@ -1,0 +1,106 @@
+// Support's changes: adjustments, bonus credits, refunds, and store order lookups.
+
+import { $, cell, row, signed } from "./dom.js";
+import { api, walletPath, Problem } from "./api.js";
+import { submitting, value, wholeNumber } from "./forms.js";
+import { page } from "./page.js";
+
+/// The answer to a change of the balance, as one sentence.
+function booked(verb, replayed, data) {
+  return (replayed ? "Already applied: " : verb + ": ") + signed(data.transaction.amount) + " " + data.transaction.currency
+    + " (seq " + data.transaction.seq + "); the balance is " + data.balance + ".";
+}
+
+export function adjust(formKey) {
+  return (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    return submitting(form, async () => {
+      const amount = wholeNumber("#adjust-amount", "amount", "the amount must be a whole number, such as 50 or -20", { signed: true });
+      const body = { amount, reason_code: value("#adjust-reason"), note: value("#adjust-note") };
+      if (value("#adjust-ticket")) body.ticket = value("#adjust-ticket");
+      const { data, replayed } = await api("POST", walletPath(page.player, "/adjustments"), { body, idempotencyKey: formKey.key });
+      formKey.answered = true;
+      $(".result", form).textContent = booked("Adjusted", replayed, data);
+      await page.refreshPlayer();
+    });
+  };
+}
+
+/// Bonus credits: a lot of their own, which may expire (purchased credits never do).
+export function grantBonus(formKey) {
+  return (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    return submitting(form, async () => {
+      const amount = wholeNumber("#bonus-amount", "amount", "the amount must be a whole number of credits, such as 50");
+      const body = { amount, reason_code: value("#bonus-reason") };
+      for (const [field, selector] of [["expires_at", "#bonus-expires"], ["note", "#bonus-note"], ["campaign", "#bonus-campaign"]]) {
+        if (value(selector)) body[field] = value(selector);
+      }
+      const { data, replayed } = await api("POST", walletPath(page.player, "/bonuses"), { body, idempotencyKey: formKey.key });
+      formKey.answered = true;
+      $(".result", form).textContent = booked("Granted", replayed, data) + (body.expires_at ? " What is left of it expires at " + body.expires_at + "." : "");
+      await page.refreshPlayer();
+    });
+  };
+}
+
+/// Refunds are keyed by the store transaction (and share): sending one again answers the first.
+export async function refund(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  return submitting(form, async () => {
+    const percentage = wholeNumber("#refund-percentage", "percentage", "the percentage must be a whole number from 1 to 100");
+    const body = { store: value("#refund-store"), store_transaction_id: value("#refund-transaction"), percentage, policy: $("#refund-policy").value };
+    const { data, replayed } = await api("POST", "/v1/refunds", { body });
+    $(".result", form).textContent = (replayed ? "Already applied: " : "Refunded: ") + signed(data.transaction.amount) + " " + data.transaction.currency
+      + " from " + data.transaction.player_id + " (seq " + data.transaction.seq + "); their balance is " + data.balance + ".";
+    if (page.player === data.transaction.player_id) await page.refreshPlayer();
+  });
+}
+
+// ---- Store orders: where each of an order's transactions was credited ------------------------
+
+/// Apple's lookup answers each transaction of the order as Apple lists it, with its status here.
+function appleOrderRows(data) {
+  return data.transactions.map((entry) => {
+    const credit = entry.credit;
+    let status = String(entry.status).replaceAll("_", " ");
+    if (entry.refusal) status += ": " + entry.refusal.detail;
+    return [entry.store_transaction_id || "", entry.product_id || (credit && credit.product_id) || "", status,
+      credit ? credit.player_id : "", credit ? credit.seq : "", credit ? signed(credit.amount) + " " + credit.currency : ""];
+  });
+}
+
+/// Google's lookup answers the purchases recorded under the order, with their refunds, Google's
+/// consumption and what Google lists as voided.
+function googleOrderRows(data) {
+  return data.purchases.map(({ purchase, credit }) => {
+    const states = [credit ? "credited" : "recorded"];
+    if (purchase.corrections.length) states.push("refunds and reversals: seq " + purchase.corrections.join(", "));
+    if (data.voids.some((v) => v.purchaseToken === purchase.store_transaction_id)) states.push("voided by Google");
+    if (purchase.finish) states.push("consumption " + purchase.finish.status);
+    return [purchase.store_transaction_id, credit ? credit.product_id || "" : "", states.join("; "),
+      credit ? credit.player_id : "", purchase.seq, credit ? signed(credit.amount) + " " + credit.currency : ""];
+  });
+}
+
+export async function lookUpOrder(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  $("#order").hidden = true;
+  return submitting(form, async () => {
+    const store = $("#order-store").value;
+    const orderID = value("#order-id");
+    if (!orderID) throw Problem.field("order_id", "enter the order id from the player's receipt");
+    const { data } = await api("GET", "/v1/" + store + "/orders/" + encodeURIComponent(orderID));
+    const rows = store === "apple" ? appleOrderRows(data) : googleOrderRows(data);
+    $("#order-title").textContent = (store === "apple" ? "Apple order " : "Google Play order ") + data.order_id;
+    $("#order tbody").replaceChildren(...rows.map((values) => row(...values.map((entry, index) => cell(entry, index >= 4 ? "amount" : "wrap")))));
+    $("#order").hidden = rows.length === 0;
+    let summary = rows.length === 0 ? "No transactions under order " + data.order_id + "." : rows.length + (rows.length === 1 ? " transaction" : " transactions") + " under order " + data.order_id + ".";
+    if (data.voids_error) summary += " Google's voided purchases could not be read: " + data.voids_error;
+    $(".result", form).textContent = summary;
+  });
+}
