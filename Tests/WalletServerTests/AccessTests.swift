@@ -67,7 +67,7 @@ struct AccessTests {
         // Never credited: admitted callers get 404.
         (.get, "/v1/purchases/apple/T-none", "", [.support, .auditor, .admin]),
         (.get, "/v1/outboxes", "", [.auditor, .admin]),
-        (.get, "/v1/wallets/p1/notifications", "", [.support, .auditor, .admin]),
+        (.get, "/v1/wallets/p1/notifications", "", [.support, .auditor]),
     ]
 
     @Test("the table covers every protected route of the router", arguments: TestBackend.all)

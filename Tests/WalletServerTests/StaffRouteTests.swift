@@ -214,7 +214,7 @@ struct StaffRouteTests {
                 #expect(bad.status == .badRequest, "\(query)")
                 #expect(try JSONDecoder().decode(Problem.self, from: Data(buffer: bad.body)).errors?.first?.field == field, "\(query)")
             }
-            let nobody = try await client.execute(uri: "/v1/wallets/p9/notifications", method: .get, headers: server.bearer(.admin))
+            let nobody = try await client.execute(uri: "/v1/wallets/p9/notifications", method: .get, headers: server.bearer(.auditor))
             #expect((try nobody.object()["notifications"] as? [Any])?.isEmpty == true)
         }
     }

@@ -13,7 +13,8 @@ struct StaffController {
         routes.add(.get, "/v1/transactions/{seq}", access: .roles([.service, .support, .auditor, .admin]), handler: transaction)
         routes.add(.get, "/v1/purchases/{store}/{store_transaction_id}", access: .roles([.support, .auditor, .admin]), handler: purchase)
         routes.add(.get, "/v1/outboxes", access: .roles([.auditor, .admin]), handler: outboxes)
-        routes.add(.get, "/v1/wallets/{player_id}/notifications", access: .roles([.support, .auditor, .admin]), handler: notifications)
+        // A player's notifications are a wallet's page: admin keys do not read wallets (RoleMatrix).
+        routes.add(.get, "/v1/wallets/{player_id}/notifications", access: .roles([.support, .auditor]), handler: notifications)
     }
 
     /// The store notifications about the player's purchases, newest first, a page at a time.
