@@ -100,6 +100,51 @@ struct StaffRouteTests {
         }
     }
 
+    @Test("a look-alike of a store transaction id or store is refused, naming its field, and never finds the purchase it resembles", arguments: TestBackend.all)
+    func lookAlikePurchaseIDs(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1", transactionID: "T1")
+        // A slash is visible ASCII, so an id may hold one; the path carries it as %2F.
+        try await server.credit("p2", transactionID: "T/2")
+        try await server.test { client in
+            func get(_ path: String) async throws -> TestResponse {
+                try await client.execute(uri: "/v1/purchases/\(path)", method: .get, headers: server.bearer(.support))
+            }
+            for path in ["apple/T%2F2", "apple/T%2f2", "%61pple/T%2F2"] {
+                let found = try await get(path)
+                #expect(found.status == .ok, "\(path)")
+                #expect(try found.object()["player_id"] as? String == "p2", "\(path)")
+            }
+            // Unescaped, the slash splits the path: no route, and never T/2's or T1's purchase.
+            #expect(try await get("apple/T/2").status == .notFound)
+            // Ids are compared byte for byte: another case is another id.
+            let otherCase = try await get("apple/t1")
+            #expect(try otherCase.status == .notFound && otherCase.problemCode() == "not_found")
+            let lookAlikes: [(path: String, field: String)] = [
+                ("apple/%EF%BB%BFT1", "store_transaction_id"),  // a byte order mark before T1
+                ("apple/T1%20", "store_transaction_id"),  // a trailing space
+                ("apple/%20T1", "store_transaction_id"),
+                ("apple/%D0%A21", "store_transaction_id"),  // CYRILLIC CAPITAL LETTER TE, then 1
+                ("apple/T1%E2%80%8B", "store_transaction_id"),  // a zero-width space
+                ("apple/T1%00", "store_transaction_id"),
+                ("apple/%FF", "store_transaction_id"),  // not UTF-8
+                ("apple/T1%2", "store_transaction_id"),  // a broken escape
+                ("apple/\(String(repeating: "x", count: Limits.identifierBytesMax + 1))", "store_transaction_id"),
+                ("apple%20/T1", "store"),
+                ("%D0%B0pple/T1", "store"),  // CYRILLIC SMALL LETTER A
+                ("%EF%BB%BFapple/T1", "store"),
+                ("Apple/T1", "store"),
+                ("%ZZ/T1", "store"),
+            ]
+            for (path, field) in lookAlikes {
+                let refused = try await get(path)
+                #expect(refused.status == .badRequest, "\(path)")
+                let problem = try? JSONDecoder().decode(Problem.self, from: Data(buffer: refused.body))
+                #expect(problem?.code == "invalid_request" && problem?.errors?.map(\.field) == [field], "\(path)")
+            }
+        }
+    }
+
     @Test("the volume answer carries totals per kind, the period's breakage and the debt outstanding now", arguments: TestBackend.all)
     func totals(backend: TestBackend) async throws {
         let now = Mutex(Date())

@@ -34,10 +34,13 @@ struct StaffController {
 
     /// The purchase that credited a store transaction; 404 when the wallet never credited it.
     @Sendable func purchase(request: Request, context: WalletRequestContext) async throws -> Response {
-        guard let store = context.parameters.get("store")?.removingPercentEncoding,
-            let storeTransactionID = context.parameters.get("store_transaction_id")?.removingPercentEncoding
-        else {
-            throw APIError.invalidRequest("the store or store transaction id in the path is not valid percent-encoding")
+        // Decoded byte for byte: Foundation's decoder would drop a leading byte order mark and find
+        // `T1` for `%EF%BB%BFT1`. `%2F` is a slash inside the id, which visible ASCII allows.
+        guard let rawStore = context.parameters.get("store"), let store = Identifier.percentDecoded(rawStore[...]) else {
+            throw APIError.invalidRequest("the store in the path is not valid percent-encoding", field: "store")
+        }
+        guard let rawID = context.parameters.get("store_transaction_id"), let storeTransactionID = Identifier.percentDecoded(rawID[...]) else {
+            throw APIError.invalidRequest("the store transaction id in the path is not valid percent-encoding", field: "store_transaction_id")
         }
         guard let found = try await self.store.purchaseLookup(store: store, storeTransactionID: storeTransactionID) else {
             throw APIError.notFound("the wallet never credited \(store) transaction \(storeTransactionID.prefix(64))")
