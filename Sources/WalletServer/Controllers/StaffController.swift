@@ -26,10 +26,19 @@ struct StaffController {
 
     /// The transaction at `seq` as stored, with its lot draws and, for a purchase, its corrections.
     @Sendable func transaction(request: Request, context: WalletRequestContext) async throws -> Response {
-        guard let text = context.parameters.get("seq"), let seq = Int64(text) else {
+        guard let seq = Self.seq(context.parameters.get("seq")) else {
             throw APIError.invalidRequest("seq must be a whole number from 1 to \(Int64.max)", field: "seq")
         }
         return try JSONBody.response(try await store.transactionDetail(seq: seq), for: context)
+    }
+
+    /// A seq spelled as the ledger writes it: decimal digits without sign or leading zero, so that
+    /// `+5`, `05` and `5.0` are refused rather than read as other spellings of 5.
+    private static func seq(_ text: String?) -> Int64? {
+        guard let text, let first = text.utf8.first, first != UInt8(ascii: "0"),
+            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return Int64(text)
     }
 
     /// The purchase that credited a store transaction; 404 when the wallet never credited it.
