@@ -252,10 +252,17 @@ public struct NotificationQuery: Sendable, Equatable {
         }
         guard let before else { return nil }
         let refusal = WalletError.invalidRequest("before must be the previous page's next, as answered", field: "before")
-        guard before.utf8.count > Timestamp.ledgerLength, before.utf8.count <= Timestamp.ledgerLength + StoreNotificationRecord.uuidBytesMax else { throw refusal }
-        let receivedAt = String(before.prefix(Timestamp.ledgerLength))
-        guard (try? Timestamp.parse(receivedAt, field: "before")) == receivedAt else { throw refusal }
-        return (receivedAt, String(before.dropFirst(Timestamp.ledgerLength)))
+        // Split by bytes, not characters, and hold the UUID part to the rule every recorded
+        // notification UUID passed: a space or a NUL byte (which PostgreSQL refuses in text) can
+        // then never reach the query, and only a cursor this route could have answered is read.
+        let bytes = Array(before.utf8)
+        guard bytes.count > Timestamp.ledgerLength, bytes.count <= Timestamp.ledgerLength + StoreNotificationRecord.uuidBytesMax,
+            let receivedAt = String(validating: bytes[..<Timestamp.ledgerLength], as: UTF8.self),
+            (try? Timestamp.parse(receivedAt, field: "before")) == receivedAt,
+            let notificationUUID = String(validating: bytes[Timestamp.ledgerLength...], as: UTF8.self),
+            (try? Validate.visibleText(notificationUUID, field: "before", bytesMax: StoreNotificationRecord.uuidBytesMax)) != nil
+        else { throw refusal }
+        return (receivedAt, notificationUUID)
     }
 }
 

@@ -265,6 +265,62 @@ struct StaffRouteTests {
         }
     }
 
+    @Test("a notification is listed only for the player its purchase was credited to; look-alike players and cursors are refused", arguments: TestBackend.all)
+    func notificationsNeverLeak(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1", transactionID: "T1")
+        // The same store transaction id at another store is another purchase, credited to p2.
+        _ = try await server.store.grant(
+            GrantRequest(playerID: "p2", store: "google", storeTransactionID: "T1", productID: "com.example.consume5credits", actor: "test"))
+        try await server.credit("P1", transactionID: "T-upper")
+        _ = try await server.store.recordNotification(
+            StoreNotification(
+                notificationUUID: "n-google", store: "google", type: "VOIDED", subtype: nil, storeTransactionID: "T1",
+                effect: .refund(shareMillipercent: 100_000, policy: .debt), actor: "google"))
+        _ = try await server.store.recordNotification(
+            StoreNotification(
+                notificationUUID: "n-upper", store: "apple", type: "REFUND", subtype: nil, storeTransactionID: "T-upper",
+                effect: .refund(shareMillipercent: 100_000, policy: .debt), actor: "apple"))
+        try await server.test { client in
+            func listed(_ player: String) async throws -> [String]? {
+                let response = try await client.execute(uri: "/v1/wallets/\(player)/notifications", method: .get, headers: server.bearer(.support))
+                #expect(response.status == .ok, "\(player)")
+                return (try response.object()["notifications"] as? [[String: Any]])?.compactMap { $0["notification_uuid"] as? String }
+            }
+            #expect(try await listed("p1") == [])
+            #expect(try await listed("p2") == ["n-google"])
+            #expect(try await listed("P1") == ["n-upper"])
+            #expect(try await listed("p%31") == [], "an escaped letter is the same id")
+
+            let stamp = "2026-01-01T00:00:00.000Z"
+            let refusals: [(path: String, field: String)] = [
+                ("p1%20/notifications", "player_id"), ("%EF%BB%BFp1/notifications", "player_id"), ("p%D1%96/notifications", "player_id"),
+                ("p1/notifications?limit=99999999999999999999", "limit"), ("p1/notifications?limit=1e3", "limit"),
+                ("p1/notifications?limit=-1", "limit"), ("p1/notifications?limit=", "limit"),
+                ("p1/notifications?before=", "before"), ("p1/notifications?before=%00", "before"),
+                ("p1/notifications?before=\(stamp)%00", "before"), ("p1/notifications?before=\(stamp)%20", "before"),
+                ("p1/notifications?before=\(stamp)%E2%80%8Bn", "before"),
+                ("p1/notifications?before=\(stamp)\(String(repeating: "n", count: StoreNotificationRecord.uuidBytesMax + 1))", "before"),
+                ("p1/notifications?before=2026-13-01T00:00:00.000Zn", "before"),
+            ]
+            for (path, field) in refusals {
+                let refused = try await client.execute(uri: "/v1/wallets/\(path)", method: .get, headers: server.bearer(.support))
+                #expect(refused.status == .badRequest, "\(path)")
+                let problem = try? JSONDecoder().decode(Problem.self, from: Data(buffer: refused.body))
+                #expect(problem?.code == "invalid_request" && problem?.errors?.map(\.field) == [field], "\(path)")
+            }
+            // Admin keys do not read wallets; a player may not read even their own notifications.
+            let admin = try await client.execute(uri: "/v1/wallets/p2/notifications", method: .get, headers: server.bearer(.admin))
+            #expect(try admin.status == .forbidden && admin.problemCode() == "forbidden")
+            for path in ["/v1/wallets/p1/notifications", "/v1/transactions/1", "/v1/purchases/apple/T1", "/v1/outboxes"] {
+                let own = try await client.execute(uri: path, method: .get, headers: [.authorization: "Bearer \(playerToken("p1"))"])
+                #expect(try own.status == .forbidden && own.problemCode() == "forbidden", "\(path)")
+                let expired = try await client.execute(uri: path, method: .get, headers: [.authorization: "Bearer \(playerToken("p1", expiresIn: -10))"])
+                #expect(expired.status == .unauthorized, "\(path)")
+            }
+        }
+    }
+
     @Test("the document's notification outcomes and queue names are Core's")
     func documentedEnums() throws {
         let data = Data(OpenAPIDocument.bytes)
