@@ -146,6 +146,41 @@ struct StaffRouteTests {
         }
     }
 
+    @Test("a transaction looks the same on the staff routes as in the wallet's history (the same rules decide what is shown)", arguments: TestBackend.all)
+    func sameTransactionEverywhere(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        let seqs = try await Self.purchaseSpendRefund(server)
+        _ = try await server.store.bonus(
+            BonusRequest(playerID: "p1", amount: 4, reasonCode: "event", note: "apology", campaign: "winter", idempotencyKey: "b1", actor: "test"))
+        _ = try await server.store.adjust(
+            AdjustRequest(playerID: "p1", amount: 10, reasonCode: "goodwill", note: "ticket note", ticket: "T-42", idempotencyKey: "a1", actor: "test"))
+        _ = try await server.store.spend(
+            SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s2", reason: "sword", metadata: try Metadata(.object(["item": .string("sword")])), actor: "test"))
+        try await server.test { client in
+            for role in [KeyRole.support, .auditor] {
+                let history = try await client.execute(uri: "/v1/wallets/p1/transactions?limit=50", method: .get, headers: server.bearer(role))
+                let rows = try #require(try history.object()["transactions"] as? [[String: Any]])
+                #expect(rows.count == 6)
+                let bySeq = Dictionary(uniqueKeysWithValues: rows.map { ($0["seq"] as? Int ?? 0, $0) })
+                for (seq, row) in bySeq {
+                    let detail = try await client.execute(uri: "/v1/transactions/\(seq)", method: .get, headers: server.bearer(role))
+                    let transaction = try #require(try detail.object()["transaction"] as? [String: Any])
+                    #expect(NSDictionary(dictionary: transaction).isEqual(to: row), "seq \(seq) for \(role.rawValue)")
+                }
+                let bonus = try #require(rows.first { $0["kind"] as? String == "bonus" })
+                #expect((bonus["metadata"] as? [String: Any])?["campaign"] as? String == "winter", "staff see the campaign")
+                let adjustment = try #require(rows.first { $0["kind"] as? String == "adjustment" })
+                #expect(adjustment["ticket"] as? String == "T-42" && adjustment["note"] as? String == "ticket note")
+
+                let lookup = try await client.execute(uri: "/v1/purchases/apple/T1", method: .get, headers: server.bearer(role))
+                let found = try lookup.object()
+                #expect(NSDictionary(dictionary: found["purchase"] as? [String: Any] ?? [:]).isEqual(to: bySeq[Int(seqs.purchase)] ?? [:]))
+                let corrections = try #require(found["corrections"] as? [[String: Any]])
+                #expect(corrections.count == 1 && NSDictionary(dictionary: corrections[0]).isEqual(to: bySeq[Int(seqs.refund)] ?? [:]))
+            }
+        }
+    }
+
     @Test("the volume answer carries totals per kind, the period's breakage and the debt outstanding now", arguments: TestBackend.all)
     func totals(backend: TestBackend) async throws {
         let now = Mutex(Date())
