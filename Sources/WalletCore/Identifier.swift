@@ -36,6 +36,24 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
         left.utf8.elementsEqual(right.utf8)
     }
 
+    /// Decodes a percent-encoded path segment byte for byte (`%7C` is `|`), without the
+    /// clean-ups a general decoder makes (Foundation drops a leading byte order mark, so
+    /// `%EF%BB%BFKate` would become `Kate`). Nil for a malformed escape. Every id read from a path
+    /// (player ids, store transaction ids) is decoded here, so an escape cannot make one id look like another.
+    public static func percentDecoded(_ segment: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = segment.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(Hex.value), let low = iterator.next().flatMap(Hex.value) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
 }
 
 /// A player id, checked against the documented syntax and compared by its bytes.
@@ -69,23 +87,6 @@ public struct PlayerID: Hashable, Sendable, CustomStringConvertible {
         }
         // Clients resolve `.` and `..` path segments before sending: such an id names no wallet.
         guard text != ".", text != ".." else { throw RequestField.playerID.invalid("player id must not be '.' or '..'") }
-    }
-
-    /// Decodes a percent-encoded path segment byte for byte (`%7C` is `|`), without the
-    /// clean-ups a general decoder makes (Foundation drops a leading byte order mark, so
-    /// `%EF%BB%BFKate` would become `Kate`). Nil for a malformed escape.
-    public static func percentDecoded(_ segment: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = segment.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(Hex.value), let low = iterator.next().flatMap(Hex.value) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
     }
 
     private static func isAllowed(_ byte: UInt8) -> Bool {

@@ -4,7 +4,7 @@
 /// `SQLLedgerStore` implements them all once, on SQLite or PostgreSQL; the server and the CLI
 /// see only these protocols, each part of the server only the parts it uses.
 public typealias LedgerStore = LedgerWriting & LedgerReading & LedgerAuditing & APIKeyStore & ReadinessCheck & ConsumptionReplyOutbox & PurchaseFinishOutbox & WorkLeases
-    & EventFeed & WebhookStore
+    & EventFeed & WebhookStore & StaffReading
 
 /// The ledger's mutations.
 public protocol LedgerWriting: Sendable {

@@ -21,6 +21,14 @@ public enum RoleMatrix {
             ]),
         RoleDuty(duty: "a wallet's statement for a period", roles: [.support, .auditor], player: true, routes: ["GET /v1/wallets/{player_id}/statement"]),
         RoleDuty(
+            duty: "a wallet's store notifications and what each did", roles: [.support, .auditor], player: false,
+            routes: ["GET /v1/wallets/{player_id}/notifications"]),
+        // Whole records, hashes and system postings included: service keys already read them in any
+        // wallet's history and the event feed, admin keys in the export.
+        RoleDuty(
+            duty: "read one transaction whole, with its lot draws and corrections", roles: [.admin, .service, .support, .auditor], player: false,
+            routes: ["GET /v1/transactions/{seq}"]),
+        RoleDuty(
             duty: "spend, hold and capture credits", roles: [.service], player: true,
             routes: ["POST /v1/wallets/{player_id}/spend", "POST /v1/wallets/{player_id}/holds", "POST /v1/holds/{hold_id}/capture"]),
         RoleDuty(
@@ -40,12 +48,16 @@ public enum RoleMatrix {
         RoleDuty(
             duty: "look up store orders and credit them", roles: [.support, .admin], player: false,
             routes: ["GET /v1/apple/orders/{order_id}", "POST /v1/apple/orders/{order_id}/credit", "GET /v1/google/orders/{order_id}"]),
+        RoleDuty(
+            duty: "find a purchase by its store transaction id, with its player and refunds", roles: [.support, .auditor, .admin], player: false,
+            routes: ["GET /v1/purchases/{store}/{store_transaction_id}"]),
         RoleDuty(duty: "read the event feed", roles: [.service, .auditor, .admin], player: false, routes: ["GET /v1/events"]),
         RoleDuty(
             duty: "export, verify and total the ledger", roles: [.auditor, .admin], player: false,
             routes: [
                 "GET /v1/ledger/export", "POST /v1/ledger/export/links", "GET /v1/ledger/verify", "GET /v1/ledger/head", "GET /v1/ledger/volume",
             ]),
+        RoleDuty(duty: "watch the background queues (outboxes)", roles: [.auditor, .admin], player: false, routes: ["GET /v1/outboxes"]),
         RoleDuty(duty: "read the catalog and who the key is", roles: Set(KeyRole.allCases), player: false, routes: ["GET /v1/products", "GET /v1/me"]),
         RoleDuty(
             duty: "change the catalog; manage API keys and webhooks", roles: [.admin], player: false,

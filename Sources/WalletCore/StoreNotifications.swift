@@ -53,7 +53,7 @@ public struct StoreNotification: Sendable, Equatable {
     }
 
     package func validate() throws(WalletError) {
-        try Validate.visibleText(notificationUUID, field: "notification uuid", bytesMax: 64)
+        try Validate.visibleText(notificationUUID, field: "notification uuid", bytesMax: StoreNotificationRecord.uuidBytesMax)
         try Validate.store(store)
         try Validate.visibleText(type, field: "notification type", bytesMax: 64)
         if let subtype { try Validate.visibleText(subtype, field: "notification subtype", bytesMax: 64) }

@@ -87,6 +87,7 @@ public func buildRouter(store: any LedgerStore, configuration: ServerConfigurati
     EventController(store: store, allowedHosts: configuration.webhookAllowedHosts, shutdown: configuration.shutdown).addRoutes(to: routes)
     KeyController(store: store).addRoutes(to: routes)
     HoldController(store: store).addRoutes(to: routes)
+    StaffController(store: store).addRoutes(to: routes)
     ConsoleController().addRoutes(to: router)
     return (router, table)
 }

@@ -64,7 +64,7 @@ struct RouteRegistrar {
 extension WalletRequestContext {
     /// The `{player_id}` path parameter, percent-decoded and validated.
     fileprivate func pathPlayerID() throws -> PlayerID {
-        guard let raw = parameters.get("player_id"), let playerID = PlayerID.percentDecoded(raw[...]) else {
+        guard let raw = parameters.get("player_id"), let playerID = Identifier.percentDecoded(raw[...]) else {
             throw APIError.invalidRequest("the player id in the path is not valid percent-encoding", field: "player_id")
         }
         return try PlayerID(playerID)

@@ -63,6 +63,11 @@ struct AccessTests {
         (.post, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000/enable", "", [.admin]),
         (.post, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000/rotate-secret", "", [.admin]),
         (.post, "/v1/webhooks/wh_00000000-0000-4000-8000-000000000000/replay", #"{"from_seq": 1}"#, [.admin]),
+        (.get, "/v1/transactions/1", "", [.service, .support, .auditor, .admin]),
+        // Never credited: admitted callers get 404.
+        (.get, "/v1/purchases/apple/T-none", "", [.support, .auditor, .admin]),
+        (.get, "/v1/outboxes", "", [.auditor, .admin]),
+        (.get, "/v1/wallets/p1/notifications", "", [.support, .auditor]),
     ]
 
     @Test("the table covers every protected route of the router", arguments: TestBackend.all)
@@ -76,6 +81,8 @@ struct AccessTests {
                 .replacingOccurrences(of: "{order_id}", with: "not!an!order").replacingOccurrences(of: "{key_id}", with: "key_none")
                 .replacingOccurrences(of: "{hold_id}", with: "00000000-0000-4000-8000-000000000000").replacingOccurrences(of: "{name}", with: "vip")
                 .replacingOccurrences(of: "{webhook_id}", with: "wh_00000000-0000-4000-8000-000000000000")
+                .replacingOccurrences(of: "{seq}", with: "1").replacingOccurrences(of: "{store_transaction_id}", with: "T-none")
+                .replacingOccurrences(of: "{store}", with: "apple")
             #expect(tabled.contains("\(route.method.rawValue) \(concrete)"), "\(route.path) is missing from the access table")
         }
     }

@@ -304,6 +304,10 @@ struct OpenAPITests {
             // The base64 of the longest notification data the wallet reads.
             schemas + "GooglePushBody/properties/message/properties/data/maxLength": Int64((GooglePushMessage.dataBytesMax + 2) / 3 * 4),
             Self.path("/v1/google/orders/{order_id}") + "/get/parameters/0/schema/maxLength": identifier,
+            Self.path("/v1/purchases/{store}/{store_transaction_id}") + "/get/parameters/1/schema/maxLength": identifier,
+            Self.path("/v1/wallets/{player_id}/notifications") + "/get/parameters/1/schema/maximum": Int64(Limits.pageSizeMax),
+            Self.path("/v1/wallets/{player_id}/notifications") + "/get/parameters/2/schema/maxLength": Int64(Timestamp.ledgerLength + StoreNotificationRecord.uuidBytesMax),
+            schemas + "StoreNotificationRecord/properties/spent_share_millipercent/maximum": Limits.refundShareMax,
             // The API takes whole percent; the ledger keeps thousandths of a percent.
             schemas + "RefundBody/properties/percentage/maximum": Limits.refundShareMax / 1_000,
             history + "maximum": Int64(Limits.pageSizeMax),

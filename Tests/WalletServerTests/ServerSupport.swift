@@ -28,12 +28,13 @@ struct TestServer: @unchecked Sendable {
     static let googlePushToken = "push-token-for-tests"
 
     /// `tokens` replaces the HS256 verifier of `playerTokens` (an ES256 one, say).
-    /// `appleAPI` is the App Store Server API the Apple routes ask (a stand-in's).
+    /// `appleAPI` is the App Store Server API the Apple routes ask (a stand-in's). `clock` is the
+    /// store's (when transactions are written, when lots and holds expire).
     init(
         _ backend: TestBackend, playerTokens: Bool = true, tokens: PlayerTokenVerifier? = nil, apple: Bool = true,
-        appleAPI: AppStoreServerAPIConfiguration? = nil, google: InMemoryGooglePlay? = nil
+        appleAPI: AppStoreServerAPIConfiguration? = nil, google: InMemoryGooglePlay? = nil, clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws {
-        store = try await TestStores.open(backend).store
+        store = try await TestStores.open(backend, clock: clock).store
         var keys: [KeyRole: String] = [:]
         for role in KeyRole.allCases { keys[role] = try await store.createAPIKey(role: role, name: "test \(role.rawValue)").secret }
         self.keys = keys

@@ -3,7 +3,7 @@ import WalletCore
 
 /// The auditors' routes: streamed exports, verification and the head hash.
 struct LedgerController {
-    let store: any LedgerAuditing
+    let store: any LedgerAuditing & StaffReading
     let links = ExportLinks()
 
     func addRoutes(to routes: RouteRegistrar) {
@@ -86,17 +86,15 @@ struct LedgerController {
         try JSONBody.response(try await store.verify(), for: context)
     }
 
-    struct Volume: Encodable {
-        var days: [DailyVolume]
-    }
-
-    /// Daily volume by kind for a period (at most a year), for charts.
+    /// Daily volume by kind for a period (at most a year), for charts, with the period's totals
+    /// per kind and its breakage, and the debt outstanding now.
     @Sendable func volume(request: Request, context: WalletRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         guard let from = query.get("from"), let to = query.get("to") else {
             throw APIError.invalidRequest("from and to are required (RFC 3339)", field: query.get("from") == nil ? "from" : "to")
         }
-        return try JSONBody.response(Volume(days: try await store.volume(VolumeQuery(from: from, to: to))), for: context)
+        let days = try await store.volume(VolumeQuery(from: from, to: to))
+        return try JSONBody.response(VolumeReport(days: days, debt: try await store.outstandingDebt()), for: context)
     }
 
     @Sendable func head(request: Request, context: WalletRequestContext) async throws -> Response {

@@ -300,13 +300,12 @@ public final class WebhookSender: Service, Sendable {
             return true
         }
         guard due else { return }
-        let endpoints = try await store.webhooks()
+        let backlogs = try await WebhookBacklogs.read(store)
         for status in WebhookEndpoint.Status.allCases {
-            Gauge(label: "wallet_webhook_endpoints", dimensions: [("status", status.rawValue)]).record(endpoints.filter { $0.status == status }.count)
+            Gauge(label: "wallet_webhook_endpoints", dimensions: [("status", status.rawValue)]).record(backlogs.filter { $0.endpoint.status == status }.count)
         }
         let at = settings.clock()
-        for endpoint in endpoints {
-            let backlog = try await store.backlog(after: endpoint.cursorSeq, types: endpoint.types)
+        for (endpoint, backlog) in backlogs {
             Gauge(label: "wallet_webhook_events_queued", dimensions: [("endpoint", endpoint.id)]).record(backlog.count)
             let age = backlog.oldestCreatedAt.flatMap { try? Timestamp.date($0, field: "created_at") }.map { max(0, at.timeIntervalSince($0)) } ?? 0
             Gauge(label: "wallet_webhook_oldest_undelivered_seconds", dimensions: [("endpoint", endpoint.id)]).record(age)
