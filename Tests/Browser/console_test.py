@@ -6,6 +6,7 @@ reader) finds it. The outcomes are checked in the ledger itself, through the `wa
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -572,12 +573,16 @@ class Console(unittest.TestCase):
         arguments = ["history", "--player", player, "--limit", "100"] + (["--kind", kind] if kind else [])
         return wallet(*arguments)["transactions"]
 
+    ROW_OPENERS = "#history > tbody > tr:not(.transaction-detail) > td > button.disclosure"
+
     def open_history_rows(self):
-        """Opens every history row shown; returns how many."""
-        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#history tbody button.disclosure")) > 0)
-        openers = self.browser.find_elements(By.CSS_SELECTOR, "#history tbody button.disclosure[aria-expanded='false']")
+        """Opens every history row shown, and waits until each shows its whole transaction (read
+        from the API when it opens); returns how many were opened."""
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, self.ROW_OPENERS)) > 0)
+        openers = self.browser.find_elements(By.CSS_SELECTOR, self.ROW_OPENERS + "[aria-expanded='false']")
         for opener in openers:
             opener.click()
+        self.wait(lambda: "Reading seq" not in self.text("#history tbody"))
         return len(openers)
 
     def pwned(self):
@@ -611,7 +616,7 @@ class Console(unittest.TestCase):
         self.assertIn("bonus", [row[0] for row in expected])
         self.assertIn("paid", [row[0] for row in expected])
 
-    def test_support_releases_an_open_hold_once(self):
+    def test_support_releases_an_open_hold_once_with_a_reason(self):
         self.sign_in(os.environ["SUPPORT_KEY"])
         self.find_player("p4")
         holds = wallet("hold", "list", "--player", "p4")["holds"]
@@ -619,13 +624,33 @@ class Console(unittest.TestCase):
         self.assertEqual([row[1] for row in self.table_rows("#holds")], [hold["status"] for hold in holds])
         open_hold = next(hold for hold in holds if hold["status"] == "open")
         before = int(self.balance())
+        releases = len(self.history("p4", "release"))
         self.button("Release hold " + open_hold["id"]).click()
-        self.browser.switch_to.alert.accept()
-        self.wait(lambda: self.text("#holds-result").startswith("Released: hold " + open_hold["id"]))
+        # The reason is asked in the page (no window.prompt), in a labelled field that has the focus.
+        reason = self.field("Release reason")
+        self.wait(lambda: self.browser.switch_to.active_element.get_attribute("id") == reason.get_attribute("id"))
+        self.assertIn(open_hold["id"], self.text("#release-what"))
+        self.assert_accessible("the release form")
+        # Without a reason nothing is sent: the refusal stands beside the field.
+        self.button("Release hold").click()
+        self.wait(lambda: reason.get_attribute("aria-invalid") == "true")
+        self.assertIn("say why", self.browser.find_element(By.ID, reason.get_attribute("aria-describedby").split()[0]).text)
+        self.assertEqual(len(self.history("p4", "release")), releases)
+        # The reason, hostile markup and all, is booked as the release's note and shown as typed.
+        typed = "Match cancelled by the server (SUP-9) " + HOSTILE_IMG
+        reason.send_keys(typed)
+        self.browser.execute_script("const b = arguments[0]; b.click(); b.disabled = false; b.click();", self.button("Release hold"))
+        # Sent twice at once (a double click): one release; the second answer may be the first's replay.
+        self.wait(lambda: re.match(r"^(Released|Already released): hold " + re.escape(open_hold["id"]) + ",", self.text("#holds-result")))
         self.wait(lambda: int(self.balance()) == before + open_hold["amount"])
         released = {hold["id"]: hold for hold in wallet("hold", "list", "--player", "p4")["holds"]}[open_hold["id"]]
         self.assertEqual(released["status"], "released")
-        self.assertEqual(len(self.history("p4", "release")), 2)
+        made = self.history("p4", "release")
+        self.assertEqual(len(made), releases + 1, "released once, however often the form was sent")
+        self.assertEqual(made[0]["note"], typed)
+        self.assertFalse(self.browser.find_element(By.ID, "release-form").is_displayed())
+        self.wait(lambda: typed in self.text("#history tbody"))
+        self.assert_inert()
 
     def test_support_grants_bonus_credits_once(self):
         self.sign_in(os.environ["SUPPORT_KEY"])
@@ -669,6 +694,7 @@ class Console(unittest.TestCase):
         opener.click()
         self.wait(lambda: detail.is_displayed())
         self.assertEqual(opener.get_attribute("aria-expanded"), "true")
+        self.wait(lambda: spend["hash"] in detail.text)
         shown = detail.text
         for value in (spend["hash"], spend["prev_hash"], spend["id"], spend["idempotency_key"], "p4-spend"):
             self.assertIn(value, shown)
@@ -729,8 +755,11 @@ class Console(unittest.TestCase):
             if name == "Players":
                 self.find_player("p4")
                 self.open_history_rows()
+                self.find_purchase("google", "ok-void-1")
+                self.wait(lambda: self.browser.find_element(By.ID, "purchase").is_displayed())
             if name == "Audit":
                 self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, "#volume-chart svg"))
+                self.wait(lambda: len(self.table_rows("#outboxes")) >= 3 and self.table_rows("#volume-totals"))
             if name == "Admin":
                 self.wait(lambda: "Root" in self.text("#keys tbody") and self.text("#products tbody") != "")
             yield name
@@ -766,7 +795,7 @@ class Console(unittest.TestCase):
     def test_hostile_values_in_the_ledger_render_as_text(self):
         self.sign_in(os.environ["SUPPORT_KEY"])
         self.find_player("p5")
-        self.assertEqual(self.open_history_rows(), 3)
+        self.assertEqual(self.open_history_rows(), 4)
         shown = self.text("#player")
         for value in (HOSTILE_IMG, HOSTILE_SCRIPT):
             self.assertIn(value, shown)
@@ -817,8 +846,10 @@ class Console(unittest.TestCase):
                     self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#statement-body"))
                     self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#history tbody"))
                     self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#lots tbody"))
+                    self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#purchase-facts"))
                 if tab == "Audit":
                     self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#head-hash"))
+                    self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#outboxes tbody") and HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#volume-totals tbody"))
                 if tab == "Admin":
                     self.wait(lambda: HOSTILE_IMG + HOSTILE_SCRIPT in self.text("#products tbody"))
                 self.assert_inert()
@@ -848,6 +879,227 @@ class Console(unittest.TestCase):
         self.button("Grant bonus credits").click()
         self.wait(lambda: self.text("#bonus-form .error") == problem["detail"])
         self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "#bonus-form [aria-invalid]"), [])
+
+    # ---- Issue 27, phase 2: the staff routes ----
+
+    def test_a_refund_opens_whole_and_links_to_its_purchase_and_back(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p4")
+        refund = self.history("p4", "refund")[0]
+        purchase = next(t for t in self.history("p4", "purchase") if t["seq"] == refund["refund_of_seq"])
+        self.button(f"Transaction {refund['seq']}").click()
+        detail = self.browser.find_element(By.ID, f"transaction-{refund['seq']}")
+        self.wait(lambda: refund["hash"] in detail.text)
+        # The refund names its purchase; the purchase opens under the link, whole, and names the refund back.
+        link = self.button(f"Purchase seq {purchase['seq']}")
+        self.assertEqual(link.get_attribute("aria-expanded"), "false")
+        link.click()
+        opened = self.browser.find_element(By.ID, link.get_attribute("aria-controls"))
+        self.wait(lambda: purchase["hash"] in opened.text)
+        self.assertEqual(link.get_attribute("aria-expanded"), "true")
+        self.assertIn("browser-p4-refunded", opened.text)
+        back = opened.find_element(By.XPATH, f".//button[normalize-space()='Refund or reversal seq {refund['seq']}']")
+        back.click()
+        self.wait(lambda: refund["hash"] in self.browser.find_element(By.ID, back.get_attribute("aria-controls")).text)
+        self.assert_accessible("a refund opened to its purchase")
+
+        # A spend names the lots it drew from: p4's first purchase (its only lot then), 3 credits.
+        spend = self.history("p4", "spend")[0]
+        first = min(self.history("p4", "purchase"), key=lambda t: t["seq"])
+        self.button(f"Transaction {spend['seq']}").click()
+        draws = f"#transaction-{spend['seq']} table.lot-draws"
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, draws) and self.table_rows(draws))
+        self.assertEqual([row[1:] for row in self.table_rows(draws)], [["paid", str(first["seq"]), "never", "3"]])
+        # A release gives back to the lots the hold took from: negative amounts.
+        release = self.history("p4", "release")[-1]
+        self.button(f"Transaction {release['seq']}").click()
+        draws = f"#transaction-{release['seq']} table.lot-draws"
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, draws) and self.table_rows(draws))
+        self.assertEqual(sum(int(row[4]) for row in self.table_rows(draws)), -abs(release["amount"]))
+
+    def find_purchase(self, store, store_transaction_id):
+        Select(self.field("Purchase store")).select_by_value(store)
+        box = self.field("Store transaction id or purchase token")
+        box.clear()
+        box.send_keys(store_transaction_id)
+        self.button("Find purchase").click()
+
+    def test_support_finds_a_purchase_by_its_store_transaction_id(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p1")
+        refund = self.history("p6", "refund")[0]
+        credited = next(t for t in self.history("p6", "purchase") if t["store_transaction_id"] == "ok-void-1")
+        self.assertEqual(refund["refund_of_seq"], credited["seq"])
+        # A Google purchase the stand-in Google voided: who got it, what Google said of it, its refund.
+        self.find_purchase("google", "ok-void-1")
+        self.wait(lambda: self.text("#purchase-form .result") == f"Credited to p6 (seq {credited['seq']}), 1 correction.")
+        facts = self.text("#purchase-facts")
+        for expected in ("Credited to\np6", "Order id\nGPA.ok-void-1", "Region\nUS", "com.example.consume5credits", "+5 credits"):
+            self.assertIn(expected, facts)
+        self.assertEqual([row[:4] for row in self.table_rows("#purchase-corrections")], [[str(refund["seq"]), refund["created_at"], "refund", f"{refund['amount']} credits"]])
+        self.assertFalse(self.browser.find_element(By.ID, "purchase-credit-form").is_displayed())
+        self.assert_accessible("a purchase found")
+        self.find_purchase("google", "ok-kept-1")
+        self.wait(lambda: self.text("#purchase-form .result").startswith("Credited to p6"))
+        self.assertTrue(self.browser.find_element(By.ID, "purchase-no-corrections").is_displayed())
+        # A hostile store transaction id is shown as it is.
+        self.find_purchase("apple", os.environ["HOSTILE_ID"])
+        self.wait(lambda: self.text("#purchase-form .result").startswith("Credited to p5"))
+        self.assertIn(os.environ["HOSTILE_ID"], self.text("#purchase-facts"))
+        self.assert_inert()
+
+        # Never credited: the page says so and offers to credit the Apple order, to the player shown.
+        self.find_purchase("apple", "2000000099")
+        self.wait(lambda: self.text("#purchase-form .result") == "The wallet never credited apple transaction 2000000099.")
+        self.assertFalse(self.browser.find_element(By.ID, "purchase").is_displayed())
+        self.assertEqual(self.field("Credit to player").get_attribute("value"), "p1")
+        self.assert_accessible("the offer to credit an order")
+        self.field("Apple order id").send_keys("MK5TTTVWJH")
+        # This run's server has no App Store connection: the API's refusal is shown under the form.
+        self.button("Credit the order").click()
+        self.wait(lambda: "Apple purchases are not configured on this server" in self.text("#purchase-credit-form .error"))
+        # Answered as the OpenAPI document describes (an App Store connection this run lacks), the page says what was credited.
+        credit = {"store_transaction_id": "2000000099", "product_id": "com.example.consume5credits", "quantity": 1, "player_id": "p1", "amount": 5,
+                  "currency": "credits", "seq": 99, "created_at": "2026-11-01T10:00:00.000Z"}
+        self.answer_in_page("/v1/apple/orders/MK5TTTVWJH/credit", {"order_id": "MK5TTTVWJH", "transactions": [
+            {"store_transaction_id": "2000000099", "product_id": "com.example.consume5credits", "status": "credited_now", "credit": credit}]})
+        self.button("Credit the order").click()
+        self.wait(lambda: self.text("#purchase-credit-form .result").startswith("Credited now: 1 of 1 under order MK5TTTVWJH."))
+        self.assertIn("2000000099, com.example.consume5credits, credited now, p1, 99, +5 credits", self.text("#purchase-credit-form .result"))
+
+        # Auditors may find a purchase, not credit one.
+        self.sign_out()
+        self.sign_in(os.environ["AUDITOR_KEY"])
+        self.find_purchase("google", "ok-void-1")
+        self.wait(lambda: self.text("#purchase-form .result").startswith("Credited to p6"))
+        self.find_purchase("apple", "2000000099")
+        self.wait(lambda: self.text("#purchase-form .result").startswith("The wallet never credited"))
+        self.assertFalse(self.browser.find_element(By.ID, "purchase-credit-form").is_displayed())
+
+    def test_support_sees_the_players_store_notifications(self):
+        self.sign_in(os.environ["SUPPORT_KEY"])
+        self.find_player("p6")
+        # The void the stand-in Google listed, as the wallet booked it: a refund that left p6 in debt.
+        refund = self.history("p6", "refund")[0]
+        self.wait(lambda: len(self.table_rows("#notifications")) == 1)
+        shown = self.table_rows("#notifications")[0]
+        self.assertEqual(shown[1:5] + [shown[5].split()[-1]], ["google", "VOIDED_PURCHASE / FULL", "ok-void-1", "refunded", str(refund["seq"])])
+        self.assertLess(wallet("balance", "--player", "p6")["balances"]["credits"], 0)
+        # Its seq opens the refund whole, which links to the purchase.
+        self.button(f"Notified transaction {refund['seq']}").click()
+        self.wait(lambda: refund["hash"] in self.text("#notifications tbody"))
+        self.assertTrue(self.button(f"Purchase seq {refund['refund_of_seq']}").is_displayed())
+        self.assertFalse(self.browser.find_element(By.ID, "notifications-more").is_displayed(), "one page")
+        self.assert_accessible("the store notifications")
+
+        # Paged: a player with more than a page (answered in the page: this run's stores are
+        # stand-ins), whose store texts are hostile; the next page asks with the first page's `next`.
+        def notification(index, **extra):
+            return dict({"notification_uuid": f"uuid-{index}-{HOSTILE_IMG}", "store": "apple", "type": f"REFUND{HOSTILE_SCRIPT}", "subtype": HOSTILE_IMG,
+                         "store_transaction_id": f"20000000{index}{HOSTILE_SCRIPT}", "received_at": f"2026-11-24T10:00:{index:02d}.000Z", "outcome": "no_purchase"}, **extra)
+        first = {"notifications": [notification(index) for index in range(20, 0, -1)], "next": "2026-11-24T10:00:01.000Zuuid-1"}
+        second = {"notifications": [notification(0, outcome="consumption_recorded", spent_share_millipercent=40000, type="CONSUMPTION_REQUEST")]}
+        self.browser.execute_script(
+            """
+            const [first, second] = arguments;
+            const real = window.fetch;
+            window.asked = [];
+            window.fetch = (path, init) => {
+              if (!String(path).startsWith("/v1/wallets/p7/notifications")) return real(path, init);
+              window.asked.push(String(path));
+              const body = String(path).includes("before=") ? second : first;
+              return Promise.resolve(new Response(JSON.stringify(body), {status: 200, headers: {"Content-Type": "application/json"}}));
+            };
+            """, first, second)
+        self.browser.set_window_size(390, 844)
+        self.find_player("p7")
+        self.wait(lambda: len(self.table_rows("#notifications")) == 20)
+        self.button("Older notifications").click()
+        self.wait(lambda: len(self.table_rows("#notifications")) == 21)
+        asked = self.browser.execute_script("return window.asked")
+        self.assertEqual(asked, ["/v1/wallets/p7/notifications?limit=20", "/v1/wallets/p7/notifications?limit=20&before=2026-11-24T10%3A00%3A01.000Zuuid-1"])
+        last = self.table_rows("#notifications")[-1]
+        self.assertEqual(last[2:5], ["CONSUMPTION_REQUEST / " + HOSTILE_IMG, "200000000" + HOSTILE_SCRIPT, "consumption answer recorded (40% spent)"])
+        self.assertIn(f"REFUND{HOSTILE_SCRIPT} / {HOSTILE_IMG}", self.text("#notifications tbody"))
+        self.assertFalse(self.browser.find_element(By.ID, "notifications-more").is_displayed())
+        self.assert_inert()
+        self.assertLessEqual(self.overflow(), 0, "the notifications at 390 px")
+
+    def ledger_figures(self):
+        """From the ledger itself (an export): per kind and currency, how many transactions and the
+        sum of their amounts' magnitudes; what expired; and each wallet's balance now."""
+        exported = subprocess.run([WALLET, "export", "--format", "jsonl"], check=True, capture_output=True, text=True).stdout
+        seen, totals, balances = set(), {}, {}
+        for line in map(json.loads, exported.splitlines()):
+            if line["type"] != "posting":
+                continue
+            if line["account"].startswith("player:"):
+                balances[(line["account"], line["currency"])] = line["balance_after"]
+            if line["seq"] in seen:
+                continue
+            seen.add(line["seq"])
+            key = (line["kind"], line["transaction_currency"])
+            count, amount = totals.get(key, (0, 0))
+            totals[key] = (count + 1, amount + abs(line["transaction_amount"]))
+        owed = [-balance for (account, currency), balance in balances.items() if balance < 0 and currency == "credits"]
+        return totals, owed
+
+    def check_audit_figures(self):
+        self.button("Audit").click()
+        totals, owed = self.ledger_figures()
+        expected = [[kind, currency, str(count), str(amount)] for (kind, currency), (count, amount) in sorted(totals.items())]
+        self.wait(lambda: self.table_rows("#volume-totals") == expected)
+        expired = totals.get(("expiry", "credits"), (0, 0))[1]
+        self.assertGreater(expired, 0, "p4's bonus expired in run.sh")
+        self.assertEqual(self.text("#breakage"), f"{expired} credits")
+        self.assertTrue(owed, "p6 is in debt")
+        self.assertEqual(self.text("#debt"), f"{sum(owed)} credits owed by {len(owed)} wallet" + ("" if len(owed) == 1 else "s"))
+        # The queues: the three stores' first, then each webhook endpoint.
+        pending = wallet("google", "outbox", "--status", "pending")["purchases"]
+        endpoints = wallet("webhooks", "list")["webhooks"]
+        self.wait(lambda: len(self.table_rows("#outboxes")) == 3 + len(endpoints))
+        queues = self.table_rows("#outboxes")
+        self.assertEqual([row[0] for row in queues[:3]], ["App Store consumption answers", "Google Play purchases to consume", "Google Play purchases to acknowledge"])
+        self.assertEqual(queues[0][1:], ["0", "0", "none waiting"])
+        self.assertEqual(queues[1][1:3], [str(len(pending)), "0"])
+        self.assertGreaterEqual(len(pending), 2, "p6's two Google purchases wait to be consumed")
+        self.assertRegex(queues[1][3], r"^\d+ s")
+        self.assertEqual(sorted(row[0] for row in queues[3:]), sorted(f"Webhook endpoint {e['id']} ({e['status']})" for e in endpoints))
+
+    def test_auditor_and_admin_see_totals_breakage_debt_and_the_queues(self):
+        for key in ("AUDITOR_KEY", "ADMIN_KEY"):
+            self.sign_in(os.environ[key])
+            self.check_audit_figures()
+            self.assert_accessible(f"the audit figures for {key}")
+            self.button("Refresh queues").click()
+            self.wait(lambda: len(self.table_rows("#outboxes")) >= 3)
+            self.sign_out()
+        # A period with nothing in it: no totals, no breakage; debt is today's all the same.
+        self.sign_in(os.environ["AUDITOR_KEY"])
+        self.button("Audit").click()
+        self.field("Since").send_keys("2020-01-01T00:00:00Z")
+        self.field("Until").send_keys("2020-01-02T00:00:00Z")
+        self.button("Show volume").click()
+        self.wait(lambda: self.browser.find_element(By.ID, "volume-totals-none").is_displayed())
+        self.assertEqual(self.text("#breakage"), "none")
+        self.assertIn("owed by", self.text("#debt"))
+
+    def test_auditor_sees_the_outbox_queues_in_trouble(self):
+        self.sign_in(os.environ["AUDITOR_KEY"])
+        self.answer_in_page("/v1/outboxes", {"queues": [
+            {"name": "apple_consumption_replies", "pending": 0, "failed": 1, "oldest_pending_age_seconds": None},
+            {"name": "google_consumes", "pending": 2, "failed": 0, "oldest_pending_age_seconds": 31},
+            {"name": "google_acknowledges", "pending": 0, "failed": 0, "oldest_pending_age_seconds": None},
+            {"name": "webhook", "webhook_id": "wh_" + HOSTILE_IMG, "webhook_status": "failing", "pending": 3, "failed": 7, "oldest_pending_age_seconds": 640}]})
+        self.button("Audit").click()
+        self.wait(lambda: len(self.table_rows("#outboxes")) == 4)
+        self.assertEqual(self.table_rows("#outboxes"), [
+            ["App Store consumption answers", "0", "1", "none waiting"],
+            ["Google Play purchases to consume", "2", "0", "31 s"],
+            ["Google Play purchases to acknowledge", "0", "0", "none waiting"],
+            [f"Webhook endpoint wh_{HOSTILE_IMG} (failing)", "3", "7", "640 s (10 min 40 s)"]])
+        self.assert_inert()
+
 
     # ---- Signing out, and a phone's width ----
 

@@ -9,7 +9,8 @@
 # those sources changed since, naming the command that takes the screenshots again.
 #
 # Usage: Tests/Browser/run.sh [--refresh-screenshots] [path-to-wallet-binary [test names, such as Console.test_keyboard_only]]
-#        (needs chromium, chromium-driver, `pip install selenium==4.51.0 axe-selenium-python==2.1.6`)
+#        (needs chromium, chromium-driver, `pip install selenium==4.51.0 axe-selenium-python==2.1.6`, and
+#        python3's cryptography for the stand-in Google)
 #   --refresh-screenshots  save the README's screenshots and record the console's sources they show
 #   CONSOLE_SCREENSHOTS    otherwise, a directory to save a screenshot of each main page in (default: a temporary one)
 set -euo pipefail
@@ -27,8 +28,9 @@ work=$(mktemp -d)
 export WALLET_DB="$work/wallet.sqlite"
 server_pid=""
 tampered_pid=""
+google_pid=""
 cleanup() {
-  for pid in "$server_pid" "$tampered_pid"; do
+  for pid in "$server_pid" "$tampered_pid" "$google_pid"; do
     if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
   done
   rm -rf "$work"
@@ -74,6 +76,23 @@ export HOSTILE_IMG='<img src=x onerror=window.__pwned=1>' HOSTILE_SCRIPT='"><scr
 "$wallet" spend --player p5 --amount 1 --key "$HOSTILE_SCRIPT" --reason "$HOSTILE_IMG" --metadata "{\"item\": \"$HOSTILE_IMG\"}" >/dev/null
 "$wallet" bonus --player p5 --amount 2 --reason-code event --note "$HOSTILE_IMG" --campaign "$HOSTILE_SCRIPT" --key p5-bonus >/dev/null
 export HOSTILE_KEY=$(key support "$HOSTILE_IMG")
+# A purchase whose store transaction id is itself hostile (without spaces, as store ids are), for
+# the purchase lookup.
+export HOSTILE_ID='"><svg/onload=window.__pwned=1>'
+"$wallet" grant --player p5 --store apple --store-transaction-id "$HOSTILE_ID" --product com.example.consume5credits >/dev/null
+# p6's Google Play purchases, as the stand-in Google (Tests/Fuzz/google_standin.py) reports them:
+# ok-void-1 is voided there, ok-kept-1 is not. p6 spends more than the kept one gave, so the void
+# (booked from Google's list of voided purchases, through the same path as a live notification)
+# leaves p6 in debt. Neither purchase is consumed on Google's side: the server below runs without
+# Google, so they wait in the google_consumes queue. The stand-in is stopped before the server starts.
+. Tests/Fuzz/google_standin.sh
+start_google_standin "$work"
+"$wallet" redeem-google --player p6 --product com.example.consume5credits --token ok-void-1 >/dev/null
+"$wallet" redeem-google --player p6 --product com.example.consume5credits --token ok-kept-1 >/dev/null
+"$wallet" spend --player p6 --amount 8 --key p6-spend --reason "gems" >/dev/null
+"$wallet" google catch-up >/dev/null
+kill "$google_pid"; wait "$google_pid" 2>/dev/null || true; google_pid=""
+unset WALLET_GOOGLE_PACKAGE_NAME WALLET_GOOGLE_SERVICE_ACCOUNT WALLET_GOOGLE_API_URL WALLET_GOOGLE_PUSH_AUDIENCE WALLET_GOOGLE_PUSH_SERVICE_ACCOUNT WALLET_GOOGLE_JWKS_URL
 "$wallet" webhooks add --url http://127.0.0.1:9/hostile --types lot.expired --description "$HOSTILE_IMG" --webhook-allow-host 127.0.0.1 >/dev/null
 export WALLET_BINARY="$wallet"
 if $refresh; then

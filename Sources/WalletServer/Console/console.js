@@ -6,10 +6,10 @@ import { $, $$ } from "./dom.js";
 import { api, session } from "./api.js";
 import { clearErrors, keyPerForm, showProblem } from "./forms.js";
 import { page } from "./page.js";
-import { findPlayer, fillKinds, loadHistory, showStatement, downloadStatement } from "./players.js";
+import { findPlayer, fillKinds, loadHistory, loadNotifications, releaseHold, cancelRelease, showStatement, downloadStatement } from "./players.js";
 import { changeEntitlement, entitlementActionChanged } from "./entitlements.js";
-import { adjust, grantBonus, refund, lookUpOrder } from "./support.js";
-import { refreshHead, verifyLedger, downloadExport, showVolume } from "./audit.js";
+import { adjust, grantBonus, refund, lookUpOrder, findPurchase, creditOrder } from "./support.js";
+import { refreshHead, verifyLedger, downloadExport, showVolume, loadOutboxes } from "./audit.js";
 import { loadKeys, createKey, loadProducts, addProduct, loadWebhooks, addWebhook } from "./admin.js";
 
 async function signIn(event) {
@@ -71,7 +71,7 @@ function openTab(id) {
     else control.removeAttribute("aria-current");
   });
   if (id === "players-section") fillKinds();
-  if (id === "audit-section") { refreshHead(); showVolume(); }
+  if (id === "audit-section") { refreshHead(); showVolume(); loadOutboxes(); }
   if (id === "admin-section") { loadKeys(); loadProducts(); loadWebhooks(); }
 }
 
@@ -82,11 +82,16 @@ function wire() {
   $("#find-form").addEventListener("submit", findPlayer);
   $("#history-form").addEventListener("submit", (event) => { event.preventDefault(); loadHistory(false); });
   $("#history-more").addEventListener("click", () => loadHistory(true));
+  $("#notifications-more").addEventListener("click", () => loadNotifications(true));
+  $("#release-form").addEventListener("submit", releaseHold);
+  $("#release-cancel").addEventListener("click", cancelRelease);
   $("#adjust-form").addEventListener("submit", adjust(keyPerForm($("#adjust-form"))));
   $("#bonus-form").addEventListener("submit", grantBonus(keyPerForm($("#bonus-form"))));
   $("#entitlement-form").addEventListener("submit", changeEntitlement(keyPerForm($("#entitlement-form"))));
   $("#entitlement-action").addEventListener("change", entitlementActionChanged);
   $("#order-form").addEventListener("submit", lookUpOrder);
+  $("#purchase-form").addEventListener("submit", findPurchase);
+  $("#purchase-credit-form").addEventListener("submit", creditOrder);
   $("#statement-form").addEventListener("submit", showStatement);
   $("#statement-print").addEventListener("click", () => window.print());
   $("#statement-download").addEventListener("click", downloadStatement);
@@ -95,6 +100,7 @@ function wire() {
   $("#verify").addEventListener("click", verifyLedger);
   $("#export-form").addEventListener("submit", downloadExport);
   $("#volume-form").addEventListener("submit", showVolume);
+  $("#outboxes-refresh").addEventListener("click", loadOutboxes);
   $("#key-form").addEventListener("submit", createKey);
   $("#product-form").addEventListener("submit", addProduct);
   $("#webhook-form").addEventListener("submit", addWebhook);

@@ -1,9 +1,9 @@
-// One player's page: balances (with what is held and what expires soon), lots, holds, history
-// whose rows open to the whole transaction, and the statement.
+// One player's page: balances (with what is held and what expires soon), lots, holds, store
+// notifications, history whose rows open to the whole transaction, and the statement.
 
 import { $, cell, element, row, button, signed, text, facts } from "./dom.js";
 import { api, kinds, walletPath, Problem } from "./api.js";
-import { clearErrors, showProblem, randomKey, value } from "./forms.js";
+import { clearErrors, showProblem, randomKey, submitting, value } from "./forms.js";
 import { drawBalance } from "./charts.js";
 import { page, roleIn } from "./page.js";
 import { loadEntitlements } from "./entitlements.js";
@@ -31,7 +31,9 @@ export async function showPlayer(id) {
     row(currency, cell(balance, "amount"), cell(held[currency] || 0, "amount"), cell(expiring[currency] || 0, "amount")));
   $("#balances tbody").replaceChildren(...rows);
   $("#player").hidden = false;
-  await Promise.all([loadLots(), loadHolds(), loadEntitlements(), loadHistory(false)]);
+  // A purchase refunded since it was opened has new corrections: what was read is read again.
+  transactions.clear();
+  await Promise.all([loadLots(), loadHolds(), loadEntitlements(), loadNotifications(false), loadHistory(false)]);
 }
 
 page.refreshPlayer = () => showPlayer(page.player);
@@ -59,24 +61,50 @@ async function loadLots() {
   }
 }
 
-/// One idempotency key per hold released from this page: a second click sends the same key.
+/// One idempotency key per hold and reason sent from this page: a second click, or a retry after a
+/// network error, sends the same key and never releases twice.
 const releaseKeys = new Map();
+/// The hold the release form is open for, and the button that opened it (focus returns there).
+let releasing = null;
 
-async function releaseHold(hold, control) {
-  if (!window.confirm("Release the hold " + hold.id + "? Its " + hold.amount + " " + hold.currency + " go back to the player's lots.")) return;
-  const error = $("#holds-error");
-  error.textContent = "";
-  if (!releaseKeys.has(hold.id)) releaseKeys.set(hold.id, randomKey());
-  control.disabled = true;
-  try {
-    const { data, replayed } = await api("POST", "/v1/holds/" + encodeURIComponent(hold.id) + "/release", { body: {}, idempotencyKey: releaseKeys.get(hold.id) });
+function openRelease(hold, control) {
+  const form = $("#release-form");
+  clearErrors(form);
+  releasing = { hold, control };
+  $("#release-what").textContent = "Release the hold " + hold.id + ": its " + hold.amount + " " + hold.currency + " go back to the player's lots.";
+  $("#release-reason").value = "";
+  form.hidden = false;
+  $("#release-reason").focus();
+}
+
+export function cancelRelease() {
+  $("#release-form").hidden = true;
+  // The holds may have been drawn again since: focus goes back to the same hold's button.
+  const again = releasing && Array.from(document.querySelectorAll("#holds button")).find((node) => node.getAttribute("aria-label") === "Release hold " + releasing.hold.id);
+  if (again) again.focus();
+  releasing = null;
+}
+
+/// Releases the hold the form is open for, with the reason typed (the ledger keeps it as the
+/// release's note).
+export function releaseHold(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  $("#holds-result").textContent = "";
+  return submitting(form, async () => {
+    if (!releasing) return;
+    const { hold } = releasing;
+    const reason = value("#release-reason");
+    if (!reason) throw Problem.field("reason", "say why the hold is released: it is kept in the ledger");
+    const keyed = hold.id + "\n" + reason;
+    if (!releaseKeys.has(keyed)) releaseKeys.set(keyed, randomKey());
+    const { data, replayed } = await api("POST", "/v1/holds/" + encodeURIComponent(hold.id) + "/release", { body: { reason }, idempotencyKey: releaseKeys.get(keyed) });
     $("#holds-result").textContent = (replayed ? "Already released: " : "Released: ") + "hold " + data.hold.id + ", " + data.hold.amount + " " + data.hold.currency
       + " (seq " + data.transaction.seq + "); the balance is " + data.balance + ".";
+    form.hidden = true;
+    releasing = null;
     await page.refreshPlayer();
-  } catch (problem) {
-    error.textContent = problem.detail;
-    control.disabled = false;
-  }
+  });
 }
 
 async function loadHolds() {
@@ -87,7 +115,7 @@ async function loadHolds() {
     $("#holds tbody").replaceChildren(...data.holds.map((hold) => {
       const actions = element("td");
       if (hold.status === "open" && roleIn("support")) {
-        const control = button("Release", "Release hold " + hold.id, () => releaseHold(hold, control));
+        const control = button("Release", "Release hold " + hold.id, () => openRelease(hold, control));
         actions.append(control);
       }
       const amount = text(hold.amount) + (hold.captured !== undefined && hold.captured !== null ? " (captured " + hold.captured + ")" : "");
@@ -95,6 +123,11 @@ async function loadHolds() {
     }));
     $("#holds").hidden = data.holds.length === 0;
     $("#holds-none").hidden = data.holds.length !== 0;
+    // The form closes with its hold: another player's page, or the hold no longer open.
+    if (releasing && !data.holds.some((hold) => hold.id === releasing.hold.id && hold.status === "open")) {
+      $("#release-form").hidden = true;
+      releasing = null;
+    }
   } catch (problem) {
     $("#holds").hidden = true;
     $("#holds-none").hidden = true;
@@ -117,55 +150,188 @@ function historyDetail(transaction) {
   return detail;
 }
 
-/// The whole transaction as the history row carries it: its fields, postings, metadata and hashes.
-function transactionDetail(transaction) {
+// ---- One transaction, whole -------------------------------------------------------------------------
+
+/// Transactions read whole on this page, by seq: each is asked for once (until the page is drawn again).
+const transactions = new Map();
+
+function readTransaction(seq) {
+  if (!transactions.has(seq)) {
+    const reading = api("GET", "/v1/transactions/" + encodeURIComponent(seq)).then(({ data }) => data);
+    reading.catch(() => transactions.delete(seq));
+    transactions.set(seq, reading);
+  }
+  return transactions.get(seq);
+}
+
+let disclosures = 0;
+
+/// A button that opens and closes `box` (closed at first, announced by aria-expanded), filling
+/// it by `fill` the first time it opens.
+function disclosure(opener, box, fill) {
+  box.id = box.id || "disclosure-" + (++disclosures);
+  box.hidden = true;
+  opener.setAttribute("aria-expanded", "false");
+  opener.setAttribute("aria-controls", box.id);
+  let filled = false;
+  opener.addEventListener("click", () => {
+    const open = opener.getAttribute("aria-expanded") !== "true";
+    opener.setAttribute("aria-expanded", String(open));
+    box.hidden = !open;
+    if (open && !filled) {
+      filled = true;
+      fill(box);
+    }
+  });
+  return opener;
+}
+
+/// A button naming another transaction (a refund's purchase, a purchase's refund), and the box
+/// under it where that transaction opens whole.
+function linkedTransaction(seq, label) {
+  const box = element("div", { className: "linked-transaction" });
+  const opener = element("button", { type: "button", className: "disclosure" }, label + " " + text(seq));
+  disclosure(opener, box, (into) => fillTransaction(into, seq, null));
+  return element("li", {}, opener, box);
+}
+
+/// Fills `box` with the transaction at `seq` as the API answers it whole; when it cannot be read,
+/// with what the history row carries (`carried`), and why.
+async function fillTransaction(box, seq, carried) {
+  box.replaceChildren(element("p", { className: "hint", textContent: "Reading seq " + text(seq) + "…" }));
+  try {
+    box.replaceChildren(...transactionDetail(await readTransaction(seq)));
+  } catch (problem) {
+    const why = element("p", { className: "error", textContent: "The whole transaction could not be read: " + problem.detail });
+    box.replaceChildren(why, ...(carried ? transactionParts(carried) : []));
+  }
+}
+
+/// The transaction's fields, postings and metadata.
+function transactionParts(transaction) {
   const parts = [facts([
+    ["Seq", transaction.seq],
+    ["Kind", transaction.kind],
+    ["Player", transaction.player_id, "wrap-text"],
+    ["Time", transaction.created_at],
+    ["Actor", transaction.actor, "wrap-text"],
     ["Transaction id", transaction.id],
     ["Idempotency key", transaction.idempotency_key, "wrap-text"],
     ["Store", transaction.store],
     ["Store transaction", transaction.store_transaction_id, "wrap-text"],
     ["Product", transaction.product_id, "wrap-text"],
     ["Quantity", transaction.quantity],
-    ["Refund of seq", transaction.refund_of_seq],
     ["Uncollected", transaction.uncollected || null],
-    ["Reason code", transaction.reason_code],
+    ["Reason code", transaction.reason_code, "wrap-text"],
     ["Note", transaction.note, "wrap-text"],
-    ["Ticket", transaction.ticket],
+    ["Ticket", transaction.ticket, "wrap-text"],
     ["Previous hash", transaction.prev_hash, "hash"],
     ["Hash", transaction.hash, "hash"],
   ])];
-  const postings = element("table", { className: "postings" },
-    element("caption", { textContent: "Postings of seq " + transaction.seq }),
+  parts.push(element("table", { className: "postings" },
+    element("caption", { textContent: "Postings of seq " + text(transaction.seq) }),
     element("thead", {}, element("tr", {}, ...["Account", "Currency", "Amount", "Balance after"].map((name) => element("th", { scope: "col", textContent: name })))),
     element("tbody", {}, ...(transaction.postings || []).map((posting) =>
-      row(cell(posting.account, "wrap"), posting.currency, cell(signed(posting.amount), "amount"), cell(posting.balance_after, "amount")))));
-  parts.push(postings);
+      row(cell(posting.account, "wrap"), posting.currency, cell(signed(posting.amount), "amount"), cell(posting.balance_after, "amount"))))));
   if (transaction.metadata && Object.keys(transaction.metadata).length) {
     parts.push(element("p", { className: "label", textContent: "Metadata" }), element("pre", { className: "metadata", textContent: JSON.stringify(transaction.metadata, null, 2) }));
   }
   return parts;
 }
 
+/// The whole transaction as GET /v1/transactions/{seq} answers it: its fields, the purchase it
+/// corrects or the refunds correcting it (each opens in turn), postings, lot draws and metadata.
+function transactionDetail(detail) {
+  const transaction = detail.transaction;
+  const parts = transactionParts(transaction);
+  const links = [];
+  if (transaction.refund_of_seq !== undefined && transaction.refund_of_seq !== null) {
+    links.push(linkedTransaction(transaction.refund_of_seq, "Purchase seq"));
+  }
+  for (const seq of detail.corrections || []) links.push(linkedTransaction(seq, "Refund or reversal seq"));
+  if (links.length) {
+    const said = transaction.refund_of_seq !== undefined && transaction.refund_of_seq !== null ? "Corrects the purchase" : "Refunds and reversals of this purchase";
+    parts.splice(1, 0, element("p", { className: "label", textContent: said }), element("ul", { className: "links" }, ...links));
+  }
+  const draws = detail.lot_draws || [];
+  if (draws.length) {
+    parts.push(element("table", { className: "lot-draws" },
+      element("caption", { textContent: "Lots drawn by seq " + text(transaction.seq) + " (a negative amount went back to the lot)" }),
+      element("thead", {}, element("tr", {}, ...["Lot", "Category", "Source seq", "Expires", "Amount"].map((name) => element("th", { scope: "col", textContent: name })))),
+      element("tbody", {}, ...draws.map((draw) =>
+        row(cell(draw.lot_id, "amount"), draw.category, cell(draw.source_seq, "amount"), draw.expires_at || "never", cell(draw.amount, "amount"))))));
+  }
+  return parts;
+}
+
 /// A history row and the row under it that opens to the whole transaction (closed at first).
 function historyRows(transaction) {
-  const detailID = "transaction-" + transaction.seq;
-  const detail = element("tr", { className: "transaction-detail", id: detailID, hidden: true });
+  const detail = element("tr", { className: "transaction-detail", id: "transaction-" + transaction.seq });
+  const body = element("td");
+  body.colSpan = 6;
+  detail.append(body);
   const opener = element("button", { type: "button", className: "disclosure" }, element("span", { className: "visually-hidden", textContent: "Transaction " }), text(transaction.seq));
-  opener.setAttribute("aria-expanded", "false");
-  opener.setAttribute("aria-controls", detailID);
-  opener.addEventListener("click", () => {
-    const open = opener.getAttribute("aria-expanded") !== "true";
-    if (open && detail.childElementCount === 0) {
-      const body = element("td", {}, ...transactionDetail(transaction));
-      body.colSpan = 6;
-      detail.append(body);
-    }
-    opener.setAttribute("aria-expanded", String(open));
-    detail.hidden = !open;
-  });
+  disclosure(opener, detail, () => fillTransaction(body, transaction.seq, transaction));
   const summary = row(element("td", {}, opener), transaction.created_at, transaction.kind, cell(signed(transaction.amount) + " " + transaction.currency, "amount"),
     cell(transaction.actor, "wrap"), cell(historyDetail(transaction), "wrap"));
   return [summary, detail];
+}
+
+// ---- Store notifications ----------------------------------------------------------------------------
+
+let notificationsCursor = null;
+
+/// What the wallet did about a notification, in words.
+const outcomes = {
+  refunded: "refunded", refund_reversed: "refund reversed", consumption_recorded: "consumption answer recorded", no_purchase: "no purchase of ours",
+  no_refund: "nothing to refund", already_applied: "applied before", superseded: "superseded", invalid: "invalid", recorded: "recorded",
+};
+
+function notificationRows(notification) {
+  const what = text(notification.type) + (notification.subtype ? " / " + text(notification.subtype) : "");
+  const outcome = outcomes[notification.outcome] || text(notification.outcome);
+  const share = notification.spent_share_millipercent !== undefined && notification.spent_share_millipercent !== null
+    ? " (" + (notification.spent_share_millipercent / 1000) + "% spent)" : "";
+  const seqCell = element("td");
+  const rows = [];
+  if (notification.ledger_seq !== undefined && notification.ledger_seq !== null) {
+    const detail = element("tr", { className: "transaction-detail" });
+    const body = element("td");
+    body.colSpan = 6;
+    detail.append(body);
+    const opener = element("button", { type: "button", className: "disclosure" }, element("span", { className: "visually-hidden", textContent: "Notified transaction " }), text(notification.ledger_seq));
+    disclosure(opener, detail, () => fillTransaction(body, notification.ledger_seq, null));
+    seqCell.append(opener);
+    rows.push(detail);
+  }
+  const received = element("td", { className: "wrap" }, text(notification.received_at), element("small", { textContent: text(notification.notification_uuid) }));
+  rows.unshift(row(received, notification.store, cell(what, "wrap"), cell(notification.store_transaction_id, "wrap"), cell(outcome + share, "wrap"), seqCell));
+  return rows;
+}
+
+export async function loadNotifications(more) {
+  const error = $("#notifications-error");
+  error.textContent = "";
+  const query = new URLSearchParams({ limit: "20" });
+  if (more && notificationsCursor) query.set("before", notificationsCursor);
+  try {
+    const { data } = await api("GET", walletPath(page.player, "/notifications?" + query));
+    const rows = data.notifications.flatMap(notificationRows);
+    if (more) $("#notifications tbody").append(...rows);
+    else $("#notifications tbody").replaceChildren(...rows);
+    notificationsCursor = data.next || null;
+    const none = !more && data.notifications.length === 0;
+    $("#notifications").hidden = none;
+    $("#notifications-none").hidden = !none;
+    $("#notifications-more").hidden = !notificationsCursor;
+  } catch (problem) {
+    if (!more) {
+      $("#notifications").hidden = true;
+      $("#notifications-none").hidden = true;
+      $("#notifications-more").hidden = true;
+    }
+    error.textContent = problem.detail;
+  }
 }
 
 /// The Kind filter offers every kind the ledger has, as the API's own document lists them.

@@ -1,9 +1,10 @@
-// Support's changes: adjustments, bonus credits, refunds, and store order lookups.
+// Support's changes: adjustments, bonus credits, refunds, store order lookups, and finding a
+// purchase by its store transaction id (crediting its Apple order when it never was).
 
-import { $, cell, row, signed } from "./dom.js";
+import { $, cell, facts, row, signed, text } from "./dom.js";
 import { api, walletPath, Problem } from "./api.js";
-import { submitting, value, wholeNumber } from "./forms.js";
-import { page } from "./page.js";
+import { clearErrors, submitting, value, wholeNumber } from "./forms.js";
+import { page, roleIn } from "./page.js";
 
 /// The answer to a change of the balance, as one sentence.
 function booked(verb, replayed, data) {
@@ -102,5 +103,89 @@ export async function lookUpOrder(event) {
     let summary = rows.length === 0 ? "No transactions under order " + data.order_id + "." : rows.length + (rows.length === 1 ? " transaction" : " transactions") + " under order " + data.order_id + ".";
     if (data.voids_error) summary += " Google's voided purchases could not be read: " + data.voids_error;
     $(".result", form).textContent = summary;
+  });
+}
+
+// ---- A purchase by its store transaction id ------------------------------------------------------
+
+/// What the store reported of the purchase beside the credit (order, type, region, finishing).
+function storeFacts(storePurchase) {
+  if (!storePurchase) return [];
+  const finish = storePurchase.finish;
+  return [
+    ["Order id", storePurchase.order_id, "wrap-text"],
+    ["Purchase type", storePurchase.purchase_type],
+    ["Region", storePurchase.region],
+    ["Store's finishing", finish ? text(finish.action || "finish") + " " + text(finish.status) + (finish.last_error ? ": " + text(finish.last_error) : "") : null, "wrap-text"],
+  ];
+}
+
+/// What a correction says besides its kind and amount: its reason, note or ticket.
+function correctionDetail(transaction) {
+  const metadata = transaction.metadata || {};
+  return [transaction.reason_code, transaction.note, metadata.policy ? "policy " + metadata.policy : null].filter((part) => part).map(text).join("; ");
+}
+
+export async function findPurchase(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  $("#purchase").hidden = true;
+  $("#purchase-credit-form").hidden = true;
+  return submitting(form, async () => {
+    const store = $("#purchase-store").value;
+    const id = value("#purchase-transaction");
+    if (!id) throw Problem.field("store_transaction_id", "enter the store transaction id (Google: the purchase token)");
+    let data;
+    try {
+      ({ data } = await api("GET", "/v1/purchases/" + encodeURIComponent(store) + "/" + encodeURIComponent(id)));
+    } catch (problem) {
+      if (problem.status !== 404) throw problem;
+      $(".result", form).textContent = "The wallet never credited " + store + " transaction " + id + ".";
+      // Support may credit the Apple order it belongs to (Google purchases are redeemed by the game).
+      if (store === "apple" && roleIn("support")) {
+        clearErrors($("#purchase-credit-form"));
+        $("#credit-player").value = page.player || "";
+        $("#purchase-credit-form").hidden = false;
+      }
+      return;
+    }
+    const purchase = data.purchase;
+    $("#purchase-facts").replaceChildren(facts([
+      ["Credited to", data.player_id, "wrap-text"],
+      ["Seq", purchase.seq],
+      ["Time", purchase.created_at],
+      ["Product", purchase.product_id, "wrap-text"],
+      ["Quantity", purchase.quantity],
+      ["Amount", signed(purchase.amount) + " " + text(purchase.currency)],
+      ["Store", purchase.store],
+      ["Store transaction", purchase.store_transaction_id, "wrap-text"],
+      ...storeFacts(data.store_purchase),
+    ]));
+    $("#purchase-corrections tbody").replaceChildren(...data.corrections.map((correction) =>
+      row(cell(correction.seq, "amount"), correction.created_at, correction.kind, cell(signed(correction.amount) + " " + text(correction.currency), "amount"), cell(correctionDetail(correction), "wrap"))));
+    $("#purchase-corrections").hidden = data.corrections.length === 0;
+    $("#purchase-no-corrections").hidden = data.corrections.length !== 0;
+    $("#purchase").hidden = false;
+    const refunded = data.corrections.length ? ", " + data.corrections.length + (data.corrections.length === 1 ? " correction" : " corrections") : "";
+    $(".result", form).textContent = "Credited to " + text(data.player_id) + " (seq " + purchase.seq + ")" + refunded + ".";
+  });
+}
+
+/// Credits the Apple order's transactions not yet credited to the player (the API credits each
+/// once, whoever asks again).
+export async function creditOrder(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  return submitting(form, async () => {
+    const orderID = value("#credit-order");
+    const playerID = value("#credit-player");
+    if (!orderID) throw Problem.field("order_id", "enter the order id from the player's receipt");
+    if (!playerID) throw Problem.field("player_id", "enter the player to credit");
+    const { data } = await api("POST", "/v1/apple/orders/" + encodeURIComponent(orderID) + "/credit", { body: { player_id: playerID } });
+    const now = data.transactions.filter((entry) => entry.status === "credited_now");
+    const sentences = appleOrderRows(data).map((values) => values.filter((part) => part !== "").join(", "));
+    $(".result", form).textContent = (now.length ? "Credited now: " + now.length + " of " : "Nothing credited now: ") + data.transactions.length
+      + " under order " + data.order_id + ". " + sentences.join("; ") + (sentences.length ? "." : "");
+    if (page.player === playerID) await page.refreshPlayer();
   });
 }
