@@ -39,6 +39,41 @@ struct HostileRequestTests {
         #expect(try await server.store.verify().ok)
     }
 
+    @Test("every id in a path is decoded byte for byte: a byte order mark or a broken escape before a product, key, entitlement or hold id names no real one", arguments: TestBackend.all)
+    func pathIDsDecodedByteForByte(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1", quantity: 2)
+        try await server.test { client in
+            let me = try await client.execute(uri: "/v1/me", method: .get, headers: server.bearer(.support))
+            let supportKey = try #require(try me.object()["id"] as? String)
+            let hold = try await client.execute(
+                uri: "/v1/wallets/p1/holds", method: .post, headers: .jsonContent + server.bearer(.service) + [.idempotencyKey: "h1"],
+                body: json(#"{"amount": 3, "expires_in_seconds": 600}"#))
+            let holdID = try #require(try (hold.object()["hold"] as? [String: Any])?["id"] as? String, "\(String(buffer: hold.body))")
+            // Foundation's decoder drops a leading byte order mark: each of these named the real id.
+            let requests: [(String, HTTPRequest.Method, KeyRole, String?)] = [
+                ("/v1/products/%EF%BB%BFcom.example.consume5credits", .put, .admin, #"{"credits": 500}"#),
+                ("/v1/keys/%EF%BB%BF\(supportKey)/revoke", .post, .admin, nil),
+                ("/v1/keys/\(supportKey)%2/revoke", .post, .admin, nil),
+                ("/v1/holds/%EF%BB%BF\(holdID)/release", .post, .service, "{}"),
+                ("/v1/wallets/p1/entitlements/%EF%BB%BFvip", .get, .support, nil),
+            ]
+            for (uri, method, role, body) in requests {
+                var headers = server.bearer(role) + [.idempotencyKey: "bom-\(uri.count)"]
+                if body != nil { headers = headers + .jsonContent }
+                let response = try await client.execute(uri: uri, method: method, headers: headers, body: body.map(json))
+                #expect([.badRequest, .notFound].contains(response.status), "\(uri): \(response.status)")
+            }
+            // Nothing moved: the price, the key, the hold.
+            let products = try await client.execute(uri: "/v1/products", method: .get, headers: server.bearer(.support))
+            #expect(products.status == .ok && !String(buffer: products.body).contains("500"), "the support key still works, the price is unchanged")
+            let holds = try await client.execute(uri: "/v1/wallets/p1/holds", method: .get, headers: server.bearer(.support))
+            #expect(String(buffer: holds.body).contains(#""status":"open""#), "\(String(buffer: holds.body))")
+        }
+        #expect(try await server.store.balances(playerID: "p1").balances["credits"] == 7)
+        #expect(try await server.store.verify().ok)
+    }
+
     @Test("a player id in a body or a query follows the id syntax: each bad one is a 400 in the rule's words, and nothing is written", arguments: TestBackend.all)
     func badPlayerIDsInBodies(backend: TestBackend) async throws {
         let server = try await TestServer(backend, google: InMemoryGooglePlay())

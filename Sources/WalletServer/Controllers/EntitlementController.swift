@@ -21,7 +21,7 @@ struct EntitlementController {
     /// One entitlement now, without its items: the game's access check, one indexed read. A name
     /// never owned answers `active: false`, not 404, so that the game need not tell the two apart.
     @Sendable func show(request: Request, context: WalletRequestContext) async throws -> Response {
-        guard let text = context.parameters.get("name")?.removingPercentEncoding else {
+        guard let text = context.parameters.get("name").flatMap({ Identifier.percentDecoded($0[...]) }) else {
             throw APIError.invalidRequest("the entitlement name in the path is not valid percent-encoding")
         }
         let entitlement = try await store.entitlement(playerID: try context.requireWalletPlayerID(), name: try EntitlementName(text))

@@ -122,7 +122,7 @@ struct EventController {
     }
 
     private static func id(_ context: WalletRequestContext) throws -> String {
-        guard let id = context.parameters.get("webhook_id")?.removingPercentEncoding else {
+        guard let id = context.parameters.get("webhook_id").flatMap({ Identifier.percentDecoded($0[...]) }) else {
             throw APIError.invalidRequest("the webhook id in the path is not valid percent-encoding")
         }
         return id

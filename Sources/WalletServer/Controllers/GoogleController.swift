@@ -52,7 +52,7 @@ struct GoogleController {
     /// The purchases recorded under a Google order id, their credits, refunds and consumption,
     /// and what Google lists as voided.
     @Sendable func lookUpOrder(request: Request, context: WalletRequestContext) async throws -> Response {
-        guard let orderID = context.parameters.get("order_id")?.removingPercentEncoding else {
+        guard let orderID = context.parameters.get("order_id").flatMap({ Identifier.percentDecoded($0[...]) }) else {
             throw APIError.invalidRequest("the order id in the path is not valid percent-encoding")
         }
         return try JSONBody.response(try await requireGoogle().lookUp(orderID: orderID), for: context)

@@ -44,7 +44,7 @@ struct HoldController {
     }
 
     private func resolve(_ request: Request, _ context: WalletRequestContext, _ action: HoldResolution.Action, bodyKey: String?, reason: String? = nil) async throws -> Response {
-        guard let holdID = context.parameters.get("hold_id")?.removingPercentEncoding else {
+        guard let holdID = context.parameters.get("hold_id").flatMap({ Identifier.percentDecoded($0[...]) }) else {
             throw APIError.invalidRequest("the hold id in the path is not valid percent-encoding")
         }
         // The store checks who may resolve it (`Hold.requireResolvable`): another player's hold

@@ -50,7 +50,7 @@ struct KeyController {
     }
 
     @Sendable func revoke(request: Request, context: WalletRequestContext) async throws -> Response {
-        guard let id = context.parameters.get("key_id")?.removingPercentEncoding else {
+        guard let id = context.parameters.get("key_id").flatMap({ Identifier.percentDecoded($0[...]) }) else {
             throw APIError.invalidRequest("the key id in the path is not valid percent-encoding")
         }
         let by = try context.requireCaller().actor

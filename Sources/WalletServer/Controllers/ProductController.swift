@@ -42,7 +42,7 @@ struct ProductController {
     }
 
     @Sendable func set(request: Request, context: WalletRequestContext) async throws -> Response {
-        guard let productID = context.parameters.get("product_id")?.removingPercentEncoding else {
+        guard let productID = context.parameters.get("product_id").flatMap({ Identifier.percentDecoded($0[...]) }) else {
             throw APIError.invalidRequest("the product id in the path is not valid percent-encoding")
         }
         let body = try await RequestBodyReader.decode(ProductBody.self, from: request)

@@ -155,7 +155,7 @@ struct PurchaseController {
     }
 
     private static func orderID(_ context: WalletRequestContext) throws -> String {
-        guard let orderID = context.parameters.get("order_id")?.removingPercentEncoding else {
+        guard let orderID = context.parameters.get("order_id").flatMap({ Identifier.percentDecoded($0[...]) }) else {
             throw APIError.invalidRequest("the order id in the path is not valid percent-encoding")
         }
         return orderID
