@@ -117,7 +117,8 @@ public final class HangingListener: Sendable {
     public let url: String
 
     public init() throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
         guard descriptor >= 0 else { throw LoopbackSocket.Failure(description: "socket() failed: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
