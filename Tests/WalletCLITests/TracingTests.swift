@@ -128,7 +128,7 @@ struct TracingTests {
         #expect(!spans.contains { $0.attributes["wallet.request_id"] == "tp-unsampled" })
     }
 
-    @Test("a collector that is down or hangs never fails a spend: it answers 201, the server keeps serving and stops in time, and says once that traces were lost")
+    @Test("a collector that is down or hangs never fails a spend: it answers 201, the server keeps serving and stops within its drain, and logs that traces were lost")
     func collectorUnavailable() async throws {
         let hanging = try HangingListener()
         let down = "http://127.0.0.1:\(try LoopbackSocket.freePort())"
