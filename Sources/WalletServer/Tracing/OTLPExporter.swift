@@ -13,9 +13,9 @@ import WalletGoogle
 /// `bufferedSpansMax` spans are dropped and counted (`wallet_trace_spans_dropped_total`), so a
 /// collector that is slow, down or hung costs traces, never a request's time. The buffer is sent
 /// every `flushInterval`, or as soon as it holds `exportSpansMax` spans, at most that many a
-/// request; a failed request is tried once more unless it timed out, and failures are logged at
-/// most once a minute. At graceful shutdown (after the application has drained) the last spans
-/// are sent within `drainLimit`.
+/// request; a request the collector answers 429, 502, 503 or 504 is tried once more, and failures
+/// are logged at most once a minute. At graceful shutdown (after the application has drained) the
+/// last spans are sent within `drainLimit`.
 public final class OTLPExporter: Service, Sendable {
     public let settings: TraceExportSettings
     private let logger: Logger
@@ -28,6 +28,7 @@ public final class OTLPExporter: Service, Sendable {
     public static let exportSpansMax = 512
     static let flushInterval = Duration.seconds(1)
     static let failureWarningInterval = Duration.seconds(60)
+    static let bufferFull = "more spans ended between two exports than the buffer holds (\(bufferedSpansMax))"
     /// The longest a collector's answer is read: an OTLP answer is a few bytes, or a partial
     /// success's message.
     static let answerBytesMax = 64 * 1024
@@ -36,6 +37,8 @@ public final class OTLPExporter: Service, Sendable {
         var spans: [FinishedSpan] = []
         /// Spans dropped since the last warning: beyond the buffer, or in a failed request.
         var droppedSinceWarning = 0
+        /// Why the latest spans were dropped.
+        var dropReason = ""
         var lastWarning: ContinuousClock.Instant?
     }
 
@@ -57,6 +60,7 @@ public final class OTLPExporter: Service, Sendable {
         let buffered = buffer.withLock { buffer -> Int? in
             guard buffer.spans.count < Self.bufferedSpansMax else {
                 buffer.droppedSinceWarning += 1
+                buffer.dropReason = Self.bufferFull
                 return nil
             }
             buffer.spans.append(span)
@@ -83,7 +87,12 @@ public final class OTLPExporter: Service, Sendable {
             _ = await group.next()
             group.cancelAll()
         }
-        warnOfDropped(force: true, reason: "the collector did not take them before shutdown")
+        let left = buffer.withLock { buffer in
+            defer { buffer.spans.removeAll() }
+            return buffer.spans.count
+        }
+        drop(left, reason: "not sent within the drain (\(drainLimit))")
+        warnOfDropped(force: true)
         try? await client.shutdown()
     }
 
@@ -124,7 +133,7 @@ public final class OTLPExporter: Service, Sendable {
                 return Array(buffer.spans.prefix(count))
             }
             if spans.isEmpty {
-                warnOfDropped(force: false, reason: "more spans ended between two exports than the buffer holds (\(Self.bufferedSpansMax))")
+                warnOfDropped(force: false)
                 return
             }
             if let failure = await send(spans, client: client) {
@@ -141,8 +150,8 @@ public final class OTLPExporter: Service, Sendable {
         }
     }
 
-    /// Posts `spans` once, and once more after a failure that came quickly (refused, reset, 429,
-    /// 502, 503, 504); a request that timed out is not repeated. Nil when the collector took them.
+    /// Posts `spans` once, and once more when the collector answers 429, 502, 503 or 504. Nil
+    /// when the collector took them.
     private func send(_ spans: [FinishedSpan], client: HTTPClient) async -> String? {
         let body: Data
         do {
@@ -152,6 +161,7 @@ public final class OTLPExporter: Service, Sendable {
         }
         var failure = await post(body, client: client)
         if let attempt = failure, attempt.retryable, !Task.isCancelled {
+            // A collector that asked to be called again soon.
             try? await Task.sleep(for: .milliseconds(200))
             failure = await post(body, client: client)
         }
@@ -176,37 +186,43 @@ public final class OTLPExporter: Service, Sendable {
             let status = Int(response.status.code)
             if (200..<300).contains(status) { return nil }
             return Failure(reason: "the collector answered \(status)", retryable: [429, 502, 503, 504].contains(status))
-        } catch let error as HTTPClientError where [.deadlineExceeded, .readTimeout, .connectTimeout, .cancelled].contains(error) {
+        } catch let error as HTTPClientError where [.deadlineExceeded, .readTimeout, .connectTimeout].contains(error) {
             return Failure(reason: "no answer within \(settings.timeout)", retryable: false)
+        } catch let error as HTTPClientError where error == .cancelled {
+            return Failure(reason: "cancelled at the drain's end", retryable: false)
         } catch is CancellationError {
-            return Failure(reason: "cancelled at shutdown", retryable: false)
+            return Failure(reason: "cancelled at the drain's end", retryable: false)
         } catch {
-            return Failure(reason: "\(error)", retryable: true)
+            // Not tried again: AsyncHTTPClient has already tried to connect again until the timeout.
+            return Failure(reason: "\(error)", retryable: false)
         }
     }
 
     private func drop(_ count: Int, reason: String) {
         guard count > 0 else { return }
         droppedCounter.increment(by: count)
-        buffer.withLock { $0.droppedSinceWarning += count }
-        warnOfDropped(force: false, reason: reason)
+        buffer.withLock { buffer in
+            buffer.droppedSinceWarning += count
+            buffer.dropReason = reason
+        }
+        warnOfDropped(force: false)
     }
 
     /// Logs the spans dropped since the last warning, at most once a minute (or now, when `force`).
-    private func warnOfDropped(force: Bool, reason: String) {
+    private func warnOfDropped(force: Bool) {
         let now = ContinuousClock.now
-        let dropped = buffer.withLock { buffer -> Int? in
+        let dropped = buffer.withLock { buffer -> (count: Int, reason: String)? in
             guard buffer.droppedSinceWarning > 0 else { return nil }
             if !force, let last = buffer.lastWarning, now - last < Self.failureWarningInterval { return nil }
             defer {
                 buffer.droppedSinceWarning = 0
                 buffer.lastWarning = now
             }
-            return buffer.droppedSinceWarning
+            return (buffer.droppedSinceWarning, buffer.dropReason)
         }
         guard let dropped else { return }
         logger.warning(
             "traces not exported",
-            metadata: ["otel_endpoint": .string(settings.endpointForLogs), "reason": .string(reason), "spans_dropped": "\(dropped)"])
+            metadata: ["otel_endpoint": .string(settings.endpointForLogs), "reason": .string(dropped.reason), "spans_dropped": "\(dropped.count)"])
     }
 }
