@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Already built for Hummingbird and AsyncHTTPClient: named here for traces of our own.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
         // The ledger itself, with no database and no network: the model, the rules, canonical
@@ -70,7 +72,10 @@ let package = Package(
         // (`LedgerDatabase`, run as a service): kept out of Core, which needs no service.
         .target(
             name: "WalletSQL",
-            dependencies: ["WalletCore", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
+            dependencies: [
+                "WalletCore", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
         ),
         .target(
             name: "WalletSQLite",
@@ -113,6 +118,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             // The web console and the OpenAPI document, embedded in the binary: nothing is read from
             // disk or fetched at run time.
@@ -163,6 +169,7 @@ let package = Package(
             dependencies: [
                 "WalletServer", "WalletCore", "WalletApple", "WalletGoogle", "WalletSQL", "WalletSQLite", "WalletPostgres", "WalletStores", "WalletTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .testTarget(

@@ -63,10 +63,14 @@ public struct AppStoreServerAPI: Sendable {
     static let answerBytesMax = 4 * 1024 * 1024
 
     /// One client for the process, with redirects off: a request token never follows a
-    /// redirect to another host.
-    private static let http = HTTPClient(
-        eventLoopGroupProvider: .singleton,
-        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10))))
+    /// redirect to another host. Untraced: once `wallet serve --otel-endpoint` bootstraps a
+    /// tracer, AsyncHTTPClient's own spans would carry each call's full URL (transaction and
+    /// order ids) to the collector.
+    private static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)))
+        configuration.tracing.tracer = nil
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 
     public init(configuration: AppStoreServerAPIConfiguration) {
         self.configuration = configuration

@@ -6,11 +6,14 @@ import WalletCore
 
 /// The one HTTP client every call to Google goes through (token exchanges, the Android Publisher
 /// API, the push keys), with redirects off: a bearer token or an assertion never follows a
-/// redirect to another host.
+/// redirect to another host. Untraced: once `wallet serve --otel-endpoint` bootstraps a tracer,
+/// AsyncHTTPClient's own spans would carry each call's full URL (a purchase token) to the collector.
 package enum GoogleHTTP {
-    static let client = HTTPClient(
-        eventLoopGroupProvider: .singleton,
-        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10))))
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)))
+        configuration.tracing.tracer = nil
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 
     /// One answer, whatever its status.
     struct Answer {

@@ -2,6 +2,8 @@ import WalletCore
 import WalletSQL
 
 extension PostgresEngine {
+    package var engineName: String { "postgresql" }
+
     package func settings() async throws -> DatabaseSettings {
         let (version, synchronousCommit, fsync) = try await read { db in
             (
@@ -15,7 +17,7 @@ extension PostgresEngine {
         }
         if fsync != "on" { risks.append("fsync=\(fsync): a crash of the server's machine can corrupt the database") }
         return DatabaseSettings(
-            engine: "postgresql", schemaVersion: version, schemaVersionExpected: Int64(PostgresSchema.version),
+            engine: engineName, schemaVersion: version, schemaVersionExpected: Int64(PostgresSchema.version),
             durability: ["synchronous_commit": synchronousCommit, "fsync": fsync], durabilityRisks: risks)
     }
 }

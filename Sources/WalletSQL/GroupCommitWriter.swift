@@ -1,3 +1,4 @@
+import Tracing
 import WalletCore
 import Foundation
 import Synchronization
@@ -132,7 +133,25 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
+    /// Commits `batch` in a span of its own when traces are on (`wallet serve --otel-endpoint`
+    /// bootstraps a tracer): a root span, since the batch serves many requests (the drain task
+    /// would otherwise inherit the first one's), with the batch's size and the store. A slow
+    /// request's span and the batch it waited for overlap in time.
     private func commit(_ batch: [any PendingWrite]) async {
+        let tracer = InstrumentationSystem.tracer
+        if tracer is NoOpTracer {
+            await commitBatch(batch)
+            return
+        }
+        let engineName = engine.engineName
+        await tracer.withSpan("group commit", context: .topLevel, ofKind: .internal) { span in
+            span.attributes["wallet.batch.size"] = batch.count
+            span.attributes["wallet.store"] = engineName
+            await commitBatch(batch)
+        }
+    }
+
+    private func commitBatch(_ batch: [any PendingWrite]) async {
         let started = ContinuousClock.now
         state.withLock { $0.batchStarted = started }
         defer {

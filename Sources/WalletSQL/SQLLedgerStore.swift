@@ -30,6 +30,8 @@ package protocol SQLEngine: Sendable {
     var statementTimeout: Duration { get }
     /// The schema version and the durability settings, as the database reports them (`wallet doctor`).
     func settings() async throws -> DatabaseSettings
+    /// `sqlite` or `postgresql`: what traces and `wallet doctor` call the store.
+    var engineName: String { get }
 }
 
 /// The ledger's operations on a SQL database: the one implementation of `LedgerStore`, whatever

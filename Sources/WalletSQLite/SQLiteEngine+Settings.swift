@@ -3,6 +3,8 @@ import WalletCore
 import WalletSQL
 
 extension SQLiteEngine {
+    package var engineName: String { "sqlite" }
+
     /// `synchronous` is a setting of each connection: the writer's is the one commits follow.
     package func settings() async throws -> DatabaseSettings {
         let (version, synchronous) = try await writer.writeWithoutTransaction { db in
@@ -11,7 +13,7 @@ extension SQLiteEngine {
         let names = [0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"]
         let name = names[synchronous] ?? "\(synchronous)"
         return DatabaseSettings(
-            engine: "sqlite", schemaVersion: version, schemaVersionExpected: Int64(Schema.version), durability: ["synchronous": name],
+            engine: engineName, schemaVersion: version, schemaVersionExpected: Int64(Schema.version), durability: ["synchronous": name],
             durabilityRisks: synchronous >= 2 ? [] : ["synchronous=\(name): the last commits may be lost in a power loss (--durability normal)"])
     }
 }

@@ -39,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     public var webhookAllowedHosts: Set<String> = []
     /// Tells responses that the server is shutting down; `wallet serve` runs it as a service.
     public var shutdown = ShutdownNotice()
+    /// Records a span per request (`--otel-endpoint`); nil when traces are off.
+    public var tracer: WalletTracer?
 
     public static let idleTimeoutSecondsDefault: Int64 = 30
     public static let connectionsMaxDefault = 512
@@ -67,13 +69,15 @@ public struct ServerConfiguration: Sendable {
     }
 }
 
-/// Builds the router: middleware first (request id outermost, so even errors carry it), then
-/// each controller's routes with their access rules.
+/// Builds the router: middleware first (request id outermost, so even errors carry it; then the
+/// request's span when traces are on, which records the id), then each controller's routes with
+/// their access rules.
 public func buildRouter(store: any LedgerStore, configuration: ServerConfiguration) -> (Router<WalletRequestContext>, RouteTable) {
     let router = Router(context: WalletRequestContext.self)
     let table = RouteTable()
     router.add(middleware: ShutdownMiddleware(notice: configuration.shutdown))
     router.add(middleware: RequestIDMiddleware())
+    if let tracer = configuration.tracer { router.add(middleware: RequestSpanMiddleware(tracer: tracer)) }
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: ProblemMiddleware(routes: table))
     let routes = RouteRegistrar(router: router, authenticator: Authenticator(store: store, playerTokens: configuration.playerTokens), table: table)

@@ -66,6 +66,15 @@ struct ServeCommand: AsyncParsableCommand {
         try observability.resolvedLogFormat().bootstrap(level: logLevel)
         var logger = Logger(label: "wallet")
         logger.logLevel = logLevel
+        let drainSeconds = try listening.resolvedDrainSeconds()
+        // Off unless an endpoint is given: then the tracer is the process's (the group commit's
+        // spans find it there) and the exporter runs as a service below.
+        let traces = try observability.resolvedTraceSettings().map { settings in
+            let exporter = OTLPExporter(settings: settings, drainSeconds: drainSeconds, logger: logger)
+            let tracer = WalletTracer(exporter: exporter)
+            TraceExportSettings.bootstrap(tracer)
+            return (exporter: exporter, tracer: tracer)
+        }
         let writeMode = writing.writeMode
         let store = try await database.openStore(writeMode: writeMode == .grouped ? .default : .single)
         let playerTokens = try self.playerTokens.verifier()
@@ -73,12 +82,12 @@ struct ServeCommand: AsyncParsableCommand {
         let google = try self.google.purchases(ledger: store, binding: try self.apple.accountTokenBinding())
         let push = try googlePush.authentication()
         let limits = try listening.resolvedLimits()
-        let drainSeconds = try listening.resolvedDrainSeconds()
         var configuration = ServerConfiguration(
             host: listening.resolvedHost, port: try listening.resolvedPort(), playerTokens: playerTokens, applePurchases: apple, idleTimeoutSeconds: limits.idleTimeoutSeconds,
             connectionsMax: limits.connectionsMax, connectionsPerAddressMax: limits.connectionsPerAddressMax,
             requestHeadTimeoutSeconds: limits.requestHeadTimeoutSeconds, googlePurchases: google, googlePush: push)
         configuration.webhookAllowedHosts = webhooks.allowedHosts
+        configuration.tracer = traces?.tracer
         logger.info(
             "starting",
             metadata: [
@@ -91,6 +100,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "google_package_name": .string(google?.configuration.packageName ?? "not configured"),
                 "google_push": .string(push == nil ? "off" : "on"),
                 "webhook_allowed_hosts": .string(configuration.webhookAllowedHosts.sorted().joined(separator: ",")),
+                "traces": .string(traces?.exporter.settings.endpointForLogs ?? "off"),
             ])
         let app = buildApplication(store: store, configuration: configuration, logger: logger)
         // Expired lots are booked every minute; the ledger's events are pushed to the webhook
@@ -116,10 +126,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // Shut down in reverse order: the deadline is set first, the notice hears of it, then the
         // application drains its requests (and with them the writer), then the background work
-        // stops, and the store closes its pool last.
+        // stops, the exporter sends the last spans, and the store closes its pool last.
+        let exporting: [any Service] = traces.map { [$0.exporter] } ?? []
         let services = ServiceGroup(
             configuration: .init(
-                services: [store] + backgroundWork + [app, configuration.shutdown, DrainDeadline(seconds: drainSeconds, logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
+                services: [store] + exporting + backgroundWork + [app, configuration.shutdown, DrainDeadline(seconds: drainSeconds, logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await services.run()
         logger.info("stopped")
@@ -155,7 +166,7 @@ struct DrainDeadline: Service {
     }
 }
 
-/// What `wallet serve` tells about itself: its logs, their level and format.
+/// What `wallet serve` tells about itself: its logs, their level and format, and its traces.
 struct ObservabilityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (env WALLET_LOG_LEVEL; default info).", valueName: "level"))
     var logLevel: String?
@@ -163,9 +174,26 @@ struct ObservabilityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("text (lines for people, the default) or json (one JSON object a line, for log shippers) (env WALLET_LOG_FORMAT).", valueName: "format"))
     var logFormat: LogFormat?
 
+    @Option(
+        name: .customLong("otel-endpoint"),
+        help: ArgumentHelp(
+            "Send traces to this OpenTelemetry collector over OTLP/HTTP with JSON bodies, such as http://127.0.0.1:4318: a span per request and per group-commit batch (env OTEL_EXPORTER_OTLP_ENDPOINT; default off). OTEL_SERVICE_NAME and OTEL_EXPORTER_OTLP_TIMEOUT apply; OTEL_EXPORTER_OTLP_PROTOCOL may only be http/json.",
+            valueName: "url"))
+    var otelEndpoint: String?
+
     func validate() throws {
         _ = try resolvedLogLevel()
         _ = try resolvedLogFormat()
+        _ = try resolvedTraceSettings()
+    }
+
+    /// Where traces go, or nil when they are off.
+    func resolvedTraceSettings() throws -> TraceExportSettings? {
+        do {
+            return try TraceExportSettings.resolve(endpointOption: otelEndpoint, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     func resolvedLogFormat() throws -> LogFormat {

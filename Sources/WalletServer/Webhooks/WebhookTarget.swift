@@ -18,6 +18,9 @@ public enum WebhookTarget {
         let target = try WebhookURL(url, allowedHosts: allowedHosts)
         let time = GoogleHTTP.timeAmount(timeout)
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: time, read: time))
+        // Untraced: with `--otel-endpoint`, AsyncHTTPClient's own spans would carry the endpoint's
+        // full URL, query and all, to the collector.
+        configuration.tracing.tracer = nil
         if !target.isAllowedHost && NetworkAddress(literal: target.host) == nil {
             // The client connects to what it reads as the host, and the address pinned below is
             // keyed by the host as checked: both must be the very same text.
