@@ -139,6 +139,9 @@ CREATE TABLE store_notifications (
     received_at TEXT NOT NULL
 ) STRICT;
 
+-- A player's notifications are found through the purchases their store transactions credited.
+CREATE INDEX store_notifications_purchase ON store_notifications (store, store_transaction_id, received_at);
+
 -- The latest state a store reported for one of its transactions, by the report's own signing
 -- time (`reported_at`, milliseconds since 1970): reports arrive in any order, and the ledger
 -- follows the latest one. A transaction reported refunded is never credited afterwards.
@@ -404,4 +407,4 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 10;
+PRAGMA user_version = 11;

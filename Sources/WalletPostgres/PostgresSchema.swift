@@ -7,7 +7,7 @@ import WalletSQL
 /// do, so both stores order accounts, postings and exports alike, and so hash alike.
 enum PostgresSchema {
     /// The version in `wallet_schema` this build writes and understands.
-    static let version = 8
+    static let version = 9
 
     /// Versions as `SchemaMigrator` runs them: `statements` create the latest schema in an empty
     /// database; each later version adds a migration here, made of statements `statements` holds.
@@ -52,6 +52,8 @@ enum PostgresSchema {
             // Version 7 kept open lots by id, so a debit read every lot of its wallet. An upgrade
             // from version 2 made `lots_burn` already (version 3 takes `lotsAndHolds` as they are now).
             SchemaMigrator.Migration(version: 8, statements: ["DROP INDEX IF EXISTS lots_open", "DROP INDEX IF EXISTS lots_burn", lotsBurn]),
+            // Version 8 found a player's store notifications by reading every one.
+            SchemaMigrator.Migration(version: 9, statements: ["DROP INDEX IF EXISTS store_notifications_purchase", notificationsByPurchase]),
         ],
         everyOpen: [SchemaMigrator.transactionKindRows],
         name: "the PostgreSQL database")
@@ -178,6 +180,7 @@ enum PostgresSchema {
             received_at TEXT COLLATE "C" NOT NULL
         )
         """,
+        notificationsByPurchase,
         """
         CREATE TABLE store_transaction_states (
             store TEXT COLLATE "C" NOT NULL CHECK (length(store) BETWEEN 1 AND 32),
@@ -407,6 +410,9 @@ enum PostgresSchema {
 
     /// Only adjustments and bonuses carry a reason code (schema.sql's CHECK).
     static let reasonCodeCheck = "kind IN ('adjustment', 'bonus') OR reason_code IS NULL"
+
+    /// A player's notifications are found through the purchases their store transactions credited.
+    static let notificationsByPurchase = "CREATE INDEX store_notifications_purchase ON store_notifications (store, store_transaction_id, received_at)"
 
     /// A wallet's open lots in burn order (schema.sql's `lots_burn`, which says why).
     static let lotsBurn = """

@@ -5,7 +5,7 @@ import WalletSQL
 /// repository root byte for byte; `SchemaTests` checks that, so edit both together.
 enum Schema {
     /// The `PRAGMA user_version` this build writes and understands.
-    static let version = 10
+    static let version = 11
 
     /// Versions as `SchemaMigrator` runs them: an empty file gets `sql` whole; an older one each
     /// later migration in turn. New tables and indexes are taken from their statements in
@@ -127,6 +127,11 @@ enum Schema {
         // version 4 made `lots_burn` already (version 5's statements come from this file).
         statements("CREATE INDEX lots_burn ").map { created in
             SchemaMigrator.Migration(version: 10, statements: ["DROP INDEX IF EXISTS lots_open;\nDROP INDEX IF EXISTS lots_burn;\n" + created.joined(separator: "\n")])
+        },
+        // Version 10 found a player's store notifications by reading every one.
+        // A database made older for a test may hold the index already, as version 10's upgrade allows.
+        statements("CREATE INDEX store_notifications_purchase ").map { created in
+            SchemaMigrator.Migration(version: 11, statements: ["DROP INDEX IF EXISTS store_notifications_purchase;\n" + created.joined(separator: "\n")])
         },
     ].compactMap { $0 }
 
@@ -349,6 +354,9 @@ CREATE TABLE store_notifications (
     spent_share_thousandths INTEGER CHECK (spent_share_thousandths IS NULL OR spent_share_thousandths BETWEEN 0 AND 100000),
     received_at TEXT NOT NULL
 ) STRICT;
+
+-- A player's notifications are found through the purchases their store transactions credited.
+CREATE INDEX store_notifications_purchase ON store_notifications (store, store_transaction_id, received_at);
 
 -- The latest state a store reported for one of its transactions, by the report's own signing
 -- time (`reported_at`, milliseconds since 1970): reports arrive in any order, and the ledger
@@ -615,7 +623,7 @@ BEGIN
     SELECT RAISE(ABORT, 'idempotency keys are kept forever');
 END;
 
-PRAGMA user_version = 10;
+PRAGMA user_version = 11;
 
 """#
 }
