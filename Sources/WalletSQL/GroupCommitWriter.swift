@@ -147,11 +147,18 @@ final class GroupCommitWriter: Sendable {
         await tracer.withSpan("group commit", context: .topLevel, ofKind: .internal) { span in
             span.attributes["wallet.batch.size"] = batch.count
             span.attributes["wallet.store"] = engineName
-            await commitBatch(batch)
+            // A batch that did not commit is a failed span, its error's type only (the message
+            // may quote an id).
+            if let failure = await commitBatch(batch) {
+                span.setStatus(SpanStatus(code: .error))
+                span.attributes["error.type"] = String(describing: type(of: failure))
+            }
         }
     }
 
-    private func commitBatch(_ batch: [any PendingWrite]) async {
+    /// Commits `batch` and answers its operations; the error when it did not commit.
+    @discardableResult
+    private func commitBatch(_ batch: [any PendingWrite]) async -> (any Error)? {
         let started = ContinuousClock.now
         state.withLock { $0.batchStarted = started }
         defer {
@@ -177,9 +184,11 @@ final class GroupCommitWriter: Sendable {
             }
             state.withLock { $0.commitFailure = nil }
             for pending in batch { pending.complete(commitError: nil) }
+            return nil
         } catch {
             state.withLock { $0.commitFailure = (ContinuousClock.now, "\(error)") }
             for pending in batch { pending.complete(commitError: error) }
+            return error
         }
     }
 

@@ -52,7 +52,9 @@ extension SQLLedgerStore {
                 WHERE balance < 0 AND substr(owner, 1, 7) = 'player:' GROUP BY currency
                 """, []
             ) { row in
-                debt[try row.text(0)] = OutstandingDebt(amount: -(try row.integer(2)), wallets: try row.integer(1))
+                let sum = try row.integer(2)
+                // A sum of exactly Int64.min has no positive counterpart: shown as the largest amount.
+                debt[try row.text(0)] = OutstandingDebt(amount: sum == .min ? .max : -sum, wallets: try row.integer(1))
             }
             return debt
         }

@@ -68,6 +68,7 @@ struct DoctorTests {
     func wrongSchema() async throws {
         let cli = try CLI()
         let sqlite = try ChildProcess("/usr/bin/sqlite3", [cli.databasePath, "CREATE TABLE notes (body TEXT); PRAGMA user_version = 99;"])
+        await sqlite.exited()
         #expect(sqlite.terminationStatus == 0)
         let output = try await cli.run("doctor", "--json")
         #expect(output.status == 1)

@@ -50,6 +50,7 @@ struct HostileCLITests {
     func foreignDatabaseUntouched() async throws {
         let cli = try CLI()
         let sqlite = try ChildProcess("/usr/bin/sqlite3", [cli.databasePath, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');"])
+        await sqlite.exited()
         #expect(sqlite.terminationStatus == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: cli.databasePath))
         let output = try await cli.run("balance", "--player", "p1", "--json")

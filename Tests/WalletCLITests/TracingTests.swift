@@ -159,12 +159,15 @@ struct TracingTests {
             (["--otel-endpoint", "http://127.0.0.1:4318"], ["OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"], "must be http/json"),
             (["--otel-endpoint", "ftp://127.0.0.1:4318"], [:], "http:// or https://"),
             (["--otel-endpoint", "127.0.0.1:4318"], [:], "http:// or https://"),
+            // A refused endpoint is quoted without its credentials.
+            (["--otel-endpoint", "https://collector:s3cret@127.0.0.1:4318/?x=1"], [:], "https://127.0.0.1:4318/?x=1"),
             (["--otel-endpoint", "http://127.0.0.1:4318"], ["OTEL_EXPORTER_OTLP_TIMEOUT": "0"], "milliseconds"),
             (["--otel-endpoint", "http://127.0.0.1:4318"], ["OTEL_SERVICE_NAME": String(repeating: "s", count: 256)], "OTEL_SERVICE_NAME"),
         ] {
             let output = await CLI.finish(try cli.start(["serve", "--port", "\(try freeLoopbackPort())"] + arguments, environment: environment))
             #expect(output.status == 64, "\(arguments) \(environment): \(output.stderr)")
             #expect(output.stderr.contains(message), "\(arguments) \(environment): \(output.stderr)")
+            #expect(!output.stderr.contains("s3cret"), "\(output.stderr)")
         }
     }
 }

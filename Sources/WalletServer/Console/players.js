@@ -49,7 +49,10 @@ async function loadLots() {
   const error = $("#lots-error");
   error.textContent = "";
   try {
-    const { data } = await api("GET", walletPath(page.player, "/lots"));
+    const player = page.player;
+    const { data } = await api("GET", walletPath(player, "/lots"));
+    // Another player was opened meanwhile: this answer is not for the page shown.
+    if (player !== page.player) return;
     $("#lots tbody").replaceChildren(...data.lots.map((lot) =>
       row(lot.category, cell(lot.remaining, "amount"), cell(lot.amount, "amount"), lot.currency, lotExpiry(lot), cell(lot.source_seq, "amount"))));
     $("#lots").hidden = data.lots.length === 0;
@@ -111,7 +114,10 @@ async function loadHolds() {
   const error = $("#holds-error");
   error.textContent = "";
   try {
-    const { data } = await api("GET", walletPath(page.player, "/holds"));
+    const player = page.player;
+    const { data } = await api("GET", walletPath(player, "/holds"));
+    // Another player was opened meanwhile: this answer is not for the page shown.
+    if (player !== page.player) return;
     $("#holds tbody").replaceChildren(...data.holds.map((hold) => {
       const actions = element("td");
       if (hold.status === "open" && roleIn("support")) {
@@ -315,7 +321,10 @@ export async function loadNotifications(more) {
   const query = new URLSearchParams({ limit: "20" });
   if (more && notificationsCursor) query.set("before", notificationsCursor);
   try {
-    const { data } = await api("GET", walletPath(page.player, "/notifications?" + query));
+    const player = page.player;
+    const { data } = await api("GET", walletPath(player, "/notifications?" + query));
+    // Another player was opened meanwhile: this answer is not for the page shown.
+    if (player !== page.player) return;
     const rows = data.notifications.flatMap(notificationRows);
     if (more) $("#notifications tbody").append(...rows);
     else $("#notifications tbody").replaceChildren(...rows);
@@ -354,7 +363,10 @@ export async function loadHistory(more) {
   if (to) query.set("to", to);
   if (more && page.historyCursor) query.set("after", page.historyCursor);
   try {
-    const { data } = await api("GET", walletPath(page.player, "/transactions?" + query));
+    const player = page.player;
+    const { data } = await api("GET", walletPath(player, "/transactions?" + query));
+    // Another player was opened meanwhile: this answer is not for the page shown.
+    if (player !== page.player) return;
     const rows = data.transactions.flatMap(historyRows);
     if (more) $("#history tbody").append(...rows);
     else $("#history tbody").replaceChildren(...rows);
@@ -379,7 +391,10 @@ export async function showStatement(event) {
   if (from) query.set("from", from);
   if (to) query.set("to", to);
   try {
-    const { data } = await api("GET", walletPath(page.player, "/statement?" + query));
+    const player = page.player;
+    const { data } = await api("GET", walletPath(player, "/statement?" + query));
+    // Another player was opened meanwhile: this answer is not for the page shown.
+    if (player !== page.player) return;
     page.statement = data;
     $("#statement-title").textContent = "Statement of " + data.player_id + (data.from ? " from " + data.from : "") + (data.to ? " to " + data.to : "");
     const parts = data.currencies.map((statement) => {

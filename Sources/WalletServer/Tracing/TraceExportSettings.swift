@@ -16,6 +16,17 @@ public struct TraceExportSettings: Sendable, Equatable {
     /// The endpoint without a user name or password, for logs.
     public var endpointForLogs: String
 
+    /// The endpoint as an error may quote it: never its user or password (a collector's
+    /// credentials), and at most 80 characters.
+    static func printable(_ endpoint: String) -> String {
+        if var components = URLComponents(string: endpoint) {
+            components.user = nil
+            components.password = nil
+            if let text = components.string { return String(text.prefix(80)) }
+        }
+        return endpoint.contains("@") ? "(a URL that cannot be read)" : String(endpoint.prefix(80))
+    }
+
     public static let serviceNameDefault = "creditswallet"
     /// The instrumentation scope every span is reported under.
     static let scopeName = "creditswallet"
@@ -41,13 +52,13 @@ public struct TraceExportSettings: Sendable, Equatable {
             let scheme = components.scheme?.lowercased(), ["http", "https"].contains(scheme), components.host?.isEmpty == false,
             components.query == nil, components.fragment == nil
         else {
-            throw Invalid(description: "\(source) must be an http:// or https:// URL without a query, such as http://127.0.0.1:4318; not '\(endpoint.prefix(80))'.")
+            throw Invalid(description: "\(source) must be an http:// or https:// URL without a query, such as http://127.0.0.1:4318; not '\(Self.printable(endpoint))'.")
         }
         try checkProtocol(environment)
         while components.path.hasSuffix("/") { components.path.removeLast() }
         components.path += "/v1/traces"
         guard let tracesURL = components.string else {
-            throw Invalid(description: "\(source) must be an http:// or https:// URL; not '\(endpoint.prefix(80))'.")
+            throw Invalid(description: "\(source) must be an http:// or https:// URL; not '\(Self.printable(endpoint))'.")
         }
         var forLogs = components
         forLogs.user = nil
