@@ -107,15 +107,23 @@ struct PostgresFaultTests {
         // store says it is unready, without waiting for the frozen server. Asked again until then:
         // under a busy suite the spend once reached the writer later than the margin allows.
         try await Task.sleep(for: statementTimeout + GroupCommitWriter.stuckMargin + .seconds(1))
+        // Asked until the writer is reported stuck or the spend has its answer (overdue): the
+        // window between is ten seconds, and each check is quick while the pool refuses.
+        let spendAnswered = Mutex(false)
+        let watcher = Task {
+            _ = await stuck.value
+            spendAnswered.withLock { $0 = true }
+        }
         let unready = try await Self.withinDeadline { () async -> WalletError? in
             var last: WalletError?
-            for _ in 0..<20 {
+            while !spendAnswered.withLock({ $0 }) {
                 last = await walletError { try await store.checkReadiness() }
                 if last?.detail.contains("writer") == true { break }
-                try? await Task.sleep(for: .milliseconds(250))
+                try? await Task.sleep(for: .milliseconds(100))
             }
             return last
         }
+        _ = await watcher.value
         #expect(unready?.code == "storage_error" && unready?.detail.contains("writer") == true, "\(String(describing: unready))")
         // The session gives up on the overdue answer: the caller hears it may or may not have
         // committed, and the writer is free for the next batch.
