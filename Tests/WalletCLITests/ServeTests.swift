@@ -201,8 +201,11 @@ struct ServeTests {
         let port = try freeLoopbackPort()
         let server = try cli.start(["serve", "--port", "\(port)", "--log-level", "warning"] + arguments, environment: environment)
         let base = "http://127.0.0.1:\(port)"
+        // A bound in time, not in tries: a debug build starting beside the whole suite on two cores
+        // once took longer than the ten seconds a hundred tries gave it.
         var up = false
-        for _ in 0..<100 where !up {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !up, ContinuousClock.now < deadline {
             up = await send("GET", "\(base)/healthz")?.status == 200
             if !up { try await Task.sleep(for: .milliseconds(100)) }
         }
