@@ -108,20 +108,27 @@ struct PostgresFaultTests {
         // under a busy suite the spend once reached the writer later than the margin allows.
         try await Task.sleep(for: statementTimeout + GroupCommitWriter.stuckMargin + .seconds(1))
         // Asked until the writer is reported stuck or the spend has its answer (overdue): the
-        // window between is ten seconds, and each check is quick while the pool refuses.
+        // window between is ten seconds.
         let spendAnswered = Mutex(false)
         let watcher = Task {
             _ = await stuck.value
             spendAnswered.withLock { $0 = true }
         }
+        // A check can itself wait ten seconds for a connection, so a new one starts every 250 ms
+        // whatever the earlier ones are doing: one of them falls in the window.
+        let found = ReadinessFinding()
+        let namesWriter: @Sendable () -> Bool = { found.namesWriter }
         let unready = try await Self.withinDeadline { () async -> WalletError? in
-            var last: WalletError?
-            while !spendAnswered.withLock({ $0 }) {
-                last = await walletError { try await store.checkReadiness() }
-                if last?.detail.contains("writer") == true { break }
-                try? await Task.sleep(for: .milliseconds(100))
+            var checks: [Task<Void, Never>] = []
+            while !spendAnswered.withLock({ $0 }), !namesWriter() {
+                checks.append(Task {
+                    let error = await walletError { try await store.checkReadiness() }
+                    found.record(error)
+                })
+                try? await Task.sleep(for: .milliseconds(250))
             }
-            return last
+            for check in checks { await check.value }
+            return found.error
         }
         _ = await watcher.value
         #expect(unready?.code == "storage_error" && unready?.detail.contains("writer") == true, "\(String(describing: unready))")
@@ -251,5 +258,16 @@ private final class OneAnswer<Value: Sendable>: Sendable {
             return continuation
         }
         waiting?.resume(returning: outcome)
+    }
+}
+
+/// The readiness error a frozen server's checks found: the first that names the stuck writer,
+/// else the latest.
+final class ReadinessFinding: Sendable {
+    private let value = Mutex<WalletError?>(nil)
+    var error: WalletError? { value.withLock { $0 } }
+    var namesWriter: Bool { value.withLock { $0?.detail.contains("writer") == true } }
+    func record(_ error: WalletError?) {
+        value.withLock { current in if current?.detail.contains("writer") != true { current = error } }
     }
 }
