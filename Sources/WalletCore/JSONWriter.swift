@@ -19,20 +19,24 @@ public struct JSONWriter {
         separated = true
     }
 
-    public mutating func object(_ members: (inout JSONWriter) -> Void) {
+    /// An object whose members `members` writes; what it throws (a rare member's encoding)
+    /// passes through, the answer then abandoned.
+    public mutating func object<Failure: Error>(_ members: (inout JSONWriter) throws(Failure) -> Void) throws(Failure) {
         separate()
         bytes.append(UInt8(ascii: "{"))
         separated = false
-        members(&self)
+        try members(&self)
         bytes.append(UInt8(ascii: "}"))
         separated = true
     }
 
-    public mutating func array<Element>(_ elements: some Sequence<Element>, _ element: (inout JSONWriter, Element) -> Void) {
+    public mutating func array<Element, Failure: Error>(
+        _ elements: some Sequence<Element>, _ element: (inout JSONWriter, Element) throws(Failure) -> Void
+    ) throws(Failure) {
         separate()
         bytes.append(UInt8(ascii: "["))
         separated = false
-        for value in elements { element(&self, value) }
+        for value in elements { try element(&self, value) }
         bytes.append(UInt8(ascii: "]"))
         separated = true
     }
@@ -138,8 +142,7 @@ extension LedgerTransaction: JSONWritable {
         let audience = writer.audience
         let staff = audience == .staff
         let ownKey = showsKeyAndNote(to: audience)
-        var failure: WalletError?
-        writer.object { writer in
+        try writer.object { (writer: inout JSONWriter) throws(WalletError) in
             if staff { writer.member("actor", actor) }
             writer.member("amount", amount)
             writer.member("created_at", createdAt)
@@ -150,7 +153,7 @@ extension LedgerTransaction: JSONWritable {
             writer.member("kind", kind.rawValue)
             if let shown = metadata(for: audience) {
                 writer.key("metadata")
-                do throws(WalletError) { try writer.encoded(shown) } catch { failure = error }
+                try writer.encoded(shown)
             }
             if ownKey { writer.member("note", note) }
             writer.member("player_id", playerID)
@@ -167,7 +170,6 @@ extension LedgerTransaction: JSONWritable {
             if staff { writer.member("ticket", ticket) }
             writer.member("uncollected", uncollected)
         }
-        if let failure { throw failure }
     }
 }
 
@@ -184,14 +186,12 @@ extension WalletBalances: JSONWritable {
 
 extension HistoryPage: JSONWritable {
     public func write(to writer: inout JSONWriter) throws(WalletError) {
-        var failure: WalletError?
-        writer.object { writer in
+        try writer.object { (writer: inout JSONWriter) throws(WalletError) in
             writer.member("next", next)
             writer.key("transactions")
-            writer.array(transactions) { writer, transaction in
-                do throws(WalletError) { try transaction.write(to: &writer) } catch { failure = failure ?? error }
+            try writer.array(transactions) { (writer: inout JSONWriter, transaction: LedgerTransaction) throws(WalletError) in
+                try transaction.write(to: &writer)
             }
         }
-        if let failure { throw failure }
     }
 }

@@ -13,17 +13,15 @@ struct MutationResponse: JSONWritable {
 
     /// The synthesized encoding's members, in sorted key order.
     func write(to writer: inout JSONWriter) throws(WalletError) {
-        var failure: WalletError?
-        writer.object { writer in
+        try writer.object { (writer: inout JSONWriter) throws(WalletError) in
             writer.member("balance", balance)
             if let entitlement {
                 writer.key("entitlement")
-                do throws(WalletError) { try writer.encoded(entitlement) } catch { failure = error }
+                try writer.encoded(entitlement)
             }
             writer.key("transaction")
-            do throws(WalletError) { try transaction.write(to: &writer) } catch { failure = failure ?? error }
+            try transaction.write(to: &writer)
         }
-        if let failure { throw failure }
     }
 
     static func response(for result: MutationResult, context: WalletRequestContext) throws(WalletError) -> Response {
