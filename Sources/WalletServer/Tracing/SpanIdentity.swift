@@ -1,4 +1,5 @@
 import Tracing
+import WalletCore
 
 /// A span's place in its trace, as W3C Trace Context (`traceparent`) writes it: a 16-byte trace
 /// id and an 8-byte span id, neither all zeros, and whether the trace is sampled (recorded).
@@ -74,14 +75,9 @@ public struct SpanIdentity: Sendable, Hashable {
     /// keeps a hostile header from costing more than a glance.
     static let traceparentBytesMax = 512
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
+    /// `value`'s eight bytes, big-endian, as 16 lowercase hex digits.
     static func hex(_ value: UInt64) -> String {
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in 0..<16 {
-            bytes[index] = hexDigits[Int(truncatingIfNeeded: (value >> UInt64(60 - 4 * index)) & 0xF)]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        withUnsafeBytes(of: value.bigEndian) { Hex.encode($0) }
     }
 
     /// Up to 16 lowercase hex digits as a number; nil for anything else (uppercase included,
@@ -90,12 +86,7 @@ public struct SpanIdentity: Sendable, Hashable {
         guard !digits.isEmpty, digits.count <= 16 else { return nil }
         var value: UInt64 = 0
         for digit in digits {
-            let nibble: UInt8
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = digit - UInt8(ascii: "a") + 10
-            default: return nil
-            }
+            guard !(UInt8(ascii: "A")...UInt8(ascii: "F")).contains(digit), let nibble = Hex.value(digit) else { return nil }
             value = value << 4 | UInt64(nibble)
         }
         return value
