@@ -113,8 +113,8 @@ public struct LotQuery: Sendable, Equatable {
 
     /// Refuses a page size outside `1...Limits.pageSizeMax` and a lot id below 1.
     package func validate() throws(WalletError) {
-        guard (1...Limits.pageSizeMax).contains(limit) else { throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)") }
-        if let after, after < 1 { throw .invalidRequest("after must be a positive lot id") }
+        try Validate.pageSize(limit)
+        if let after, after < 1 { throw .invalidRequest("after must be a positive lot id", field: "after") }
     }
 }
 

@@ -430,9 +430,7 @@ public struct HistoryQuery: Sendable, Equatable {
 
     /// The period bounds in the ledger's timestamp format, once the query is valid.
     package func validated() throws(WalletError) -> (from: String?, to: String?) {
-        guard (1...Limits.pageSizeMax).contains(limit) else {
-            throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)", field: "limit")
-        }
+        try Validate.pageSize(limit)
         if let after, after < 1 { throw .invalidRequest("after must be a positive seq", field: "after") }
         return try ExportQuery(from: from, to: to).bounds()
     }

@@ -247,9 +247,7 @@ public struct NotificationQuery: Sendable, Equatable {
     /// The cursor's parts once the query is valid: the last notification's receipt time (the
     /// ledger's 24-character format) and its UUID, which together order notifications.
     package func validated() throws(WalletError) -> (receivedAt: String, notificationUUID: String)? {
-        guard (1...Limits.pageSizeMax).contains(limit) else {
-            throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)", field: "limit")
-        }
+        try Validate.pageSize(limit)
         guard let before else { return nil }
         let refusal = WalletError.invalidRequest("before must be the previous page's next, as answered", field: "before")
         // Split by bytes, not characters, and hold the UUID part to the rule every recorded

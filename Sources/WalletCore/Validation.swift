@@ -32,6 +32,13 @@ public struct RequestField: Sendable, Equatable, ExpressibleByStringInterpolatio
 /// with the same words. Each throws `WalletError.invalidRequest` naming the field, and carrying
 /// its request member when it has one.
 package enum Validate {
+    /// A page's size: 1 to `Limits.pageSizeMax` (history, lots, notifications).
+    package static func pageSize(_ limit: Int) throws(WalletError) {
+        guard (1...Limits.pageSizeMax).contains(limit) else {
+            throw .invalidRequest("limit must be between 1 and \(Limits.pageSizeMax)", field: "limit")
+        }
+    }
+
     /// An identifier: an idempotency key, a store transaction id or a product id; 1–255 bytes of
     /// visible ASCII.
     package static func asciiIdentifier(_ value: String, field: RequestField) throws(WalletError) {
