@@ -90,6 +90,14 @@ struct CLI {
         return try output.json()
     }
 
+    /// Runs `sql` on this scratch database with the sqlite3 shell, as an operator (or an
+    /// attacker with the file) would, and requires that it worked.
+    func sqlite3(_ sql: String) async throws {
+        let shell = try ChildProcess("/usr/bin/env", ["sqlite3", databasePath, sql])
+        await shell.exited()
+        try #require(shell.terminationStatus == 0, "sqlite3 is needed for this test: \(sql)")
+    }
+
     /// A catalog with com.example.consume5credits.
     static func withCatalog() async throws -> CLI {
         let cli = try CLI()

@@ -161,10 +161,7 @@ struct CLITests {
         let cli = try await CLI.withCatalog()
         _ = try await cli.grant("p1", "T1")
         _ = try await cli.json("spend", "--player", "p1", "--amount", "1", "--key", "k1")
-        let sqlite = try ChildProcess(
-            "/usr/bin/env", ["sqlite3", cli.databasePath, "DROP TRIGGER postings_append_only_update; UPDATE postings SET amount = 2 WHERE seq = 2 AND amount = 1;"])
-        await sqlite.exited()
-        try #require(sqlite.terminationStatus == 0, "sqlite3 is needed for this test")
+        try await cli.sqlite3("DROP TRIGGER postings_append_only_update; UPDATE postings SET amount = 2 WHERE seq = 2 AND amount = 1;")
         let output = try await cli.run("verify", "--json")
         #expect(output.status == 1)
         let report = try output.json()

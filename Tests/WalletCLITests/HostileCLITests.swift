@@ -49,9 +49,7 @@ struct HostileCLITests {
     @Test("another program's SQLite database is refused and left byte for byte untouched")
     func foreignDatabaseUntouched() async throws {
         let cli = try CLI()
-        let sqlite = try ChildProcess("/usr/bin/sqlite3", [cli.databasePath, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');"])
-        await sqlite.exited()
-        #expect(sqlite.terminationStatus == 0)
+        try await cli.sqlite3("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
         let before = try Data(contentsOf: URL(fileURLWithPath: cli.databasePath))
         let output = try await cli.run("balance", "--player", "p1", "--json")
         #expect(output.status != 0 && output.errorCode() == "unsupported_database", "\(output.stderr)")

@@ -13,10 +13,6 @@ import WalletTestSupport
 /// the order they arrive, answers 200, and can be told to hang on the next delivery (read it,
 /// never answer) until released.
 final class WebhookReceiver: Sendable {
-    struct ReceiverFailure: Error, CustomStringConvertible {
-        var description: String
-    }
-
     struct Arrival: Sendable, Equatable {
         var id: String
         var seq: Int64
@@ -41,24 +37,7 @@ final class WebhookReceiver: Sendable {
     let port: Int
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw ReceiverFailure(description: "socket() failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 && listen(listener, 64) == 0
-            }
-        }
-        guard listening else {
-            close(listener)
-            throw ReceiverFailure(description: "the receiver cannot listen: errno \(errno)")
-        }
-        self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try LoopbackSocket.listen()
         Thread.detachNewThread { self.acceptConnections() }
     }
 

@@ -32,6 +32,28 @@ public final class LoopbackSocket: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// A listening socket on 127.0.0.1 at a port the kernel picks, for a stand-in server that
+    /// reads raw connections (a receiver that hangs, a collector that never accepts).
+    public static func listen(backlog: Int32 = 64) throws -> (descriptor: Int32, port: Int) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 && Glibc.listen(descriptor, backlog) == 0
+            }
+        }
+        guard listening else {
+            close(descriptor)
+            throw Failure(description: "cannot listen on 127.0.0.1: errno \(errno)")
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
     /// Bytes read by `readResponse` beyond the response it returned.
     private var pending: [UInt8] = []
 

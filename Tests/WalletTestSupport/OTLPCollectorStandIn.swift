@@ -117,24 +117,9 @@ public final class HangingListener: Sendable {
     public let url: String
 
     public init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (descriptor, port) = try LoopbackSocket.listen()
         self.descriptor = descriptor
-        guard descriptor >= 0 else { throw LoopbackSocket.Failure(description: "socket() failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 64) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard listening else {
-            close(descriptor)
-            throw LoopbackSocket.Failure(description: "cannot listen on 127.0.0.1: errno \(errno)")
-        }
-        url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+        url = "http://127.0.0.1:\(port)"
     }
 
     deinit { close(descriptor) }
