@@ -3,7 +3,7 @@
 import { $, cell, element, row, text } from "./dom.js";
 import { api, walletPath } from "./api.js";
 import { submitting, value, wholeNumber } from "./forms.js";
-import { page } from "./page.js";
+import { fillPlayerTable, page } from "./page.js";
 
 /// One purchase or change behind an entitlement, as a sentence: what, when, from where, and
 /// whether it still counts (a refunded purchase does not).
@@ -22,21 +22,10 @@ function entitlementUntil(entitlement) {
 }
 
 export async function loadEntitlements() {
-  const error = $("#entitlements-error");
-  error.textContent = "";
-  try {
-    const { data } = await api("GET", walletPath(page.player, "/entitlements"));
-    $("#entitlements tbody").replaceChildren(...data.entitlements.map((entitlement) => {
-      const list = element("ul", { className: "items" }, ...(entitlement.items || []).map((item) => element("li", { textContent: describeItem(item) })));
-      return row(cell(entitlement.name, "wrap"), entitlement.active ? "yes" : "no", entitlementUntil(entitlement), element("td", { className: "wrap" }, list));
-    }));
-    $("#entitlements").hidden = data.entitlements.length === 0;
-    $("#entitlements-none").hidden = data.entitlements.length !== 0;
-  } catch (problem) {
-    $("#entitlements").hidden = true;
-    $("#entitlements-none").hidden = true;
-    error.textContent = problem.detail;
-  }
+  await fillPlayerTable("entitlements", "/entitlements", "entitlements", (entitlement) => {
+    const list = element("ul", { className: "items" }, ...(entitlement.items || []).map((item) => element("li", { textContent: describeItem(item) })));
+    return row(cell(entitlement.name, "wrap"), entitlement.active ? "yes" : "no", entitlementUntil(entitlement), element("td", { className: "wrap" }, list));
+  });
 }
 
 /// Only the selected action's own field is sent (the API refuses another action's field rather

@@ -5,7 +5,7 @@ import { $, cell, element, row, button, signed, text, facts } from "./dom.js";
 import { api, kinds, walletPath, Problem } from "./api.js";
 import { clearErrors, showProblem, randomKey, submitting, value } from "./forms.js";
 import { drawBalance } from "./charts.js";
-import { page, roleIn } from "./page.js";
+import { fillPlayerTable, page, roleIn } from "./page.js";
 import { loadEntitlements } from "./entitlements.js";
 
 export async function findPlayer(event) {
@@ -46,22 +46,8 @@ function lotExpiry(lot) {
 }
 
 async function loadLots() {
-  const error = $("#lots-error");
-  error.textContent = "";
-  try {
-    const player = page.player;
-    const { data } = await api("GET", walletPath(player, "/lots"));
-    // Another player was opened meanwhile: this answer is not for the page shown.
-    if (player !== page.player) return;
-    $("#lots tbody").replaceChildren(...data.lots.map((lot) =>
-      row(lot.category, cell(lot.remaining, "amount"), cell(lot.amount, "amount"), lot.currency, lotExpiry(lot), cell(lot.source_seq, "amount"))));
-    $("#lots").hidden = data.lots.length === 0;
-    $("#lots-none").hidden = data.lots.length !== 0;
-  } catch (problem) {
-    $("#lots").hidden = true;
-    $("#lots-none").hidden = true;
-    error.textContent = problem.detail;
-  }
+  await fillPlayerTable("lots", "/lots", "lots", (lot) =>
+    row(lot.category, cell(lot.remaining, "amount"), cell(lot.amount, "amount"), lot.currency, lotExpiry(lot), cell(lot.source_seq, "amount")));
 }
 
 /// One idempotency key per hold and reason sent from this page: a second click, or a retry after a
@@ -111,33 +97,19 @@ export function releaseHold(event) {
 }
 
 async function loadHolds() {
-  const error = $("#holds-error");
-  error.textContent = "";
-  try {
-    const player = page.player;
-    const { data } = await api("GET", walletPath(player, "/holds"));
-    // Another player was opened meanwhile: this answer is not for the page shown.
-    if (player !== page.player) return;
-    $("#holds tbody").replaceChildren(...data.holds.map((hold) => {
-      const actions = element("td");
-      if (hold.status === "open" && roleIn("support")) {
-        const control = button("Release", "Release hold " + hold.id, () => openRelease(hold, control));
-        actions.append(control);
-      }
-      const amount = text(hold.amount) + (hold.captured !== undefined && hold.captured !== null ? " (captured " + hold.captured + ")" : "");
-      return row(cell(hold.id, "wrap"), hold.status, cell(amount, "amount"), hold.currency, hold.expires_at, cell(hold.hold_seq, "amount"), actions);
-    }));
-    $("#holds").hidden = data.holds.length === 0;
-    $("#holds-none").hidden = data.holds.length !== 0;
-    // The form closes with its hold: another player's page, or the hold no longer open.
-    if (releasing && !data.holds.some((hold) => hold.id === releasing.hold.id && hold.status === "open")) {
-      $("#release-form").hidden = true;
-      releasing = null;
+  const data = await fillPlayerTable("holds", "/holds", "holds", (hold) => {
+    const actions = element("td");
+    if (hold.status === "open" && roleIn("support")) {
+      const control = button("Release", "Release hold " + hold.id, () => openRelease(hold, control));
+      actions.append(control);
     }
-  } catch (problem) {
-    $("#holds").hidden = true;
-    $("#holds-none").hidden = true;
-    error.textContent = problem.status === 403 ? "Holds are not shown to this key: " + problem.detail : problem.detail;
+    const amount = text(hold.amount) + (hold.captured !== undefined && hold.captured !== null ? " (captured " + hold.captured + ")" : "");
+    return row(cell(hold.id, "wrap"), hold.status, cell(amount, "amount"), hold.currency, hold.expires_at, cell(hold.hold_seq, "amount"), actions);
+  }, (problem) => problem.status === 403 ? "Holds are not shown to this key: " + problem.detail : problem.detail);
+  // The form closes with its hold: another player's page, or the hold no longer open.
+  if (data && releasing && !data.holds.some((hold) => hold.id === releasing.hold.id && hold.status === "open")) {
+    $("#release-form").hidden = true;
+    releasing = null;
   }
 }
 
