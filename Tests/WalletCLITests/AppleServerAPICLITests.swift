@@ -4,7 +4,7 @@ import WalletTestSupport
 
 /// `redeem-apple --receipt`, `apple lookup` and `apple catch-up`, run as a separate process
 /// against the stand-in App Store Server API.
-@Suite("App Store Server API commands")
+@Suite("App Store Server API commands", .throttled)
 struct AppleServerAPICLITests {
     @Test("a receipt, an order lookup with --credit-to, and a catch-up, configured by flags or by environment")
     func commands() async throws {

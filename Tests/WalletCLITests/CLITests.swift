@@ -4,7 +4,7 @@ import Testing
 import WalletCore
 import WalletTestSupport
 
-@Suite("The wallet CLI, run as a process")
+@Suite("The wallet CLI, run as a process", .throttled)
 struct CLITests {
     @Test("products set and list")
     func products() async throws {
@@ -216,7 +216,7 @@ struct CLITests {
     }
 }
 
-@Suite("Argument parsing")
+@Suite("Argument parsing", .throttled)
 struct ParsingTests {
     @Test("options parse into the commands' fields")
     func parse() throws {
@@ -237,7 +237,7 @@ struct ParsingTests {
     }
 }
 
-@Suite("Auditors' CLI")
+@Suite("Auditors' CLI", .throttled)
 struct AuditCLITests {
     @Test("export to a file, verify it offline against the head, catch an edit, and a statement")
     func exportAndVerify() async throws {
@@ -295,7 +295,7 @@ struct AuditCLITests {
     }
 }
 
-@Suite("wallet bench")
+@Suite("wallet bench", .throttled)
 struct BenchCLITests {
     @Test("bench runs both paths on fresh databases and reports rates, latencies and verify")
     func bench() async throws {
@@ -313,7 +313,7 @@ struct BenchCLITests {
     }
 }
 
-@Suite("wallet redeem-apple")
+@Suite("wallet redeem-apple", .throttled)
 struct RedeemAppleCLITests {
     @Test("verifies and credits once from a file or stdin, with the root and bundle from flags or environment")
     func redeem() async throws {
@@ -353,7 +353,7 @@ extension CLI {
     }
 }
 
-@Suite("Bonuses, lots and expiry from the CLI")
+@Suite("Bonuses, lots and expiry from the CLI", .throttled)
 struct LotsCLITests {
     @Test("wallet bonus gives an expiring lot and wallet lots lists it first; wallet expire books nothing before its time (the booking itself is tested with a controlled clock in the core suites)")
     func bonusLotsExpire() async throws {

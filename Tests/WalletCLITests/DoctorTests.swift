@@ -5,7 +5,7 @@ import WalletStores
 import WalletTestSupport
 
 /// `wallet doctor`, run as a separate process on a healthy deployment and on broken ones.
-@Suite("wallet doctor")
+@Suite("wallet doctor", .throttled)
 struct DoctorTests {
     /// The checks of a `doctor --json` run, by name.
     static func checks(_ output: CommandOutput) throws -> [String: (status: String, detail: String)] {

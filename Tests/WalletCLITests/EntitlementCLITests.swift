@@ -3,7 +3,7 @@ import Testing
 import WalletCore
 import WalletTestSupport
 
-@Suite("Entitlements in the CLI")
+@Suite("Entitlements in the CLI", .throttled)
 struct EntitlementCLITests {
     @Test("products set takes a type, an entitlement and a duration; products list shows them; bad ones are refused")
     func catalog() async throws {

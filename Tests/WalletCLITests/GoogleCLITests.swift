@@ -7,7 +7,7 @@ import WalletTestSupport
 
 /// Google Play end to end: `wallet serve` and the Google commands, as separate processes, against
 /// the stand-in Google (OAuth token endpoint, Android Publisher API, JWKS).
-@Suite("Google Play, served")
+@Suite("Google Play, served", .throttled)
 struct GoogleCLITests {
     @Test("a purchase redeemed over HTTP is credited once and consumed by the server; a push with Google's token voids it; a forged push is 401; lookup, outbox and catch-up agree")
     func served() async throws {

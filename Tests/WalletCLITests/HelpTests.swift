@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import WalletCore
+import WalletTestSupport
 
-@Suite("Help texts")
+@Suite("Help texts", .throttled)
 struct HelpTests {
     /// Every command's path (`["keys", "create"]`), from the parser's own description of the tree.
     static func commandPaths() async throws -> [[String]] {

@@ -4,7 +4,7 @@ import WalletTestSupport
 
 /// What a careless operator does at a shell: output to a full device, an export over a device
 /// node or a link, the wallet pointed at another program's database.
-@Suite("Operator mistakes")
+@Suite("Operator mistakes", .throttled)
 struct HostileCLITests {
     @Test("keys create into /dev/full exits non-zero and revokes the key whose secret was lost")
     func outputToFullDevice() async throws {

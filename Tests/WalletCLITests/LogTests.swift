@@ -4,7 +4,7 @@ import Testing
 import WalletCore
 import WalletTestSupport
 
-@Suite("wallet serve's logs, as a process")
+@Suite("wallet serve's logs, as a process", .throttled)
 struct LogTests {
     /// The first `"secret": "..."` of an answer.
     static func secret(in body: String?) -> String? {

@@ -5,7 +5,7 @@ import WalletTestSupport
 
 /// The CLI on PostgreSQL: every ledger command takes a postgres:// URL, and `wallet copy` moves a
 /// ledger between SQLite and PostgreSQL and back, ending at the same head hash.
-@Suite("The CLI on PostgreSQL, and wallet copy", .enabled(if: TestBackend.all.contains(.postgres)))
+@Suite("The CLI on PostgreSQL, and wallet copy", .enabled(if: TestBackend.all.contains(.postgres)), .throttled)
 struct PostgresCLITests {
     @Test("SQLite → PostgreSQL → SQLite ends at the same head hash, and each copy runs the ledger commands")
     func roundTrip() async throws {

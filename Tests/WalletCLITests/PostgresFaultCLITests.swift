@@ -8,7 +8,7 @@ import WalletTestSupport
 /// `wallet serve` on a PostgreSQL server that stops answering: SIGTERM still ends the process
 /// within its bounded drain. The cluster is the test's own (freezing the shared one would stall
 /// the tests running beside it).
-@Suite("wallet serve when PostgreSQL hangs", .enabled(if: TestBackend.all.contains(.postgres)))
+@Suite("wallet serve when PostgreSQL hangs", .enabled(if: TestBackend.all.contains(.postgres)), .throttled)
 struct PostgresFaultCLITests {
     /// Far beyond the drain's bound (20 s); reached only if the process never exits.
     static let exitDeadlineSeconds = 180

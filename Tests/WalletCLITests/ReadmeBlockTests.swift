@@ -17,7 +17,7 @@ import WalletTestSupport
 /// output); a comment after a blank line, or at the top of a block, is prose. Each shown line
 /// must match one printed line (stdout and stderr together), in order; `...` stands for any text.
 /// Printed lines the README does not show are allowed.
-@Suite("The README's shell blocks")
+@Suite("The README's shell blocks", .throttled)
 struct ReadmeBlockTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

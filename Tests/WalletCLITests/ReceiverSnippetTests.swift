@@ -6,7 +6,7 @@ import WalletTestSupport
 
 /// The README's receivers, checked against the wallet's own signatures: the Python one run as
 /// the README prints it, the Swift one below (the test also checks that it is the README's text).
-@Suite("The README's webhook receivers")
+@Suite("The README's webhook receivers", .throttled)
 struct ReceiverSnippetTests {
     static let readme: String = {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

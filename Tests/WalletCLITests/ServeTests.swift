@@ -29,7 +29,7 @@ func send(_ method: String, _ url: String, headers: [String: String] = [:], body
     return (http.statusCode, String(decoding: data, as: UTF8.self))
 }
 
-@Suite("wallet serve and wallet keys, as processes")
+@Suite("wallet serve and wallet keys, as processes", .throttled)
 struct ServeTests {
     @Test("keys are created with their secret once, listed without it, and revoked")
     func keys() async throws {

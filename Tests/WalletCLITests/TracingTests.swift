@@ -5,7 +5,7 @@ import WalletTestSupport
 /// `wallet serve` exporting traces over OTLP/HTTP (JSON) to a stand-in collector, as a separate
 /// process: the tracer is bootstrapped once per process, and the last spans are sent when the
 /// server stops.
-@Suite("Traces")
+@Suite("Traces", .throttled)
 struct TracingTests {
     /// A player id that appears in request paths only: no span may carry it.
     static let player = "player-7f3a9c"

@@ -189,7 +189,7 @@ extension CLI {
     }
 }
 
-@Suite("wallet webhooks and the sender in wallet serve, as processes")
+@Suite("wallet webhooks and the sender in wallet serve, as processes", .throttled)
 struct WebhookCLITests {
     @Test("wallet serve killed (SIGKILL) while an endpoint hangs mid-delivery loses nothing: after a restart every event arrives, in seq order, signed")
     func serveKilledMidDeliveryLosesNothing() async throws {

@@ -3,7 +3,7 @@ import Testing
 @testable import WalletCore
 import WalletTestSupport
 
-@Suite("API key storage")
+@Suite("API key storage", .throttled)
 struct APIKeyStorageTests {
     @Test("revoking: an unknown or look-alike id is not_found and changes nothing; revoking twice answers the first revocation", arguments: TestBackend.all)
     func revoke(backend: TestBackend) async throws {

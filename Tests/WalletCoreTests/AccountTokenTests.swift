@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 /// Account tokens derived from player ids (UUIDv5) and the two ways a token binds a purchase.
-@Suite("Account tokens")
+@Suite("Account tokens", .throttled)
 struct AccountTokenTests {
     @Test("UUIDv5 matches RFC 9562 and Python's uuid.uuid5 (UTF-8 names, version 5, RFC variant)")
     func knownVectors() throws {

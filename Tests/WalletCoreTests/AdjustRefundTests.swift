@@ -2,7 +2,7 @@ import Testing
 @testable import WalletCore
 import WalletTestSupport
 
-@Suite("Adjustments by support")
+@Suite("Adjustments by support", .throttled)
 struct AdjustTests {
     func adjust(_ ledger: TestLedger, _ amount: Int64, key: String = "a1", allowNegative: Bool = false) async throws -> MutationResult {
         try await ledger.store.adjust(
@@ -62,7 +62,7 @@ struct AdjustTests {
     }
 }
 
-@Suite("Refunds claw back a purchase")
+@Suite("Refunds claw back a purchase", .throttled)
 struct RefundTests {
     func refund(_ ledger: TestLedger, _ transactionID: String = "T1", percentage: Int64 = 100, policy: RefundPolicy = .debt) async throws -> MutationResult {
         try await ledger.store.refund(RefundRequest(store: "apple", storeTransactionID: transactionID, percentage: percentage, policy: policy, actor: "store"))
@@ -166,7 +166,7 @@ struct RefundTests {
     }
 }
 
-@Suite("Idempotency scopes per caller class")
+@Suite("Idempotency scopes per caller class", .throttled)
 struct KeyScopeTests {
     @Test("a player's spend cannot occupy the key of a support adjustment, nor the reverse", arguments: TestBackend.all)
     func spendAndAdjustmentScopes(_ backend: TestBackend) async throws {

@@ -7,7 +7,7 @@ import WalletTestSupport
 
 /// A StoreKit 1 app receipt is read without being trusted, only for a transaction id to ask
 /// Apple about; whatever it holds, reading it never crashes and never yields a made-up id.
-@Suite("App receipts (StoreKit 1)")
+@Suite("App receipts (StoreKit 1)", .throttled)
 struct AppReceiptTests {
     typealias Attribute = TestReceipt.Attribute
 

@@ -7,7 +7,7 @@ import WalletTestSupport
 
 /// The App Store Server API paths, against a stand-in Apple on 127.0.0.1: StoreKit 1 receipts,
 /// order lookups, notification catch-up, and the client's retries and refusals.
-@Suite("App Store Server API (stand-in Apple)")
+@Suite("App Store Server API (stand-in Apple)", .throttled)
 struct AppStoreServerAPIClientTests {
     static let authority = AppleTests.authority
 

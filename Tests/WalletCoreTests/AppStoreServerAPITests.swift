@@ -3,9 +3,10 @@ import Foundation
 import Testing
 @testable import WalletApple
 @testable import WalletCore
+import WalletTestSupport
 
 /// The wallet's own App Store Server API tokens, written through the one JWS type.
-@Suite("App Store Server API credentials")
+@Suite("App Store Server API credentials", .throttled)
 struct AppStoreServerAPITests {
     typealias Token = AppStoreServerAPICredentials.Token
 

@@ -4,7 +4,7 @@ import Testing
 @testable import WalletCore
 import WalletTestSupport
 
-@Suite("App Store Server Notifications V2")
+@Suite("App Store Server Notifications V2", .throttled)
 struct AppleNotificationTests {
     static let authority = AppleTests.authority
 
@@ -155,7 +155,7 @@ struct AppleNotificationTests {
 
 /// Apple retries on its own schedule, hours apart: reports arrive in any order, and the end
 /// state must match the latest one Apple signed.
-@Suite("Refund reports in any order")
+@Suite("Refund reports in any order", .throttled)
 struct RefundOrderTests {
     static let authority = AppleTests.authority
     static let hour: Int64 = 3_600_000

@@ -7,7 +7,7 @@ import Testing
 import WalletTestSupport
 import X509
 
-@Suite("Apple StoreKit 2 transactions, verified offline")
+@Suite("Apple StoreKit 2 transactions, verified offline", .throttled)
 struct AppleTests {
     static let authority = try! AppleTestAuthority()
 

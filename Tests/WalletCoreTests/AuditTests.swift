@@ -5,7 +5,7 @@ import Testing
 import WalletTestSupport
 
 /// Exports that prove themselves: written by the store, checked by `ExportFileVerifier` alone.
-@Suite("Exports, statements and offline verification")
+@Suite("Exports, statements and offline verification", .throttled)
 struct AuditTests {
     /// Nine transactions over three days, with a hostile note and metadata.
     static func ledger(_ backend: TestBackend) async throws -> (TestLedger, TestClock) {

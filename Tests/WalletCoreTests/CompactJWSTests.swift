@@ -5,7 +5,7 @@ import Testing
 import WalletTestSupport
 
 /// The one compact JWS reader that player tokens and App Store signed data go through.
-@Suite("Compact JWS")
+@Suite("Compact JWS", .throttled)
 struct CompactJWSTests {
     struct Header: Decodable {
         var alg: String

@@ -9,7 +9,7 @@ import WalletTestSupport
 /// Consumption answers: queued in the write that records Apple's CONSUMPTION_REQUEST (only
 /// when the operator answers), sent from the outbox until Apple accepts, refuses, or the
 /// deadline passes, and picked up again after a restart.
-@Suite("Consumption answers (outbox)")
+@Suite("Consumption answers (outbox)", .throttled)
 struct ConsumptionReplyTests {
     static let authority = AppleTests.authority
     static let policy = try! ConsumptionReplyPolicy(sampleContentProvided: true, refundPreference: "DECLINE")

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 /// Every write decided without a database: what `Decide` plans from a snapshot, and what it refuses.
-@Suite("Decisions (Core, no database)")
+@Suite("Decisions (Core, no database)", .throttled)
 struct DecideTests {
     /// 2026-11-22T12:00:00.000Z.
     static let now = Date(timeIntervalSince1970: 1_795_348_800)

@@ -10,7 +10,7 @@ import WalletTestSupport
 /// non-consumable granted once, passes folded by purchase date whatever the order of redemption,
 /// refunds and reversals recomputing the end, restores granting nothing twice, and Google
 /// acknowledging (never consuming) what a player keeps.
-@Suite("Entitlements through the stores")
+@Suite("Entitlements through the stores", .throttled)
 struct EntitlementStoreTests {
     static let authority = AppleTests.authority
     static let dayMillis: Int64 = 86_400_000

@@ -8,7 +8,7 @@ import WalletTestSupport
 
 /// Entitlements: the rules as plain functions (periods, calendar arithmetic, the fold), then the
 /// ledger on both stores through grants, refunds and support's changes.
-@Suite("Entitlements")
+@Suite("Entitlements", .throttled)
 struct EntitlementTests {
     // MARK: - Rules
 

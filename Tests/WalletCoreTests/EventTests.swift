@@ -4,7 +4,7 @@ import Testing
 @testable import WalletSQL
 import WalletTestSupport
 
-@Suite("Events and webhook rules")
+@Suite("Events and webhook rules", .throttled)
 struct EventRuleTests {
     @Test("event types parse from names and lists; unknown, empty and mixed-with-* lists are refused")
     func typeLists() throws {
@@ -123,7 +123,7 @@ struct EventRuleTests {
     }
 }
 
-@Suite("Event feed and webhook endpoints in the store")
+@Suite("Event feed and webhook endpoints in the store", .throttled)
 struct EventStoreTests {
     /// Every kind of event, for `p1`: purchase, spend, adjustment, bonus, hold + capture, hold +
     /// release, hold + expiry, refund, refund reversal, an entitlement grant, a lot's expiry.

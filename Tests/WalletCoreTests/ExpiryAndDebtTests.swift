@@ -9,7 +9,7 @@ import WalletTestSupport
 /// debit settles its wallet first (expired holds released, expired lots booked), the sweep always
 /// makes progress, and holds are resolved by the kind of caller that placed them. On both stores,
 /// with a controlled clock; each test failed on the code before these rules.
-@Suite("Expiry, holds and debt together")
+@Suite("Expiry, holds and debt together", .throttled)
 struct ExpiryAndDebtTests {
     static func hold(_ ledger: TestLedger, _ player: PlayerID, _ amount: Int64, key: String, seconds: Int64 = 600, actor: String = "game") async throws -> HoldResult {
         try await ledger.store.createHold(HoldRequest(playerID: player, amount: amount, expiresInSeconds: seconds, idempotencyKey: key, actor: actor))
@@ -294,7 +294,7 @@ struct ExpiryAndDebtTests {
 /// A wallet of very many lots (issue 22, finding 6): a debit drawing from 50,000 lots binds no
 /// statement past the engines' parameter limits, and a wallet at its open-lot limit refuses the
 /// credit that would make another lot, with a clear error, writing nothing.
-@Suite("Wallets of many lots")
+@Suite("Wallets of many lots", .throttled)
 struct ManyLotsTests {
     /// Turns a wallet's one adjustment lot of `count` credits into `count` lots of 1, as many
     /// bonuses would have left it (the lots are not part of the hash chain; verify checks them).

@@ -9,7 +9,7 @@ import _CryptoExtras
 /// The Google Play client against a stand-in Google on 127.0.0.1: the service-account key
 /// file, access tokens (one exchange for concurrent callers, renewal, refusals), the three
 /// Android Publisher calls with their retries and refusals, and push authentication.
-@Suite("Google Play client (stand-in Google)")
+@Suite("Google Play client (stand-in Google)", .throttled)
 struct GooglePlayClientTests {
     static let productID = "com.example.game.gems100"
 

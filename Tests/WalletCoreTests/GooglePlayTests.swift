@@ -7,7 +7,7 @@ import Testing
 @testable import WalletSQL
 import WalletTestSupport
 
-@Suite("Google Play purchases")
+@Suite("Google Play purchases", .throttled)
 struct GooglePlayTests {
     static let package = "com.example.game"
 

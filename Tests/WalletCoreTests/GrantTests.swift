@@ -3,7 +3,7 @@ import Testing
 @testable import WalletCore
 import WalletTestSupport
 
-@Suite("Grants: a store transaction credits exactly once")
+@Suite("Grants: a store transaction credits exactly once", .throttled)
 struct GrantTests {
     @Test("a grant credits credits × 1 and posts against the store account", arguments: TestBackend.all)
     func grant(_ backend: TestBackend) async throws {

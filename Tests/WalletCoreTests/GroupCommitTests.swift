@@ -9,7 +9,7 @@ import Testing
 import WalletTestSupport
 
 /// The group commit keeps every ledger rule, whatever lands in one batch.
-@Suite("Group commit")
+@Suite("Group commit", .throttled)
 struct GroupCommitTests {
     /// A store on `backend` in `mode`; a deterministic one stamps a fixed time and numbers its
     /// transaction ids in order, so two ledgers built alike can be compared hash for hash.

@@ -6,7 +6,7 @@ import WalletTestSupport
 
 /// Holds on both stores, with a controlled clock: reserve, capture (all or part), release,
 /// expiry, exactly once; and racing on one wallet keeps every invariant.
-@Suite("Holds")
+@Suite("Holds", .throttled)
 struct HoldTests {
     static func hold(_ ledger: TestLedger, _ player: PlayerID, _ amount: Int64, key: String, seconds: Int64 = 600) async throws -> HoldResult {
         try await ledger.store.createHold(HoldRequest(playerID: player, amount: amount, expiresInSeconds: seconds, reason: "match fee", idempotencyKey: key, actor: "game"))

@@ -7,7 +7,7 @@ import WalletTestSupport
 /// Input an attacker or a careless operator sends: out-of-range dates and numbers, JSON that
 /// parsers read differently, records deeper than a reader accepts. None may trap, and what is
 /// accepted must read back exactly.
-@Suite("Hostile input is refused at the door, never trapped on")
+@Suite("Hostile input is refused at the door, never trapped on", .throttled)
 struct HostileInputTests {
     @Test("RFC 3339: strict fields, years 0001 to 9999 in UTC, nothing wrapped around")
     func timestamps() throws {

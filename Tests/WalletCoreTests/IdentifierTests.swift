@@ -6,7 +6,7 @@ import WalletTestSupport
 
 /// Look-alike identifiers: Swift's `String ==` compares canonical equivalence, SQLite compares
 /// bytes. Every place the wallet compares or hashes ids must agree with the database.
-@Suite("Identifiers are compared by their bytes and follow one syntax")
+@Suite("Identifiers are compared by their bytes and follow one syntax", .throttled)
 struct IdentifierTests {
     /// Pairs Swift's `String ==` finds equal, or a person cannot tell apart, with different bytes.
     static let lookAlikes: [(String, String)] = [

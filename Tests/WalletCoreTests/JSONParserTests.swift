@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 /// The wallet's JSON parser (request bodies at the door, metadata text, export lines) reads what
 /// JSONDecoder reads, the same way, refuses what is not JSON, and refuses numbers that would not
 /// be kept exactly as written (unless told it only reads, as for a store's signed payload).
-@Suite("JSON Lines parser")
+@Suite("JSON Lines parser", .throttled)
 struct JSONParserTests {
     static func parse(_ text: String) -> JSONValue? {
         JSONParser.value(of: Array(text.utf8))

@@ -6,7 +6,7 @@ import WalletTestSupport
 /// Issue 28: the answers sent most are written straight into bytes (`JSONWriter`), and those
 /// bytes are exactly `JSONEncoder`'s (`WalletJSON.data`), for staff and for players, whatever
 /// the strings hold: quotes, backslashes, every control character, U+2028, non-BMP characters.
-@Suite("JSON answers written as bytes")
+@Suite("JSON answers written as bytes", .throttled)
 struct JSONWriterTests {
     static func expectSameBytes<Value: Encodable>(_ value: Value, _ comment: Comment? = nil) throws {
         for audience in [Audience.staff, .player] {

@@ -4,7 +4,7 @@ import Testing
 @testable import WalletSQL
 import WalletTestSupport
 
-@Suite("Ledger copy")
+@Suite("Ledger copy", .throttled)
 struct LedgerCopyTests {
     @Test("a ledger longer than a copy page is copied whole, page by page, to either store and ends at the same head", arguments: TestBackend.all, TestBackend.all)
     func pages(source sourceBackend: TestBackend, target backend: TestBackend) async throws {

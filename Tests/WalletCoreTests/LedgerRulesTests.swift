@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 /// The ledger rules on their own, with no store: what any store that applies them must get.
-@Suite("Ledger rules, without a database")
+@Suite("Ledger rules, without a database", .throttled)
 struct LedgerRulesTests {
     static let purchase: LedgerTransaction = {
         var purchase = LedgerTransaction(draftOf: .purchase, playerID: "p1", currency: "credits", amount: 15, actor: "t")

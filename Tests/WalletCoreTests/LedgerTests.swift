@@ -3,7 +3,7 @@ import Testing
 @testable import WalletCore
 import WalletTestSupport
 
-@Suite("Concurrency: one effect per key")
+@Suite("Concurrency: one effect per key", .throttled)
 struct ConcurrencyTests {
     @Test("many tasks spending with one key debit once", arguments: TestBackend.all)
     func oneKey(_ backend: TestBackend) async throws {
@@ -34,7 +34,7 @@ struct ConcurrencyTests {
     }
 }
 
-@Suite("History")
+@Suite("History", .throttled)
 struct HistoryTests {
     @Test("pages go newest first and the cursor reaches every transaction once", arguments: TestBackend.all)
     func pagination(_ backend: TestBackend) async throws {
@@ -91,7 +91,7 @@ struct HistoryTests {
     }
 }
 
-@Suite("Verify: recomputes the ledger and names the first bad seq")
+@Suite("Verify: recomputes the ledger and names the first bad seq", .throttled)
 struct VerifyTests {
     /// Six transactions of every kind, then a tamper through a raw connection with the
     /// append-only triggers dropped, as someone with file access could.
@@ -164,7 +164,7 @@ struct VerifyTests {
     }
 }
 
-@Suite("Any sequence of operations keeps the ledger consistent")
+@Suite("Any sequence of operations keeps the ledger consistent", .throttled)
 struct SequenceTests {
     @Test("400 random grants, spends, adjustments, refunds and replays, then verify", arguments: TestBackend.all, [UInt64(1), 2, 3])
     func randomSequence(_ backend: TestBackend, seed: UInt64) async throws {

@@ -7,7 +7,7 @@ import WalletTestSupport
 /// Issue 28: a debit reads the lots it draws (through `lots_burn`, in burn order) and stops, so
 /// its cost does not grow with the wallet; lot lists are paged. On both stores, with a clock that
 /// goes back and forth so that dates and ids disagree, as they may after a clock change.
-@Suite("Lot reads in burn order")
+@Suite("Lot reads in burn order", .throttled)
 struct LotReadTests {
     static func bonus(_ ledger: TestLedger, _ player: PlayerID, _ amount: Int64, key: String, expiresAt: String? = nil) async throws {
         _ = try await ledger.store.bonus(BonusRequest(playerID: player, amount: amount, expiresAt: expiresAt, reasonCode: "event", idempotencyKey: key, actor: "game"))

@@ -1,8 +1,9 @@
 import Testing
 @testable import WalletCore
+import WalletTestSupport
 
 /// The lot rules alone: burn order, draws, debt repayment, expiry selection, capture splits.
-@Suite("Lot rules")
+@Suite("Lot rules", .throttled)
 struct LotRulesTests {
     static let now = "2026-11-22T12:00:00.000Z"
 

@@ -7,7 +7,7 @@ import WalletTestSupport
 /// Lots kept by the ledger's writes, on both stores: credits make lots, debits draw in burn
 /// order and record their breakdown, refunds take their purchase's lot first, debts are repaid
 /// before a new lot is made, and verify holds the lots to the balances.
-@Suite("Credit lots in the ledger")
+@Suite("Credit lots in the ledger", .throttled)
 struct LotTests {
     /// `category amount remaining` of the player's lots, oldest first.
     static func lots(_ ledger: TestLedger, _ player: String, _ currency: String = "credits") async throws -> [String] {

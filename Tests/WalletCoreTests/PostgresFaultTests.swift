@@ -10,7 +10,7 @@ import WalletTestSupport
 /// cannot take. Each test owns a cluster of its own (restarting the shared one would break the
 /// tests running beside it) and bounds its waiting with a generous deadline that fails the test:
 /// a write that never answers is the bug these tests hold off, not a slow one.
-@Suite("PostgreSQL faults", .enabled(if: TestBackend.all.contains(.postgres)))
+@Suite("PostgreSQL faults", .enabled(if: TestBackend.all.contains(.postgres)), .throttled)
 struct PostgresFaultTests {
     /// Far beyond what any of these waits takes when the writer works; reached only by a hang.
     static let deadlineSeconds = 300

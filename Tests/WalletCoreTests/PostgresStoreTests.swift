@@ -12,7 +12,7 @@ import WalletTestSupport
 /// What only PostgreSQL has: several processes' pools on one ledger, its own schema version and
 /// URL; and that it builds the very ledger SQLite builds. Skipped when PostgreSQL is neither
 /// installed nor named by WALLET_TEST_POSTGRES_URL, except under CI=true, where it must run.
-@Suite("PostgreSQL store", .enabled(if: TestBackend.all.contains(.postgres)))
+@Suite("PostgreSQL store", .enabled(if: TestBackend.all.contains(.postgres)), .throttled)
 struct PostgresStoreTests {
     /// Turns a fresh database into what version 5 wrote: a catalog of consumables only, no
     /// entitlements, no store voids or work leases, an outbox of consumptions only (no `action`).

@@ -10,7 +10,7 @@ import X509
 /// A StoreKit 1 receipt counts only once Apple's signature on it verifies, with a chain to a
 /// trusted root through Apple's receipt-signing certificate: what the wallet reads is what Apple
 /// signed.
-@Suite("App receipt signatures")
+@Suite("App receipt signatures", .throttled)
 struct ReceiptSignatureTests {
     static let authority = AppleTests.authority
 

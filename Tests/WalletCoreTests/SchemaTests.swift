@@ -8,7 +8,7 @@ import WalletStores
 import WalletTestSupport
 
 // SQLite only: the SQLite file's schema, pragmas and migrations; PostgresStoreTests holds PostgreSQL's.
-@Suite("Schema and storage settings")
+@Suite("Schema and storage settings", .throttled)
 struct SchemaTests {
     @Test("the embedded schema equals schema.sql byte for byte")
     func embeddedSchemaEqualsFile() throws {

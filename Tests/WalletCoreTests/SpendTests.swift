@@ -2,7 +2,7 @@ import Testing
 @testable import WalletCore
 import WalletTestSupport
 
-@Suite("Spends: idempotent, never below zero")
+@Suite("Spends: idempotent, never below zero", .throttled)
 struct SpendTests {
     @Test("a spend debits the wallet and credits @spend", arguments: TestBackend.all)
     func spend(_ backend: TestBackend) async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WalletTestSupport
 
 /// Every ledger suite runs on both stores, as a conformance suite does for each driver: a test
 /// that opens a store takes its backend from `TestBackend.all` (the fixtures have no default, so a
@@ -7,7 +8,7 @@ import Testing
 /// which these tests find by reading the suites' sources: a store opened on `.sqlite`, or a SQLite
 /// engine, GRDB connection or SQLite writer reached by hand, must carry a one-line `// SQLite only: <why>` comment
 /// directly above it, or above its `@Test`, its helper function or its `@Suite`.
-@Suite("Both stores by default")
+@Suite("Both stores by default", .throttled)
 struct StoreCoverageTests {
     /// The suites held to both stores, as directories beside this file's own.
     static let suites = ["WalletCoreTests", "WalletServerTests"]
@@ -84,7 +85,7 @@ struct StoreCoverageTests {
     @Test("the check finds a store opened on SQLite alone, and accepts one whose test, suite or line says why")
     func checkFindsUnexplainedSQLite() {
         let unexplained = """
-            @Suite("Spends")
+            @Suite("Spends", .throttled)
             struct SpendTests {
                 @Test("a spend")
                 func spend() async throws {
@@ -105,7 +106,7 @@ struct StoreCoverageTests {
             "S.swift:11: @Test(\"file\", arguments: [TestBackend.sqlite])",
         ])
         let explained = """
-            @Suite("Spends")
+            @Suite("Spends", .throttled)
             struct SpendTests {
                 // SQLite only: the test edits the file through a raw connection.
                 @Test("a tamper")
@@ -126,7 +127,7 @@ struct StoreCoverageTests {
             }
 
             // SQLite only: the SQLite file's pragmas and migrations.
-            @Suite("Schema")
+            @Suite("Schema", .throttled)
             struct SchemaTests {
                 @Test("pragmas")
                 func pragmas() async throws { _ = try await TestLedger(.sqlite) }

@@ -8,7 +8,7 @@ import WalletCore
 import WalletTestSupport
 
 /// Who may call what, stated here independently of the router, and checked against it.
-@Suite("Authentication and roles")
+@Suite("Authentication and roles", .throttled)
 struct AccessTests {
     enum Credential: String, CaseIterable, CustomTestStringConvertible {
         case none, admin, service, support, auditor, playerOwn, playerOther, revokedKey, expiredToken, forgedToken, garbage

@@ -6,7 +6,7 @@ import WalletTestSupport
 
 /// Issue 28: a mutation's answer (spends, purchases, bonuses, adjustments, refunds) is written
 /// straight into bytes, and they are exactly `JSONEncoder`'s, with and without an entitlement.
-@Suite("Mutation answers written as bytes")
+@Suite("Mutation answers written as bytes", .throttled)
 struct AnswerBytesTests {
     @Test("a mutation's answer: the bytes JSONEncoder writes, for staff and for players")
     func mutationAnswers() throws {

@@ -12,7 +12,7 @@ import WalletTestSupport
 @testable import WalletServer
 
 /// Connections an attacker or a broken client holds open.
-@Suite("Connections")
+@Suite("Connections", .throttled)
 struct ConnectionTests {
     /// Servers started by these tests log warnings and worse only, recorded rather than printed.
     let quietLogger = TestLogs.quiet("test")

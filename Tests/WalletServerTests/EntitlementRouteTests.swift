@@ -8,7 +8,7 @@ import Testing
 @testable import WalletServer
 import WalletTestSupport
 
-@Suite("Entitlement routes")
+@Suite("Entitlement routes", .throttled)
 struct EntitlementRouteTests {
     /// A pass (`vip` for 30 days, no credits) and a non-consumable (`level_pack_2`, 5 credits).
     static func addEntitlementProducts(_ server: TestServer) async throws {

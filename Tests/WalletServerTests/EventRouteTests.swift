@@ -7,7 +7,7 @@ import Testing
 @testable import WalletServer
 import WalletTestSupport
 
-@Suite("Event feed and webhook routes")
+@Suite("Event feed and webhook routes", .throttled)
 struct EventRouteTests {
     @Test("the feed: service, auditor and admin read it; players, support and no key do not; bad parameters are 400s", arguments: TestBackend.all)
     func feedAccess(_ backend: TestBackend) async throws {

@@ -8,7 +8,7 @@ import WalletTestSupport
 
 /// `invalid_request` problems name the request member at fault in `errors`, from the
 /// validation that knows it, so a client can show each beside its input.
-@Suite("Field errors")
+@Suite("Field errors", .throttled)
 struct FieldErrorTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var method: HTTPRequest.Method

@@ -10,7 +10,7 @@ import WalletTestSupport
 
 /// The Google Play routes over an in-memory Google: status codes, access, bodies, and what the
 /// ledger holds afterwards.
-@Suite("Google Play routes")
+@Suite("Google Play routes", .throttled)
 struct GoogleRouteTests {
     static func pushBody(_ id: String, _ notification: String) -> ByteBuffer {
         let data = Data((#"{"version":"1.0","packageName":"com.example.game","eventTimeMillis":"1","# + notification + "}").utf8).base64EncodedString()

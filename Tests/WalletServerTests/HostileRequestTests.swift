@@ -10,7 +10,7 @@ import WalletTestSupport
 /// What an attacker sends through the HTTP door: look-alike ids, JSON that parsers read
 /// differently, out-of-range dates and signed data. Each is a 4xx problem, nothing moves, and
 /// the ledger verifies afterwards.
-@Suite("Hostile requests")
+@Suite("Hostile requests", .throttled)
 struct HostileRequestTests {
     @Test("a player token for a look-alike of another player's id opens no wallet", arguments: TestBackend.all)
     func lookAlikeTokens(backend: TestBackend) async throws {

@@ -6,7 +6,7 @@ import WalletCore
 @testable import WalletServer
 import WalletTestSupport
 
-@Suite("The OpenAPI document")
+@Suite("The OpenAPI document", .throttled)
 struct OpenAPITests {
     func document() throws -> [String: Any] {
         try #require(JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])

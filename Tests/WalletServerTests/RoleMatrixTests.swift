@@ -4,7 +4,7 @@ import WalletCore
 import WalletTestSupport
 @testable import WalletServer
 
-@Suite("The role matrix")
+@Suite("The role matrix", .throttled)
 struct RoleMatrixTests {
     @Test("every route that takes credentials is in exactly one row of the role matrix, with exactly its access")
     func matrixIsTheRoutes() async throws {

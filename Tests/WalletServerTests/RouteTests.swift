@@ -9,7 +9,7 @@ import Testing
 @testable import WalletServer
 import WalletTestSupport
 
-@Suite("Ledger routes")
+@Suite("Ledger routes", .throttled)
 struct LedgerRouteTests {
     @Test("a purchase grant is created once; a replay answers the same body with the replay header", arguments: TestBackend.all)
     func grant(_ backend: TestBackend) async throws {
@@ -222,7 +222,7 @@ struct LedgerRouteTests {
     }
 }
 
-@Suite("Operations routes and error handling")
+@Suite("Operations routes and error handling", .throttled)
 struct OperationsRouteTests {
     @Test("health, readiness and metrics are open; every response carries X-Request-Id", arguments: TestBackend.all)
     func operations(_ backend: TestBackend) async throws {
@@ -309,7 +309,7 @@ struct OperationsRouteTests {
     }
 }
 
-@Suite("A live server")
+@Suite("A live server", .throttled)
 struct LiveServerTests {
     @Test("serves a spend over a real socket on 127.0.0.1", arguments: TestBackend.all)
     func live(_ backend: TestBackend) async throws {
@@ -324,7 +324,7 @@ struct LiveServerTests {
     }
 }
 
-@Suite("Auditors' routes")
+@Suite("Auditors' routes", .throttled)
 struct AuditRouteTests {
     @Test("the export streams CSV or JSON Lines that verify offline against the head", arguments: TestBackend.all)
     func export(_ backend: TestBackend) async throws {
@@ -397,7 +397,7 @@ struct AuditRouteTests {
     }
 }
 
-@Suite("Apple purchases over HTTP")
+@Suite("Apple purchases over HTTP", .throttled)
 struct ApplePurchaseRouteTests {
     @Test("a StoreKit 2 transaction is verified and credited once; replays, other players and bad tokens are refused", arguments: TestBackend.all)
     func redeem(_ backend: TestBackend) async throws {
@@ -482,7 +482,7 @@ struct ApplePurchaseRouteTests {
     }
 }
 
-@Suite("App Store Server API routes over HTTP")
+@Suite("App Store Server API routes over HTTP", .throttled)
 struct AppleServerAPIRouteTests {
     @Test("a StoreKit 1 receipt is credited once for its player; other players, bad receipts and a failing Apple are refused with nothing credited", arguments: TestBackend.all)
     func receipt(_ backend: TestBackend) async throws {
@@ -572,7 +572,7 @@ struct AppleServerAPIRouteTests {
     }
 }
 
-@Suite("Apple notifications over HTTP")
+@Suite("Apple notifications over HTTP", .throttled)
 struct AppleNotificationRouteTests {
     @Test("a signed REFUND is applied once without credentials; a forged one is a 4xx that records nothing", arguments: TestBackend.all)
     func notification(_ backend: TestBackend) async throws {
@@ -604,7 +604,7 @@ struct AppleNotificationRouteTests {
     }
 }
 
-@Suite("Keys and the console over HTTP")
+@Suite("Keys and the console over HTTP", .throttled)
 struct KeyAndConsoleRouteTests {
     @Test("/v1/me names the calling key; an admin creates a key (secret shown once), lists keys without secrets, and revokes one", arguments: TestBackend.all)
     func keys(_ backend: TestBackend) async throws {
@@ -664,7 +664,7 @@ struct KeyAndConsoleRouteTests {
     }
 }
 
-@Suite("Export download links")
+@Suite("Export download links", .throttled)
 struct ExportLinkRouteTests {
     @Test("an auditor's link downloads the export once without a key; bad periods are refused when the link is made", arguments: TestBackend.all)
     func links(_ backend: TestBackend) async throws {
@@ -696,7 +696,7 @@ struct ExportLinkRouteTests {
     }
 }
 
-@Suite("Daily volume")
+@Suite("Daily volume", .throttled)
 struct VolumeRouteTests {
     @Test("transactions per UTC day, kind and currency, counted and summed by magnitude; periods are bounded", arguments: TestBackend.all)
     func volume(_ backend: TestBackend) async throws {
@@ -722,7 +722,7 @@ struct VolumeRouteTests {
     }
 }
 
-@Suite("Export links")
+@Suite("Export links", .throttled)
 struct ExportLinksTests {
     @Test("a link expires, is taken once, and one caller cannot hold more than its share")
     func lifetimeAndShares() throws {
@@ -739,7 +739,7 @@ struct ExportLinksTests {
     }
 }
 
-@Suite("Bonuses and lots over HTTP")
+@Suite("Bonuses and lots over HTTP", .throttled)
 struct BonusRouteTests {
     @Test("the lot list is paged: limit and after, next only when another page follows; a bad limit or a lot of another wallet is a 400", arguments: TestBackend.all)
     func lotPages(_ backend: TestBackend) async throws {
@@ -815,7 +815,7 @@ struct BonusRouteTests {
 }
 
 
-@Suite("Holds over HTTP")
+@Suite("Holds over HTTP", .throttled)
 struct HoldRouteTests {
     @Test("a player holds from their own wallet, the game captures part once, and the balance reports what is held", arguments: TestBackend.all)
     func holds(_ backend: TestBackend) async throws {

@@ -9,7 +9,7 @@ import WalletTestSupport
 
 /// The staff's reads for the console: a transaction whole, a purchase by its store transaction
 /// id, the queues, and the period's totals, breakage and debt.
-@Suite("Staff routes")
+@Suite("Staff routes", .throttled)
 struct StaffRouteTests {
     /// A purchase of 10 (T1), a spend of 8, then a full refund under the debt policy: the wallet
     /// owes 8. Answers the three seqs.

@@ -3,10 +3,11 @@ import Synchronization
 import Testing
 import Tracing
 @testable import WalletServer
+import WalletTestSupport
 
 /// The tracer's pieces without a process or a collector: W3C `traceparent`, parent and child
 /// spans, sampling, and the OTLP/JSON body (the served whole is `TracingTests`).
-@Suite("Trace context and OTLP/JSON")
+@Suite("Trace context and OTLP/JSON", .throttled)
 struct TraceContextTests {
     static let trace = "4bf92f3577b34da6a3ce929d0e0e4736"
     static let span = "00f067aa0ba902b7"

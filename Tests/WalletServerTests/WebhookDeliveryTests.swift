@@ -98,7 +98,7 @@ struct CursorFailingStore: EventFeed & WebhookStore & LedgerAuditing {
     func releaseWebhook(id: String, holder: String) async throws(WalletError) { try await inner.releaseWebhook(id: id, holder: holder) }
 }
 
-@Suite("Webhook delivery")
+@Suite("Webhook delivery", .throttled)
 struct WebhookDeliveryTests {
     // SQLite only: the failure is a stand-in store's, the same whatever the database behind it.
     @Test("a database failure after a delivery leaves the endpoint alone for the lease, not re-sent at every pass; another sender takes it up once the claim lapses", arguments: [TestBackend.sqlite])

@@ -8,7 +8,7 @@ import WalletTestSupport
 /// an independent reference model (`SimulationModel`). A failure prints its seed and the
 /// shortest sequence that still fails. Plain `swift test` runs a few seeds; see
 /// `SimulationConfig.fromEnvironment` for long runs.
-@Suite("Simulation")
+@Suite("Simulation", .throttled)
 struct SimulationTests {
     @Test("seeded operation sequences keep every balance, lot and hold equal to the reference model, and verify passes", arguments: TestBackend.all)
     func seeds(backend: TestBackend) async throws {
