@@ -3,8 +3,10 @@
 # on: every acknowledged write is durable), each run on a fresh database:
 #   1. `wallet bench`: the same mix of grants, spends, replays and overdrafts through the group
 #      commit (one ledger lock and one commit per batch) and with one transaction per operation;
-#   2. pgbench running the statements of one spend (lock, key, accounts, head, transaction row,
-#      two postings, key row, two balances) as one transaction per spend, 64 clients;
+#   2. pgbench running the statements of one spend as the wallet runs them now (lock, key,
+#      accounts, the wallet's first lots in burn order and its expired holds, head, transaction
+#      row, two postings, key row, the drawn lot and its breakdown row, two balances) as one
+#      transaction per spend, 64 clients;
 #   3. HTTP spends with wrk through 1, 2 and 3 `wallet serve` instances on one database (64
 #      connections in all, split between them).
 # Needs postgresql and wrk (apt-get install -y postgresql wrk). Run as root or as a user that
@@ -51,6 +53,12 @@ SELECT request_hash, seq FROM idempotency_keys WHERE scope = 'spend:player-' || 
 SELECT 1 FROM currencies WHERE code = 'credits';
 SELECT id, balance FROM accounts WHERE owner = 'player:player-' || (:player)::text AND currency = 'credits';
 SELECT id, balance FROM accounts WHERE owner = '@spend' AND currency = 'credits';
+SELECT id, category, amount, remaining, created_at, expires_at, source_seq FROM lots
+  WHERE account_id = (SELECT id FROM accounts WHERE owner = 'player:player-' || (:player)::text AND currency = 'credits') AND remaining > 0
+  ORDER BY (CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END), expires_at, created_at, id LIMIT 4;
+SELECT h.id, h.amount, h.status, h.expires_at, t.actor FROM holds h JOIN transactions t ON t.seq = h.hold_seq
+  WHERE h.player_id = 'player-' || (:player)::text AND h.currency = 'credits' AND h.status = 'open'
+  AND h.expires_at <= to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ORDER BY h.expires_at, h.id;
 SELECT seq, hash FROM transactions ORDER BY seq DESC LIMIT 1;
 INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, idempotency_key, prev_hash, hash)
   SELECT coalesce(max(seq), 0) + 1, gen_random_uuid()::text, 'spend', 'player-' || (:player)::text, 'credits', -1, 'pgbench',
@@ -61,10 +69,19 @@ INSERT INTO postings (seq, account_id, amount, balance_after)
 INSERT INTO postings (seq, account_id, amount, balance_after)
   SELECT (SELECT max(seq) FROM transactions), id, 1, balance + 1 FROM accounts WHERE owner = '@spend' AND currency = 'credits';
 INSERT INTO idempotency_keys (scope, key, request_hash, seq) SELECT 'spend:player-' || (:player)::text, 'pgb-' || (:k)::text, repeat('a', 64), max(seq) FROM transactions;
+UPDATE lots SET remaining = remaining - 1 WHERE id = (SELECT id FROM lots
+  WHERE account_id = (SELECT id FROM accounts WHERE owner = 'player:player-' || (:player)::text AND currency = 'credits') AND remaining > 0
+  ORDER BY (CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END), expires_at, created_at, id LIMIT 1) RETURNING id AS lot \gset
+INSERT INTO lot_draws (seq, lot_id, amount) SELECT max(seq), :lot, -1 FROM transactions;
 UPDATE accounts SET balance = balance - 1 WHERE owner = 'player:player-' || (:player)::text AND currency = 'credits';
 UPDATE accounts SET balance = balance + 1 WHERE owner = '@spend' AND currency = 'credits';
 END;
 SQL
+# Every player gets a paid lot of a billion credits, so each spend of the run draws one (pgbench
+# writes rows no ledger rule checks: this database is not verified afterwards).
+"$bin/psql" -q -h 127.0.0.1 -p "$port" -U wallet -d bench_single -c "INSERT INTO lots (account_id, category, amount, remaining, created_at, source_seq)
+  SELECT id, 'paid', 1000000000, 1000000000, '2026-11-22T00:00:00.000Z', 1 FROM accounts WHERE owner LIKE 'player:%'" \
+  -c "UPDATE accounts SET balance = balance + 1000000000 WHERE owner LIKE 'player:%'"
 "$bin/pgbench" -h 127.0.0.1 -p "$port" -U wallet -n -M simple -c 64 -j 2 -T "$seconds" -f "$work/spend.sql" bench_single \
   | grep -E "number of transactions actually processed|latency average|^tps"
 

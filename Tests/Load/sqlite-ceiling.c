@@ -57,6 +57,15 @@ static double seconds(void) {
     return now.tv_sec + now.tv_nsec / 1e9;
 }
 
+// A one-number PRAGMA's answer.
+static long long pragma(sqlite3 *db, const char *sql) {
+    sqlite3_stmt *statement;
+    long long value = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &statement, NULL) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW) value = sqlite3_column_int64(statement, 0);
+    sqlite3_finalize(statement);
+    return value;
+}
+
 // The burn order of `LotRules.burnSorted` (WalletCore), as `LotStorage` reads it: expiring lots
 // first by expiry, then the other free lots, purchase lots last, each oldest first.
 #define BURN_ORDER "CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END, expires_at, created_at, id"
@@ -151,6 +160,7 @@ int main(int argc, char **argv) {
     char *dirty = calloc(players + 2, 1);
     long long sinkBalance = 0;
     srand(1);
+    long long pagesBefore = pragma(db, "PRAGMA page_count");
     double started = seconds();
     for (int done = 0; done < operations;) {
         run(begin);
@@ -254,9 +264,11 @@ int main(int argc, char **argv) {
         run(commit);
     }
     double elapsed = seconds() - started;
-    printf("%s, %d lots a wallet: %d per commit, %d players, %s keys, savepoints %s: %.0f ops/s, %.2f pages written per operation\n",
+    // What the database grew by (every table and index), per operation.
+    double bytesPerOperation = (double)(pragma(db, "PRAGMA page_count") - pagesBefore) * pragma(db, "PRAGMA page_size") / operations;
+    printf("%s, %d lots a wallet: %d per commit, %d players, %s keys, savepoints %s: %.0f ops/s, %.2f pages written and %.0f bytes grown per operation\n",
            beforeLots ? "before lots" : "lots", beforeLots ? 0 : lotsPerWallet, batch, players, argv[6], savepoints ? "on" : "off",
-           operations / elapsed, (double)frames / operations);
+           operations / elapsed, (double)frames / operations, bytesPerOperation);
     sqlite3_close(db);
     return 0;
 }

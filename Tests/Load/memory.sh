@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Memory and growth (release build, SQLite, synchronous=FULL):
+#   1. `wallet serve` (group commit) answers durable HTTP spends (wrk -t2 -c64, Tests/Load/spend.lua,
+#      100 players) in rounds of 30 s until at least SPENDS were answered; then its resident memory
+#      (VmRSS) and peak (VmHWM), the database's size and its bytes per spend (file size once the
+#      server has stopped and the WAL is checkpointed, divided by the spends in the ledger).
+#   2. A ledger of at least ROWS rows (transactions, postings, lot draws, keys and lots) built with
+#      `wallet bench --no-single`, then `wallet serve` on it under the same spends for 30 s: its
+#      resident memory and peak again. Each ledger is verified afterwards.
+# Needs wrk and sqlite3 (apt-get install -y wrk sqlite3).
+#
+# Usage: Tests/Load/memory.sh [spends, default 1000000] [rows, default 10000000]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. Tests/Load/seed.sh
+spends=${1:-1000000}
+rows=${2:-10000000}
+players=100
+export WALLET_PLAYERS=$players
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
+command -v sqlite3 >/dev/null || { echo "sqlite3 is missing: apt-get install -y sqlite3" >&2; exit 1; }
+swift build -c release --product wallet >/dev/null
+wallet=$(swift build -c release --show-bin-path)/wallet
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+serve() {
+  port=$(free_port)
+  WALLET_LOG_LEVEL=error "$wallet" serve --port "$port" --write-mode grouped &
+  server_pid=$!
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+}
+
+stop() {
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+}
+
+memory() { # memory <label>: the server's resident memory now and at its peak
+  awk -v label="$1" '/^VmRSS|^VmHWM/ { value[$1] = $2 } END { printf "%s: resident %.0f MiB, peak %.0f MiB\n", label, value["VmRSS:"] / 1024, value["VmHWM:"] / 1024 }' "/proc/$server_pid/status"
+}
+
+# spend_for <seconds> <round>: prints how many spends wrk had answered
+spend_for() {
+  WALLET_RUN="round-$2" wrk -t2 -c64 -d"$1s" --latency -s Tests/Load/spend.lua "http://127.0.0.1:$port" \
+    | awk '/^requests/ { gsub(",", "", $2); print $2 }'
+}
+
+count() { sqlite3 "$WALLET_DB" "SELECT $1"; }
+
+echo "== 1. $spends spends through wallet serve"
+export WALLET_DB="$work/spends.sqlite"
+seed_ledger
+serve
+memory "after start"
+done_spends=0
+round=0
+while [ "$done_spends" -lt "$spends" ]; do
+  round=$((round + 1))
+  started=$(date +%s.%N)
+  answered=$(spend_for 30 "$round")
+  done_spends=$((done_spends + answered))
+  awk -v n="$answered" -v t0="$started" -v t1="$(date +%s.%N)" -v total="$done_spends" 'BEGIN { printf "round: %d spends, %.0f/s, %d in all\n", n, n / (t1 - t0), total }'
+done
+memory "after $done_spends spends"
+stop
+"$wallet" verify
+ledger_spends=$(count "count(*) FROM transactions WHERE kind = 'spend'")
+bytes=$(stat -c %s "$WALLET_DB")
+echo "database: $((bytes / 1048576)) MiB for $ledger_spends spends: $((bytes / ledger_spends)) bytes per spend (every table and index)"
+sqlite3 "$WALLET_DB" "SELECT name, sum(pgsize) / 1048576 || ' MiB' FROM dbstat GROUP BY name ORDER BY sum(pgsize) DESC LIMIT 8" 2>/dev/null || true
+
+echo "== 2. a ledger of at least $rows rows, then wallet serve on it"
+export WALLET_DB="$work/bench/grouped.sqlite"
+# Each bench operation writes about four rows (its transaction, two postings and a key; a grant
+# also a lot, a spend a lot draw).
+"$wallet" bench --db "$work/bench" --operations $((rows / 4 + 1)) --players 10000 --no-single | grep -E "grouped|verify"
+total=$(count "(SELECT count(*) FROM transactions) + (SELECT count(*) FROM postings) + (SELECT count(*) FROM lot_draws) + (SELECT count(*) FROM idempotency_keys) + (SELECT count(*) FROM lots)")
+echo "rows: $total ($(($(stat -c %s "$WALLET_DB") / 1048576)) MiB)"
+seed_ledger
+serve
+memory "after start on $total rows"
+answered=$(spend_for 30 big)
+memory "after $answered more spends"
+stop
+"$wallet" verify
