@@ -44,42 +44,45 @@ echo "== wallet bench: $operations operations, 64 callers, $players players"
 "$wallet" bench --db "$(database bench_grouped)" --single-db "$(database bench_single)" --operations "$operations" --players "$players"
 
 echo "== pgbench: one spend's statements per transaction, 64 clients, ${seconds}s (on the bench_single database)"
+# The player's variable is `p`: pgbench replaces `:name` even inside a string literal, so a
+# variable named `player` turned 'player:player-' into 'player42-' and the spend wrote nothing
+# (as it did in the figures measured before 2026-11-25).
 cat > "$work/spend.sql" <<'SQL'
-\set player random(0, 99)
+\set p random(0, 99)
 \set k random(1, 1000000000000)
 BEGIN;
 SELECT id FROM ledger_lock WHERE id = 1 FOR UPDATE;
-SELECT request_hash, seq FROM idempotency_keys WHERE scope = 'spend:player-' || (:player)::text AND key = 'pgb-' || (:k)::text;
+SELECT request_hash, seq FROM idempotency_keys WHERE scope = 'spend:player-' || (:p)::text AND key = 'pgb-' || (:k)::text;
 SELECT 1 FROM currencies WHERE code = 'credits';
-SELECT id, balance FROM accounts WHERE owner = 'player:player-' || (:player)::text AND currency = 'credits';
+SELECT id, balance FROM accounts WHERE owner = 'player:player-' || (:p)::text AND currency = 'credits';
 SELECT id, balance FROM accounts WHERE owner = '@spend' AND currency = 'credits';
 SELECT id, category, amount, remaining, created_at, expires_at, source_seq FROM lots
-  WHERE account_id = (SELECT id FROM accounts WHERE owner = 'player:player-' || (:player)::text AND currency = 'credits') AND remaining > 0
+  WHERE account_id = (SELECT id FROM accounts WHERE owner = 'player:player-' || (:p)::text AND currency = 'credits') AND remaining > 0
   ORDER BY (CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END), expires_at, created_at, id LIMIT 4;
 SELECT h.id, h.amount, h.status, h.expires_at, t.actor FROM holds h JOIN transactions t ON t.seq = h.hold_seq
-  WHERE h.player_id = 'player-' || (:player)::text AND h.currency = 'credits' AND h.status = 'open'
+  WHERE h.player_id = 'player-' || (:p)::text AND h.currency = 'credits' AND h.status = 'open'
   AND h.expires_at <= to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ORDER BY h.expires_at, h.id;
 SELECT seq, hash FROM transactions ORDER BY seq DESC LIMIT 1;
 INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, idempotency_key, prev_hash, hash)
-  SELECT coalesce(max(seq), 0) + 1, gen_random_uuid()::text, 'spend', 'player-' || (:player)::text, 'credits', -1, 'pgbench',
+  SELECT coalesce(max(seq), 0) + 1, gen_random_uuid()::text, 'spend', 'player-' || (:p)::text, 'credits', -1, 'pgbench',
     to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'pgb-' || (:k)::text, repeat('0', 64), md5(random()::text) || md5(random()::text)
   FROM transactions;
 INSERT INTO postings (seq, account_id, amount, balance_after)
-  SELECT (SELECT max(seq) FROM transactions), id, -1, balance - 1 FROM accounts WHERE owner = 'player:player-' || (:player)::text AND currency = 'credits';
+  SELECT (SELECT max(seq) FROM transactions), id, -1, balance - 1 FROM accounts WHERE owner = 'player:player-' || (:p)::text AND currency = 'credits';
 INSERT INTO postings (seq, account_id, amount, balance_after)
   SELECT (SELECT max(seq) FROM transactions), id, 1, balance + 1 FROM accounts WHERE owner = '@spend' AND currency = 'credits';
-INSERT INTO idempotency_keys (scope, key, request_hash, seq) SELECT 'spend:player-' || (:player)::text, 'pgb-' || (:k)::text, repeat('a', 64), max(seq) FROM transactions;
+INSERT INTO idempotency_keys (scope, key, request_hash, seq) SELECT 'spend:player-' || (:p)::text, 'pgb-' || (:k)::text, repeat('a', 64), max(seq) FROM transactions;
 UPDATE lots SET remaining = remaining - 1 WHERE id = (SELECT id FROM lots
-  WHERE account_id = (SELECT id FROM accounts WHERE owner = 'player:player-' || (:player)::text AND currency = 'credits') AND remaining > 0
+  WHERE account_id = (SELECT id FROM accounts WHERE owner = 'player:player-' || (:p)::text AND currency = 'credits') AND remaining > 0
   ORDER BY (CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END), expires_at, created_at, id LIMIT 1) RETURNING id AS lot \gset
-INSERT INTO lot_draws (seq, lot_id, amount) SELECT max(seq), :lot, -1 FROM transactions;
-UPDATE accounts SET balance = balance - 1 WHERE owner = 'player:player-' || (:player)::text AND currency = 'credits';
+INSERT INTO lot_draws (seq, lot_id, amount) SELECT max(seq), :lot, 1 FROM transactions;
+UPDATE accounts SET balance = balance - 1 WHERE owner = 'player:player-' || (:p)::text AND currency = 'credits';
 UPDATE accounts SET balance = balance + 1 WHERE owner = '@spend' AND currency = 'credits';
 END;
 SQL
 # Every player gets a paid lot of a billion credits, so each spend of the run draws one (pgbench
 # writes rows no ledger rule checks: this database is not verified afterwards).
-"$bin/psql" -q -h 127.0.0.1 -p "$port" -U wallet -d bench_single -c "INSERT INTO lots (account_id, category, amount, remaining, created_at, source_seq)
+"$bin/psql" -q -v ON_ERROR_STOP=1 -1 -h 127.0.0.1 -p "$port" -U wallet -d bench_single -c "INSERT INTO lots (account_id, category, amount, remaining, created_at, source_seq)
   SELECT id, 'paid', 1000000000, 1000000000, '2026-11-22T00:00:00.000Z', 1 FROM accounts WHERE owner LIKE 'player:%'" \
   -c "UPDATE accounts SET balance = balance + 1000000000 WHERE owner LIKE 'player:%'"
 "$bin/pgbench" -h 127.0.0.1 -p "$port" -U wallet -n -M simple -c 64 -j 2 -T "$seconds" -f "$work/spend.sql" bench_single \
