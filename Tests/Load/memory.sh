@@ -17,28 +17,8 @@ spends=${1:-1000000}
 rows=${2:-10000000}
 players=100
 export WALLET_PLAYERS=$players
-command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 command -v sqlite3 >/dev/null || { echo "sqlite3 is missing: apt-get install -y sqlite3" >&2; exit 1; }
-swift build -c release --product wallet >/dev/null
-wallet=$(swift build -c release --show-bin-path)/wallet
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-serve() {
-  port=$(free_port)
-  WALLET_LOG_LEVEL=error "$wallet" serve --port "$port" --write-mode grouped &
-  server_pid=$!
-  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-}
-
-stop() {
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
-}
+load_setup
 
 memory() { # memory <label>: the server's resident memory now and at its peak
   awk -v label="$1" '/^VmRSS|^VmHWM/ { value[$1] = $2 } END { printf "%s: resident %.0f MiB, peak %.0f MiB\n", label, value["VmRSS:"] / 1024, value["VmHWM:"] / 1024 }' "/proc/$server_pid/status"
@@ -56,7 +36,7 @@ count() { sqlite3 "$WALLET_DB" "SELECT $1"; }
 echo "== 1. $spends spends through wallet serve"
 export WALLET_DB="$work/spends.sqlite"
 seed_ledger
-serve
+start_server grouped
 memory "after start"
 done_spends=0
 round=0
@@ -68,7 +48,7 @@ while [ "$done_spends" -lt "$spends" ]; do
   awk -v n="$answered" -v t0="$started" -v t1="$(date +%s.%N)" -v total="$done_spends" 'BEGIN { printf "round: %d spends, %.0f/s, %d in all\n", n, n / (t1 - t0), total }'
 done
 memory "after $done_spends spends"
-stop
+stop_server
 "$wallet" verify
 ledger_spends=$(count "count(*) FROM transactions WHERE kind = 'spend'")
 bytes=$(stat -c %s "$WALLET_DB")
@@ -86,9 +66,9 @@ total=$(count "(SELECT count(*) FROM transactions) + (SELECT count(*) FROM posti
 echo "rows: $total ($(($(stat -c %s "$WALLET_DB") / 1048576)) MiB)"
 [ "$total" -ge "$rows" ] || echo "(fewer rows than asked: the bench's mix wrote less than estimated)"
 seed_ledger
-serve
+start_server grouped
 memory "after start on $total rows"
 answered=$(spend_for 30 big)
 memory "after $answered more spends"
-stop
+stop_server
 "$wallet" verify
