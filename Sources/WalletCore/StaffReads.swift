@@ -135,7 +135,8 @@ public struct VolumeTotal: Codable, Sendable, Equatable {
     }
 }
 
-/// What wallets below zero owe in one currency (refunds of spent credits under the `debt` policy).
+/// What wallets below zero owe in one currency: refunds of spent credits under the `debt` policy,
+/// and support's adjustments allowed below zero.
 public struct OutstandingDebt: Codable, Sendable, Equatable {
     /// The sum of the negative balances, as a positive number.
     public var amount: Int64

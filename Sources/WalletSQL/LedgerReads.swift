@@ -36,6 +36,18 @@ enum LedgerReads {
         return try seq.map { try transaction(db, seq: $0) }
     }
 
+    /// The seqs of the refunds and refund reversals of the purchase at `seq`, oldest first.
+    static func correctionSeqs(_ db: any SQLSession, of seq: Int64) throws -> [Int64] {
+        try db.all("SELECT seq FROM transactions WHERE refund_of_seq = ? ORDER BY seq", [.integer(seq)]) { row in try row.integer(0) }
+    }
+
+    /// The refunds and refund reversals of the purchase at `seq`, oldest first, with their postings.
+    static func corrections(_ db: any SQLSession, of seq: Int64) throws -> [LedgerTransaction] {
+        try db.all("SELECT \(transactionColumnList) FROM transactions WHERE refund_of_seq = ? ORDER BY seq", [.integer(seq)]) { row in
+            try transaction(from: row, postings: [])
+        }.map { correction in correction.with(postings: try postings(db, seq: correction.seq)) }
+    }
+
     /// The transaction at `seq` with its postings.
     static func transaction(_ db: any SQLSession, seq: Int64) throws -> LedgerTransaction {
         guard let transaction = try db.first("SELECT \(transactionColumnList) FROM transactions WHERE seq = ?", [.integer(seq)], { row in

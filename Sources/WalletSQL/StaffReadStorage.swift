@@ -20,7 +20,7 @@ extension SQLLedgerStore {
                 return TransactionLotDraw(
                     lotID: try row.integer(0), category: category, sourceSeq: try row.integer(2), expiresAt: try row.textOrNil(3), amount: try row.integer(4))
             }
-            let corrections = transaction.kind == .purchase ? try Self.correctionSeqs(db, of: seq) : []
+            let corrections = transaction.kind == .purchase ? try LedgerReads.correctionSeqs(db, of: seq) : []
             return TransactionDetail(transaction: transaction, lotDraws: draws, corrections: corrections)
         }
     }
@@ -30,16 +30,9 @@ extension SQLLedgerStore {
         try Validate.asciiIdentifier(storeTransactionID, field: .storeTransactionID)
         return try await read { db in
             guard let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: storeTransactionID) else { return nil }
-            let record = try StorePurchaseStorage.purchases(db, where: "p.store = ? AND p.store_transaction_id = ?", [.text(store), .text(storeTransactionID)])
-                .first
-            let corrections = try Self.correctionSeqs(db, of: purchase.seq).map { seq in try LedgerReads.transaction(db, seq: seq) }
-            return PurchaseLookup(purchase: purchase, storePurchase: record, corrections: corrections)
+            let record = try StorePurchaseStorage.purchase(db, store: store, storeTransactionID: storeTransactionID)
+            return PurchaseLookup(purchase: purchase, storePurchase: record, corrections: try LedgerReads.corrections(db, of: purchase.seq))
         }
-    }
-
-    /// The refunds and refund reversals of the purchase at `seq`, oldest first.
-    private static func correctionSeqs(_ db: any SQLSession, of seq: Int64) throws -> [Int64] {
-        try db.all("SELECT seq FROM transactions WHERE refund_of_seq = ? ORDER BY seq", [.integer(seq)]) { row in try row.integer(0) }
     }
 
     package func outstandingDebt() async throws(WalletError) -> [String: OutstandingDebt] {
@@ -49,8 +42,8 @@ extension SQLLedgerStore {
             try db.forEach(
                 """
                 SELECT currency, count(*), CAST(sum(balance) AS BIGINT) FROM accounts
-                WHERE balance < 0 AND substr(owner, 1, 7) = 'player:' GROUP BY currency
-                """, []
+                WHERE balance < 0 AND substr(owner, 1, \(AccountOwner.playerPrefix.count)) = ? GROUP BY currency
+                """, [.text(AccountOwner.playerPrefix)]
             ) { row in
                 let sum = try row.integer(2)
                 // A sum of exactly Int64.min has no positive counterpart: shown as the largest amount.

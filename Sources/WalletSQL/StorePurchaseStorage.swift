@@ -48,6 +48,11 @@ enum StorePurchaseStorage {
         ) { try finish(from: $0) }
     }
 
+    /// The purchase record of one store transaction, with its finish, if any.
+    static func purchase(_ db: any SQLSession, store: String, storeTransactionID: String) throws -> StorePurchase? {
+        try purchases(db, where: "p.store = ? AND p.store_transaction_id = ?", [.text(store), .text(storeTransactionID)]).first
+    }
+
     /// Purchases with their finish, if any: `filter` names `p.` columns.
     static func purchases(_ db: any SQLSession, where filter: String, _ values: [SQLValue]) throws -> [StorePurchase] {
         var found: [StorePurchase] = []
@@ -157,8 +162,6 @@ extension SQLLedgerStore {
     package func storePurchase(store: String, storeTransactionID: String) async throws(WalletError) -> StorePurchase? {
         try Validate.store(store)
         try Validate.asciiIdentifier(storeTransactionID, field: .storeTransactionID)
-        return try await read { db in
-            try StorePurchaseStorage.purchases(db, where: "p.store = ? AND p.store_transaction_id = ?", [.text(store), .text(storeTransactionID)]).first
-        }
+        return try await read { db in try StorePurchaseStorage.purchase(db, store: store, storeTransactionID: storeTransactionID) }
     }
 }

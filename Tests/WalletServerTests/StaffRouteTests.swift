@@ -24,6 +24,11 @@ struct StaffRouteTests {
     @Test("a transaction is answered whole, with its lot draws and its links between purchase and refund", arguments: TestBackend.all)
     func transaction(backend: TestBackend) async throws {
         let server = try await TestServer(backend)
+        // An empty ledger has no seq 1.
+        try await server.test { client in
+            let none = try await client.execute(uri: "/v1/transactions/1", method: .get, headers: server.bearer(.support))
+            #expect(try none.status == .notFound && none.problemCode() == "not_found")
+        }
         let seqs = try await Self.purchaseSpendRefund(server)
         try await server.test { client in
             func detail(_ seq: Int64) async throws -> [String: Any] {
@@ -88,8 +93,9 @@ struct StaffRouteTests {
             #expect(record["order_id"] as? String == "GPA.1234-5678" && record["region"] as? String == "FR")
             #expect(try google.object()["player_id"] as? String == "p2")
 
-            // Another store's id, or one never credited: 404, so the console offers to credit the order.
-            for path in ["/v1/purchases/google/T1", "/v1/purchases/apple/T2"] {
+            // Another store's id, a store the wallet never credited from, or an id never credited: 404,
+            // so the console offers to credit the order.
+            for path in ["/v1/purchases/google/T1", "/v1/purchases/steam/T1", "/v1/purchases/apple/T2"] {
                 let missing = try await client.execute(uri: path, method: .get, headers: server.bearer(.support))
                 #expect(try missing.status == .notFound && missing.problemCode() == "not_found", "\(path)")
             }

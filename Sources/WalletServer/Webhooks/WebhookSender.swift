@@ -307,7 +307,7 @@ public final class WebhookSender: Service, Sendable {
         let at = settings.clock()
         for (endpoint, backlog) in backlogs {
             Gauge(label: "wallet_webhook_events_queued", dimensions: [("endpoint", endpoint.id)]).record(backlog.count)
-            let age = backlog.oldestCreatedAt.flatMap { try? Timestamp.date($0, field: "created_at") }.map { max(0, at.timeIntervalSince($0)) } ?? 0
+            let age = OutboxQueue.age(of: backlog.oldestCreatedAt, at: at) ?? 0
             Gauge(label: "wallet_webhook_oldest_undelivered_seconds", dimensions: [("endpoint", endpoint.id)]).record(age)
         }
     }
