@@ -10,7 +10,8 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure ledger write throughput: group commit against one transaction per operation.",
         discussion: """
             Runs the same realistic mix (75% spends with unique keys, 10% grants, 10% replayed spends, \
-            5% overdrafts) from --concurrency callers against a fresh database, first through the \
+            5% overdrafts; --mix spends runs only spends with unique keys that succeed, the workload of \
+            Tests/Load/sqlite-ceiling.c) from --concurrency callers against a fresh database, first through the \
             grouped writer and then with one transaction per operation, with synchronous=FULL unless \
             --durability normal. Prints both rates, their ratio, latency percentiles, and whether \
             `verify` passes on both databases afterwards. With --db postgres://... the grouped run uses \
@@ -19,6 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
 
             Example:
               wallet bench --operations 100000 --concurrency 64 --no-single
+              wallet bench --mix spends --no-single
             """
     )
 
@@ -46,6 +48,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Bonus lots of one credit each (expiring in 300 days) given to every wallet before timing (0 to 100000), so that spends run against wallets that keep that many lots.")
     var lotsPerWallet: Int = 0
 
+    @Option(help: ArgumentHelp("realistic (spends, grants, replays and overdrafts) or spends (only spends that succeed).", valueName: "mix"))
+    var mix: BenchWorkload.Mix = .realistic
+
     @Flag(inversion: .prefixedNo, help: "Also run the one-commit-per-operation path, to compare (--no-single skips it).")
     var single = true
 
@@ -66,6 +71,7 @@ struct BenchCommand: AsyncParsableCommand {
         var concurrency: Int
         var players: Int
         var lotsPerWallet: Int
+        var mix: String
         var durability: String
         var groupedOpsPerSecond: Double
         var singleOpsPerSecond: Double?
@@ -79,7 +85,7 @@ struct BenchCommand: AsyncParsableCommand {
         var verifyOk: Bool
 
         enum CodingKeys: String, CodingKey {
-            case operations, concurrency, players, durability, ratio
+            case operations, concurrency, players, mix, durability, ratio
             case lotsPerWallet = "lots_per_wallet"
             case groupedOpsPerSecond = "grouped_ops_per_second"
             case singleOpsPerSecond = "single_ops_per_second"
@@ -95,7 +101,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let db, db.hasPrefix("postgres") {
-            let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet)
+            let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, mix: mix)
             let grouped = try await workload.run(path: db, durability: durability, writeMode: .default)
             var single: BenchWorkload.Result?
             if let singleDb { single = try await workload.run(path: singleDb, durability: durability, writeMode: .single) }
@@ -115,7 +121,7 @@ struct BenchCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { if db == nil { try? FileManager.default.removeItem(at: directory) } }
 
-        let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet)
+        let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, mix: mix)
         let grouped = try await workload.run(path: directory.appendingPathComponent("grouped.sqlite").path, durability: durability, writeMode: .default)
         let single = self.single
             ? try await workload.run(path: directory.appendingPathComponent("single.sqlite").path, durability: durability, writeMode: .single)
@@ -125,7 +131,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func report(grouped: BenchWorkload.Result, single: BenchWorkload.Result?) throws {
         let report = Report(
-            operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, durability: durability.rawValue,
+            operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, mix: mix.rawValue, durability: durability.rawValue,
             groupedOpsPerSecond: grouped.opsPerSecond.rounded(), singleOpsPerSecond: single.map { $0.opsPerSecond.rounded() },
             ratio: single.map { (grouped.opsPerSecond / $0.opsPerSecond * 10).rounded() / 10 },
             p50Ms: grouped.percentile(0.50), p99Ms: grouped.percentile(0.99), maxMs: grouped.percentile(1),
@@ -133,7 +139,7 @@ struct BenchCommand: AsyncParsableCommand {
             averageBatch: (grouped.averageBatch * 10).rounded() / 10, verifyOk: grouped.verifyOk && (single?.verifyOk ?? true))
         try Output.result(report, json: json) {
             """
-            \(operations) operations, \(concurrency) concurrent callers, \(players) players, \(lotsPerWallet) more lots per wallet, synchronous=\(durability.rawValue.uppercased())
+            \(operations) operations (\(mix.rawValue) mix), \(concurrency) concurrent callers, \(players) players, \(lotsPerWallet) more lots per wallet, synchronous=\(durability.rawValue.uppercased())
             grouped writer:     \(Int(report.groupedOpsPerSecond)) ops/s   p50 \(report.p50Ms) ms   p99 \(report.p99Ms) ms   max \(report.maxMs) ms   \(report.averageBatch) operations per commit
             one commit per op:  \(report.singleOpsPerSecond.map { "\(Int($0)) ops/s   p50 \(report.singleP50Ms ?? 0) ms   p99 \(report.singleP99Ms ?? 0) ms" } ?? "not run")
             ratio:              \(report.ratio.map { "\($0)×" } ?? "-")
@@ -144,9 +150,17 @@ struct BenchCommand: AsyncParsableCommand {
     }
 }
 
-/// A deterministic mix of operations, split between callers. Each caller replays only its own
+/// A random mix of operations, split between callers. Each caller replays only its own
 /// earlier spends, so a replay always follows the spend it repeats.
 struct BenchWorkload {
+    enum Mix: String, ExpressibleByArgument, CaseIterable {
+        /// 75% spends with unique keys, 10% grants, 10% replayed spends, 5% overdrafts.
+        case realistic
+        /// Only spends with unique keys, each covered by the wallet's balance: what the C
+        /// ceiling runs.
+        case spends
+    }
+
     enum Operation: Sendable {
         case grant(player: PlayerID, transactionID: String, quantity: Int64)
         case spend(player: PlayerID, amount: Int64, key: String)
@@ -159,10 +173,26 @@ struct BenchWorkload {
     /// Bonus lots each wallet is given before timing.
     let lotsPerWallet: Int
     let concurrency: Int
+    let mix: Mix
+    /// Grants of the 5-credit product each player is given before timing, and their quantity:
+    /// for the realistic mix one of 20; for spends only, grants of 100 (the largest quantity),
+    /// enough that a player drawn six standard deviations above the mean number of spends (of at
+    /// most 5 credits each) is still covered.
+    let seedGrantsPerPlayer: Int
+    let seedQuantity: Int64
 
-    init(operations: Int, concurrency: Int, players: Int, lotsPerWallet: Int = 0) throws(WalletError) {
+    init(operations: Int, concurrency: Int, players: Int, lotsPerWallet: Int = 0, mix: Mix = .realistic) throws(WalletError) {
         self.lotsPerWallet = lotsPerWallet
         self.concurrency = concurrency
+        self.mix = mix
+        switch mix {
+        case .realistic:
+            (seedGrantsPerPlayer, seedQuantity) = (1, 20)
+        case .spends:
+            let mean = Double(operations) / Double(players)
+            seedQuantity = Limits.quantityMax
+            seedGrantsPerPlayer = Int(((mean + 6 * mean.squareRoot() + 1) * 5 / Double(5 * seedQuantity)).rounded(.up))
+        }
         var random = SystemRandomNumberGenerator()
         let playerIDs = try (0..<players).map { index throws(WalletError) in try PlayerID("player-\(index)") }
         self.playerIDs = playerIDs
@@ -172,7 +202,7 @@ struct BenchWorkload {
             let count = operations / concurrency + (caller < operations % concurrency ? 1 : 0)
             for index in 0..<count {
                 let player = playerIDs[Int.random(in: 0..<players, using: &random)]
-                let roll = Int.random(in: 0..<100, using: &random)
+                let roll = mix == .spends ? 99 : Int.random(in: 0..<100, using: &random)
                 let operation: Operation
                 if roll < 10 {
                     operation = .grant(player: player, transactionID: "bench-\(caller)-\(index)", quantity: Int64.random(in: 1...3, using: &random))
@@ -232,9 +262,12 @@ struct BenchWorkload {
 
     private func measure(_ store: any LedgerDatabase) async throws -> Result {
         _ = try await store.setProduct(ProductUpdate(productID: "bench.credits", credits: 5))
-        // Every player starts with credits, so most spends succeed.
+        // Every player starts with credits, so most spends succeed (all of them in the spends mix).
         for (index, player) in playerIDs.enumerated() {
-            _ = try await store.grant(GrantRequest(playerID: player, store: "bench", storeTransactionID: "seed-\(index)", productID: "bench.credits", quantity: 20, actor: "bench"))
+            for grant in 0..<seedGrantsPerPlayer {
+                _ = try await store.grant(
+                    GrantRequest(playerID: player, store: "bench", storeTransactionID: "seed-\(index)-\(grant)", productID: "bench.credits", quantity: seedQuantity, actor: "bench"))
+            }
         }
         try await seedLots(store)
         let seeded = store.groupCommitStatistics
@@ -254,7 +287,7 @@ struct BenchWorkload {
                             case .spend(let player, let amount, let key):
                                 _ = try await store.spend(SpendRequest(playerID: player, amount: amount, idempotencyKey: key, actor: "bench"))
                             }
-                        } catch WalletError.insufficientFunds {
+                        } catch WalletError.insufficientFunds where mix == .realistic {
                             // Overdrafts are part of the mix: refused, and measured all the same.
                         }
                         let elapsed = clock.now - begun

@@ -311,6 +311,20 @@ struct BenchCLITests {
         #expect(FileManager.default.fileExists(atPath: directory + "/grouped.sqlite"))
         #expect(try await cli.run("bench", "--operations", "1000", "--db", directory, "--json").status == 64, "a used directory is refused")
     }
+
+    @Test("the spends mix runs only spends, every one covered even when one player takes them all")
+    func spendsMix() async throws {
+        let cli = try CLI()
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("spends").path
+        // One player takes all 1,000 spends of up to 5 credits: the seed must cover 5,000 credits,
+        // or a refused spend fails the run.
+        let report = try await cli.json("bench", "--operations", "1000", "--concurrency", "8", "--players", "1", "--mix", "spends", "--no-single", "--db", directory)
+        #expect(report["mix"] as? String == "spends" && report["verify_ok"] as? Bool == true)
+        // 12 seed grants of 100 × 5 credits (1,000 spends + six standard deviations, rounded up), then the 1,000 spends.
+        let ledger = await CLI.finish(try cli.start(["verify", "--json"], environment: ["WALLET_DB": directory + "/grouped.sqlite"]))
+        #expect(try ledger.json()["transactions"] as? Int == 1_012)
+        #expect(try await cli.run("bench", "--mix", "mostly-spends", "--json").status == 64)
+    }
 }
 
 @Suite("wallet redeem-apple", .throttled)
