@@ -157,11 +157,11 @@ public enum WalletJSON {
     }
 
     /// Decodes `Value` from JSON received from outside (a token's claims, a store's signed
-    /// payload) once it passes the strict parser (`JSONValue.strict`): a member named twice,
+    /// payload) as the strict parser (`JSONValue.strict`) reads it: a member named twice,
     /// which `JSONDecoder` would read as one of the two, is refused. Nil when either step fails.
     public static func decodeStrictly<Value: Decodable>(_ type: Value.Type, from bytes: Data) -> Value? {
-        guard (try? JSONValue.strict(Array(bytes), what: "the document", keepsNumbersExactly: false)) != nil else { return nil }
-        return try? JSONDecoder().decode(type, from: bytes)
+        guard let value = try? JSONValue.strict(Array(bytes), what: "the document", keepsNumbersExactly: false) else { return nil }
+        return try? JSONValueDecoder.decode(type, from: value)
     }
 
     public static func text<Value: Encodable>(_ value: Value, for audience: Audience = .staff) throws(WalletError) -> String {

@@ -76,9 +76,9 @@ extension WalletRequestContext {
 enum RequestBodyReader {
     static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request, bytesMax: Int = ServerLimits.bodyBytesMax) async throws -> Body {
         let bytes = try await self.bytes(of: request, bytesMax: bytesMax)
-        try checkStrictly(bytes, fieldNames: Body.fieldNames)
+        let value = try checkStrictly(bytes, fieldNames: Body.fieldNames)
         do {
-            return try JSONDecoder().decode(Body.self, from: Data(bytes))
+            return try JSONValueDecoder.decode(Body.self, from: value)
         } catch let error as DecodingError {
             // A missing member or one of the wrong type: named by the top-level member it concerns.
             throw APIError.invalidRequest(ProblemMiddleware.describe(error), field: member(of: error))
@@ -118,15 +118,16 @@ enum RequestBodyReader {
         return Array(buffer.readableBytesView)
     }
 
-    /// What `JSONDecoder` does not check, with the parser every reader of stored JSON uses: a
-    /// member named twice (`{"amount":1000,"amount":1}`), invalid UTF-8 or a lone surrogate,
-    /// nesting deeper than metadata may be, a number that would not be kept exactly; and at the
-    /// top level, an object whose field names are the route's by their bytes (a misspelt
-    /// optional field must not be silently ignored), no null (an optional field is left out:
-    /// the document describes no nullable field), and numbers that are integers (`1.0`, `1e3`
-    /// and `2.5` are not amounts).
-    private static func checkStrictly(_ bytes: [UInt8], fieldNames: Set<String>) throws(WalletError) {
-        guard case .object(let members) = try JSONValue.strict(bytes, what: "the body") else {
+    /// The body, parsed once with the parser every reader of stored JSON uses, refused for what
+    /// `JSONDecoder` would let through: a member named twice (`{"amount":1000,"amount":1}`),
+    /// invalid UTF-8 or a lone surrogate, nesting deeper than metadata may be, a number that
+    /// would not be kept exactly; and at the top level, an object whose field names are the
+    /// route's by their bytes (a misspelt optional field must not be silently ignored), no null
+    /// (an optional field is left out: the document describes no nullable field), and numbers
+    /// that are integers (`1.0`, `1e3` and `2.5` are not amounts).
+    private static func checkStrictly(_ bytes: [UInt8], fieldNames: Set<String>) throws(WalletError) -> JSONValue {
+        let body = try JSONValue.strict(bytes, what: "the body")
+        guard case .object(let members) = body else {
             throw .invalidRequest("the body must be a JSON object")
         }
         let known = Set(fieldNames.map(Identifier.init))
@@ -141,6 +142,7 @@ enum RequestBodyReader {
             default: break
             }
         }
+        return body
     }
 }
 
