@@ -7,12 +7,16 @@
 // the first lot that covers the spend), its expired open holds, the transaction row, both postings
 // in one statement, the idempotency key, the drawn lot updated and the breakdown row; each changed
 // balance written once when the batch ends, as `BatchContext.writeBalances` does. Each wallet
-// starts with `--lots-per-wallet` paid lots (default 1) holding its billion credits.
+// starts with `--lots-per-wallet` paid lots (default 1) holding its billion credits; with
+// `--bonus-lots`, with one paid lot holding the billion and N one-credit bonus lots expiring in
+// 300 days, each given by its own bonus transaction (row, two postings, idempotency key), as
+// `wallet bench --lots-per-wallet N` seeds them: a spend of 3 then draws three bonus lots (each
+// updated, emptied out of `lots_burn`, and given its breakdown row) on a ledger of the bench's size.
 // `--statements=before-lots` runs the statement set from before credit lots: no lot or hold
 // read, no lot written, two posting inserts and two balance updates per operation.
 //
 // Build and run through Tests/Load/sqlite-ceiling.sh. Usage:
-//   sqlite-ceiling DB SCHEMA.sql BATCH OPERATIONS PLAYERS KEYS SAVEPOINTS [--statements=lots|before-lots] [--lots-per-wallet=N]
+//   sqlite-ceiling DB SCHEMA.sql BATCH OPERATIONS PLAYERS KEYS SAVEPOINTS [--statements=lots|before-lots] [--lots-per-wallet=N] [--bonus-lots]
 //   PLAYERS: distinct wallets spent from; KEYS: "random" or "sequential" idempotency keys;
 //   SAVEPOINTS: 1 to wrap each operation in a savepoint as the group commit does, 0 not to.
 #include <sqlite3.h>
@@ -71,17 +75,18 @@ static long long pragma(sqlite3 *db, const char *sql) {
 #define BURN_ORDER "CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END, expires_at, created_at, id"
 
 int main(int argc, char **argv) {
-    int beforeLots = 0, lotsPerWallet = 1, positional = 0;
+    int beforeLots = 0, lotsPerWallet = 1, bonusLots = 0, positional = 0;
     char *arguments[8] = {argv[0]};
     for (int index = 1; index < argc; index++) {
         if (strcmp(argv[index], "--statements=before-lots") == 0) beforeLots = 1;
         else if (strcmp(argv[index], "--statements=lots") == 0) beforeLots = 0;
         else if (strncmp(argv[index], "--lots-per-wallet=", 18) == 0) lotsPerWallet = atoi(argv[index] + 18);
+        else if (strcmp(argv[index], "--bonus-lots") == 0) bonusLots = 1;
         else if (positional < 7) arguments[++positional] = argv[index];
         else positional = 8;
     }
-    if (positional != 7 || lotsPerWallet < 1) {
-        fprintf(stderr, "usage: %s DB SCHEMA.sql BATCH OPERATIONS PLAYERS random|sequential SAVEPOINTS(0|1) [--statements=lots|before-lots] [--lots-per-wallet=N]\n", argv[0]);
+    if (positional != 7 || lotsPerWallet < 1 || (bonusLots && beforeLots)) {
+        fprintf(stderr, "usage: %s DB SCHEMA.sql BATCH OPERATIONS PLAYERS random|sequential SAVEPOINTS(0|1) [--statements=lots|before-lots] [--lots-per-wallet=N] [--bonus-lots]\n", argv[0]);
         return 64;
     }
     argv = arguments;
@@ -102,8 +107,9 @@ int main(int argc, char **argv) {
                            "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;", 0, 0, 0));
     CHECK(sqlite3_exec(db, schema, 0, 0, 0));
     // The wallet inserts the kinds it knows each time it opens a database; the bare schema lists none.
-    sqlite3_exec(db, "INSERT OR IGNORE INTO transaction_kinds (kind) VALUES ('spend'), ('adjustment')", 0, 0, 0);
+    sqlite3_exec(db, "INSERT OR IGNORE INTO transaction_kinds (kind) VALUES ('spend'), ('adjustment'), ('bonus')", 0, 0, 0);
     CHECK(sqlite3_exec(db, "BEGIN; INSERT INTO accounts (owner, currency, balance) VALUES ('@spend', 'credits', 0)", 0, 0, 0));
+    if (bonusLots) CHECK(sqlite3_exec(db, "INSERT INTO accounts (owner, currency, balance) VALUES ('@bonus', 'credits', 0)", 0, 0, 0));
     const char *hash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
     long long seq = 0;
     if (!beforeLots) {
@@ -118,11 +124,12 @@ int main(int argc, char **argv) {
         "INSERT INTO lots (account_id, category, amount, remaining, created_at, source_seq) VALUES (?, 'paid', ?, ?, '2026-11-22T00:00:00.000Z', 1)");
     for (int player = 0; player < players; player++) {
         char sql[200];
-        snprintf(sql, sizeof sql, "INSERT INTO accounts (owner, currency, balance) VALUES ('player:player-%d', 'credits', 1000000000)", player);
+        snprintf(sql, sizeof sql, "INSERT INTO accounts (owner, currency, balance) VALUES ('player:player-%d', 'credits', %lld)",
+                 player, 1000000000LL + (bonusLots ? lotsPerWallet : 0));
         CHECK(sqlite3_exec(db, sql, 0, 0, 0));
         long long accountID = sqlite3_last_insert_rowid(db), left = 1000000000;
-        for (int lot = 0; seedLot && lot < lotsPerWallet; lot++) {
-            long long amount = lot == lotsPerWallet - 1 ? left : 1000000000 / lotsPerWallet;
+        for (int lot = 0; seedLot && lot < (bonusLots ? 1 : lotsPerWallet); lot++) {
+            long long amount = bonusLots || lot == lotsPerWallet - 1 ? left : 1000000000 / lotsPerWallet;
             left -= amount;
             sqlite3_bind_int64(seedLot, 1, accountID);
             sqlite3_bind_int64(seedLot, 2, amount);
@@ -131,6 +138,56 @@ int main(int argc, char **argv) {
         }
     }
     CHECK(sqlite3_exec(db, "COMMIT", 0, 0, 0));
+    if (bonusLots) {
+        // Each wallet's one-credit bonus lots, each from its own bonus transaction, given round
+        // robin over the wallets (as the bench's callers give them), 10,000 to a commit.
+        sqlite3_stmt *bonus = prepare(
+            "INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, idempotency_key, reason_code, prev_hash, hash)"
+            " VALUES (?, ?, 'bonus', ?, 'credits', 1, 'bench', '2026-11-22T00:00:00.000Z', ?, 'bench', ?, ?)");
+        sqlite3_stmt *legs = prepare("INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, 2, -1, ?), (?, ?, 1, ?)");
+        sqlite3_stmt *bonusKey = prepare("INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES (?, ?, ?, ?)");
+        sqlite3_stmt *bonusLot = prepare(
+            "INSERT INTO lots (account_id, category, amount, remaining, created_at, expires_at, source_seq)"
+            " VALUES (?, 'bonus', 1, 1, '2026-11-22T00:00:00.000Z', '2027-09-18T00:00:00.000Z', ?)");
+        long long given = (long long)players * lotsPerWallet;
+        for (long long index = 0; index < given; index++) {
+            if (index % 10000 == 0) CHECK(sqlite3_exec(db, index ? "COMMIT; BEGIN" : "BEGIN", 0, 0, 0));
+            int player = index % players;
+            long long accountID = player + 3;
+            char playerID[32], scope[48], idempotencyKey[32], id[40];
+            snprintf(playerID, sizeof playerID, "player-%d", player);
+            snprintf(scope, sizeof scope, "bonus:%s", playerID);
+            snprintf(idempotencyKey, sizeof idempotencyKey, "lot-%lld", index);
+            snprintf(id, sizeof id, "%08x-%04x-4%03x-8%03x-%012x", rand(), rand() & 0xffff, rand() & 0xfff, rand() & 0xfff, rand());
+            seq++;
+            sqlite3_bind_int64(bonus, 1, seq);
+            sqlite3_bind_text(bonus, 2, id, 36, SQLITE_STATIC);
+            sqlite3_bind_text(bonus, 3, playerID, -1, SQLITE_STATIC);
+            sqlite3_bind_text(bonus, 4, idempotencyKey, -1, SQLITE_STATIC);
+            sqlite3_bind_text(bonus, 5, hash, 64, SQLITE_STATIC);
+            sqlite3_bind_text(bonus, 6, hash, 64, SQLITE_STATIC);
+            run(bonus);
+            sqlite3_bind_int64(legs, 1, seq);
+            sqlite3_bind_int64(legs, 2, -(index + 1));
+            sqlite3_bind_int64(legs, 3, seq);
+            sqlite3_bind_int64(legs, 4, accountID);
+            sqlite3_bind_int64(legs, 5, 1000000000LL + index / players + 1);
+            run(legs);
+            sqlite3_bind_text(bonusKey, 1, scope, -1, SQLITE_STATIC);
+            sqlite3_bind_text(bonusKey, 2, idempotencyKey, -1, SQLITE_STATIC);
+            sqlite3_bind_text(bonusKey, 3, hash, 64, SQLITE_STATIC);
+            sqlite3_bind_int64(bonusKey, 4, seq);
+            run(bonusKey);
+            sqlite3_bind_int64(bonusLot, 1, accountID);
+            sqlite3_bind_int64(bonusLot, 2, seq);
+            run(bonusLot);
+        }
+        if (given) CHECK(sqlite3_exec(db, "COMMIT", 0, 0, 0));
+        sqlite3_finalize(bonus);
+        sqlite3_finalize(legs);
+        sqlite3_finalize(bonusKey);
+        sqlite3_finalize(bonusLot);
+    }
 
     sqlite3_stmt *begin = prepare("BEGIN IMMEDIATE"), *commit = prepare("COMMIT");
     sqlite3_stmt *savepoint = prepare("SAVEPOINT operation"), *release = prepare("RELEASE SAVEPOINT operation");
@@ -156,8 +213,10 @@ int main(int argc, char **argv) {
     sqlite3_wal_hook(db, walHook, NULL);
 
     // Balances changed in the batch (the lots statement set writes each once, at the commit).
-    long long *balances = calloc(players + 2, sizeof *balances);
-    char *dirty = calloc(players + 2, 1);
+    // Accounts: '@spend' is 1, '@bonus' 2 with --bonus-lots, then the players in order.
+    int firstPlayer = bonusLots ? 3 : 2;
+    long long *balances = calloc(players + firstPlayer, sizeof *balances);
+    char *dirty = calloc(players + firstPlayer, 1);
     long long sinkBalance = 0;
     srand(1);
     long long pagesBefore = pragma(db, "PRAGMA page_count");
@@ -179,10 +238,10 @@ int main(int argc, char **argv) {
             sqlite3_bind_text(replay, 2, idempotencyKey, -1, SQLITE_STATIC);
             run(replay);
             long long accountID, playerBalance;
-            if (!beforeLots && dirty[player + 2]) {
+            if (!beforeLots && dirty[player + firstPlayer]) {
                 // Known in this batch already, as `BatchContext` keeps the accounts it read.
-                accountID = player + 2;
-                playerBalance = balances[player + 2] - 3;
+                accountID = player + firstPlayer;
+                playerBalance = balances[player + firstPlayer] - 3;
             } else {
                 sqlite3_bind_text(account, 1, owner, -1, SQLITE_STATIC);
                 CHECK(sqlite3_step(account));
@@ -190,14 +249,24 @@ int main(int argc, char **argv) {
                 playerBalance = sqlite3_column_int64(account, 1) - 3;
                 sqlite3_reset(account);
             }
-            long long lotID = 0;
+            // The lots the spend draws, in burn order, and what it takes from each: the first lot
+            // covers 3 credits (one row read), or with --bonus-lots three one-credit lots do (the
+            // wallet reads four rows, then stops as `LotRules.decides`).
+            long long drawn[4][2];
+            int draws = 0;
             if (!beforeLots) {
-                // The first lot in burn order covers 3 credits: one row read.
                 sqlite3_bind_int64(lots, 1, accountID);
-                sqlite3_bind_int64(lots, 2, 1);
-                CHECK(sqlite3_step(lots));
-                lotID = sqlite3_column_int64(lots, 0);
+                sqlite3_bind_int64(lots, 2, bonusLots ? 4 : 1);
+                long long needed = 3;
+                while (needed > 0 && sqlite3_step(lots) == SQLITE_ROW) {
+                    long long remaining = sqlite3_column_int64(lots, 3), taken = remaining < needed ? remaining : needed;
+                    drawn[draws][0] = sqlite3_column_int64(lots, 0);
+                    drawn[draws][1] = taken;
+                    draws++;
+                    needed -= taken;
+                }
                 sqlite3_reset(lots);
+                if (needed > 0) { fprintf(stderr, "the lots of %s do not cover a spend\n", playerID); return 1; }
                 sqlite3_bind_text(holds, 1, playerID, -1, SQLITE_STATIC);
                 sqlite3_bind_text(holds, 2, "credits", -1, SQLITE_STATIC);
                 sqlite3_bind_text(holds, 3, "2026-11-22T01:00:00.000Z", 24, SQLITE_STATIC);
@@ -243,18 +312,18 @@ int main(int argc, char **argv) {
             sqlite3_bind_text(key, 3, hash, 64, SQLITE_STATIC);
             sqlite3_bind_int64(key, 4, seq);
             run(key);
-            if (!beforeLots) {
-                sqlite3_bind_int64(drawLot, 1, 3);
-                sqlite3_bind_int64(drawLot, 2, lotID);
+            for (int draw = 0; draw < draws; draw++) {
+                sqlite3_bind_int64(drawLot, 1, drawn[draw][1]);
+                sqlite3_bind_int64(drawLot, 2, drawn[draw][0]);
                 run(drawLot);
                 sqlite3_bind_int64(breakdown, 1, seq);
-                sqlite3_bind_int64(breakdown, 2, lotID);
-                sqlite3_bind_int64(breakdown, 3, 3);
+                sqlite3_bind_int64(breakdown, 2, drawn[draw][0]);
+                sqlite3_bind_int64(breakdown, 3, drawn[draw][1]);
                 run(breakdown);
             }
             if (savepoints) run(release);
         }
-        for (long long accountID = 1; !beforeLots && accountID < players + 2; accountID++) {
+        for (long long accountID = 1; !beforeLots && accountID < players + firstPlayer; accountID++) {
             if (!dirty[accountID]) continue;
             sqlite3_bind_int64(balance, 1, balances[accountID]);
             sqlite3_bind_int64(balance, 2, accountID);
@@ -266,8 +335,8 @@ int main(int argc, char **argv) {
     double elapsed = seconds() - started;
     // What the database grew by (every table and index), per operation.
     double bytesPerOperation = (double)(pragma(db, "PRAGMA page_count") - pagesBefore) * pragma(db, "PRAGMA page_size") / operations;
-    printf("%s, %d lots a wallet: %d per commit, %d players, %s keys, savepoints %s: %.0f ops/s, %.2f pages written and %.0f bytes grown per operation\n",
-           beforeLots ? "before lots" : "lots", beforeLots ? 0 : lotsPerWallet, batch, players, argv[6], savepoints ? "on" : "off",
+    printf("%s, %d %slots a wallet: %d per commit, %d players, %s keys, savepoints %s: %.0f ops/s, %.2f pages written and %.0f bytes grown per operation\n",
+           beforeLots ? "before lots" : "lots", beforeLots ? 0 : lotsPerWallet, bonusLots ? "one-credit bonus " : "", batch, players, argv[6], savepoints ? "on" : "off",
            operations / elapsed, (double)frames / operations, bytesPerOperation);
     sqlite3_close(db);
     return 0;

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The ceiling for `wallet bench`: the spend's statements on the wallet's own schema.sql in C
 # (with credit lots, as a spend runs them now; `--statements=before-lots` gives the set from
-# before lots, `--lots-per-wallet=N` seeds each wallet with N lots; either is passed to every run),
+# before lots, `--lots-per-wallet=N` seeds each wallet with N lots, `--bonus-lots` makes those N
+# one-credit bonus lots, each from its own bonus transaction, as `wallet bench --lots-per-wallet N`
+# seeds them; each option is passed to every run),
 # one transaction per operation and then 64 and 512 per commit, with 1,000 players and random
 # idempotency keys as `wallet bench` uses; then the same with one player and sequential keys,
 # where every operation writes into the same few pages; then a bare schema (the same tables with
 # primary keys only: no foreign keys, CHECKs, triggers or secondary indexes) with random keys, to
 # show what the ledger's own rules cost. Needs gcc and libsqlite3-dev.
 #
-# Usage: Tests/Load/sqlite-ceiling.sh [operations, default 50000] [--statements=lots|before-lots] [--lots-per-wallet=N]
+# Usage: Tests/Load/sqlite-ceiling.sh [operations, default 50000] [--statements=lots|before-lots] [--lots-per-wallet=N] [--bonus-lots]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 operations=50000
