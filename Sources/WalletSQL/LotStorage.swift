@@ -57,10 +57,19 @@ enum LotStorage {
 
     /// A lot from a row whose first columns are `columns`, in their order.
     static func lot(from row: any SQLRow) throws -> Lot {
-        guard let category = LotCategory(rawValue: try row.text(1)) else { throw WalletError.corrupt("a lot has an unknown category") }
+        let id = try row.integer(0)
         return Lot(
-            id: try row.integer(0), category: category, amount: try row.integer(2), remaining: try row.integer(3), createdAt: try row.text(4),
-            expiresAt: try row.textOrNil(5), sourceSeq: try row.integer(6))
+            id: id, category: try category(try row.text(1), lotID: id), amount: try row.integer(2), remaining: try row.integer(3),
+            createdAt: try row.text(4), expiresAt: try row.textOrNil(5), sourceSeq: try row.integer(6))
+    }
+
+    /// The category of lot `lotID` as its row stores it: every reader of a lot's row decodes it
+    /// here, so a category this build does not know is refused alike, as `corrupt`.
+    static func category(_ text: String, lotID: Int64) throws -> LotCategory {
+        guard let category = LotCategory(rawValue: text) else {
+            throw WalletError.corrupt("lot \(lotID) has an unknown category '\(text.prefix(40))'")
+        }
+        return category
     }
 
     /// Whether the wallet of `account` keeps `lotsMax` open lots already, read only when its

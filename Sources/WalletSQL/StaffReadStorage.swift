@@ -13,12 +13,10 @@ extension SQLLedgerStore {
                 WHERE d.seq = ? ORDER BY d.lot_id
                 """, [.integer(seq)]
             ) { row in
-                let categoryText = try row.text(1)
-                guard let category = LotCategory(rawValue: categoryText) else {
-                    throw WalletError.corrupt("lot \(try row.integer(0)) has an unknown category '\(categoryText.prefix(40))'")
-                }
+                let lotID = try row.integer(0)
                 return TransactionLotDraw(
-                    lotID: try row.integer(0), category: category, sourceSeq: try row.integer(2), expiresAt: try row.textOrNil(3), amount: try row.integer(4))
+                    lotID: lotID, category: try LotStorage.category(try row.text(1), lotID: lotID), sourceSeq: try row.integer(2),
+                    expiresAt: try row.textOrNil(3), amount: try row.integer(4))
             }
             let corrections = transaction.kind == .purchase ? try LedgerReads.correctionSeqs(db, of: seq) : []
             return TransactionDetail(transaction: transaction, lotDraws: draws, corrections: corrections)
