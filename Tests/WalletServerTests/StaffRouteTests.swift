@@ -260,6 +260,110 @@ struct StaffRouteTests {
         }
     }
 
+    @Test("the outboxes count what was given up on: replies refused or past their deadline, finishes refused, an endpoint's failed attempts", arguments: TestBackend.all)
+    func outboxFailures(backend: TestBackend) async throws {
+        let clock = MovingClock()
+        let server = try await TestServer(backend, clock: { clock.now })
+        _ = try await server.store.setProduct(
+            ProductUpdate(productID: "com.example.noads", credits: 0, type: .nonConsumable, entitlement: try EntitlementName("no_ads")))
+        for (token, product) in [("token-1", "com.example.consume5credits"), ("token-2", "com.example.consume5credits"), ("token-3", "com.example.noads")] {
+            _ = try await server.store.grant(
+                GrantRequest(
+                    playerID: "p1", store: "google", storeTransactionID: token, productID: product, actor: "test",
+                    record: StorePurchaseRecord(orderID: nil, purchaseType: .paid, region: nil, finishes: true)))
+        }
+        let deadline = clock.now.addingTimeInterval(86_400)
+        for uuid in ["n1", "n2", "n3"] {
+            _ = try await server.store.recordNotification(
+                StoreNotification(
+                    notificationUUID: uuid, store: "apple", type: "CONSUMPTION_REQUEST", subtype: nil, storeTransactionID: "T-\(uuid)",
+                    effect: .consumptionRequest, actor: "apple",
+                    consumptionReply: ConsumptionReplyRequest(environment: "Sandbox", sampleContentProvided: false, refundPreference: nil, deadline: deadline)))
+        }
+        // Apple: one refused (failed), one whose retry falls past its deadline (expired), one to retry (still pending).
+        let replies = try await server.store.claimConsumptionReplies(at: clock.now, limit: 10, lease: .seconds(60))
+        #expect(replies.map(\.notificationUUID).sorted() == ["n1", "n2", "n3"])
+        for reply in replies {
+            let attempt: ConsumptionReply.Attempt = switch reply.notificationUUID {
+            case "n1": .refused(error: "400 invalid transaction")
+            case "n2": .failed(error: "503", retryAt: deadline.addingTimeInterval(60))
+            default: .failed(error: "503", retryAt: clock.now.addingTimeInterval(60))
+            }
+            _ = try await server.store.finishConsumptionReply(reply, attempt, at: clock.now)
+        }
+        // Google: a consume and the acknowledgement refused, the other consume to retry.
+        let finishes = try await server.store.claimPurchaseFinishes(at: clock.now, limit: 10, lease: .seconds(60))
+        #expect(finishes.map(\.storeTransactionID).sorted() == ["token-1", "token-2", "token-3"])
+        for finish in finishes {
+            let attempt: PurchaseFinish.Attempt =
+                finish.storeTransactionID == "token-2" ? .failed(error: "503", retryAt: clock.now.addingTimeInterval(60)) : .refused(error: "410 gone")
+            _ = try await server.store.recordPurchaseFinish(finish, attempt, at: clock.now)
+        }
+        // A webhook endpoint whose receiver answers 500: two passes of the sender, an hour apart, fail twice.
+        let receiver = try await WebhookReceiver()
+        receiver.script(Array(repeating: .status(500), count: 10))
+        let webhook = try await server.store.createWebhook(WebhookEndpointRequest(url: receiver.url, types: nil), allowedHosts: ["127.0.0.1"])
+        _ = try await server.store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s1", actor: "test"))
+        let sender = WebhookSender(
+            store: server.store, settings: WebhookDeliverySettings(allowedHosts: ["127.0.0.1"], lease: .seconds(30), random: { 0 }, clock: { clock.now }),
+            logger: TestServer.quietLogger)
+        for _ in 0..<2 {
+            _ = try await sender.deliverDue()
+            clock.advance(3_600)
+        }
+        await receiver.kill()
+        #expect(receiver.deliveries.count == 2)
+        try await server.test { client in
+            let response = try await client.execute(uri: "/v1/outboxes", method: .get, headers: server.bearer(.auditor))
+            #expect(response.status == .ok)
+            let queues = try #require(try response.object()["queues"] as? [[String: Any]])
+            let counts = queues.map { [$0["name"] as? String ?? "", "\($0["pending"] as? Int ?? -1)", "\($0["failed"] as? Int ?? -1)"] }
+            #expect(
+                counts == [
+                    ["apple_consumption_replies", "1", "2"], ["google_consumes", "1", "1"], ["google_acknowledges", "0", "1"], ["webhook", "1", "2"],
+                ])
+            #expect(queues.last?["webhook_id"] as? String == webhook.endpoint.id && queues.last?["webhook_status"] as? String == "active")
+        }
+    }
+
+    @Test("a capture's rest and a release go back to the lots they came from: their lot draws are negative", arguments: TestBackend.all)
+    func negativeLotDraws(backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        let bonus = try await server.store.bonus(BonusRequest(playerID: "p1", amount: 4, reasonCode: "event", idempotencyKey: "b1", actor: "test"))
+        let purchase = try await server.store.grant(
+            GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 2, actor: "test"))
+        let lots = try await server.store.lots(LotQuery(playerID: "p1")).lots
+        let bonusLot = try #require(lots.first { $0.sourceSeq == bonus.transaction.seq }).id
+        let paidLot = try #require(lots.first { $0.sourceSeq == purchase.transaction.seq }).id
+        #expect(lots.count == 2 && bonusLot < paidLot)
+        // A hold of 7 takes the bonus lot's 4, then 3 of the purchase lot; a capture of 2 keeps 2
+        // of the bonus lot and gives the rest back. A hold of 6 then takes the bonus lot's last 2
+        // and 4 of the purchase lot, and its release gives them all back.
+        let first = try await server.store.createHold(HoldRequest(playerID: "p1", amount: 7, expiresInSeconds: 600, idempotencyKey: "h1", actor: "test"))
+        let capture = try await server.store.resolveHold(HoldResolution(holdID: first.hold.id, action: .capture(amount: 2), idempotencyKey: "c1", actor: "test"))
+        let second = try await server.store.createHold(HoldRequest(playerID: "p1", amount: 6, expiresInSeconds: 600, idempotencyKey: "h2", actor: "test"))
+        let release = try await server.store.resolveHold(HoldResolution(holdID: second.hold.id, action: .release, idempotencyKey: "r1", actor: "test"))
+        try await server.test { client in
+            func draws(_ seq: Int64) async throws -> [[String: Any]] {
+                let response = try await client.execute(uri: "/v1/transactions/\(seq)", method: .get, headers: server.bearer(.auditor))
+                #expect(response.status == .ok)
+                let draws = try response.object()["lot_draws"] as? [[String: Any]]
+                #expect(draws != nil, "seq \(seq) has no lot_draws")
+                return draws ?? []
+            }
+            func lotAndAmount(_ seq: Int64) async throws -> [[Int64]] {
+                try await draws(seq).map { [Int64($0["lot_id"] as? Int ?? 0), Int64($0["amount"] as? Int ?? 0)] }
+            }
+            #expect(try await lotAndAmount(first.transaction.seq) == [[bonusLot, 4], [paidLot, 3]])
+            #expect(try await lotAndAmount(capture.transaction.seq) == [[bonusLot, -2], [paidLot, -3]])
+            #expect(try await lotAndAmount(second.transaction.seq) == [[bonusLot, 2], [paidLot, 4]])
+            #expect(try await lotAndAmount(release.transaction.seq) == [[bonusLot, -2], [paidLot, -4]])
+            let given = try await draws(release.transaction.seq)
+            #expect(given.map { $0["category"] as? String } == ["bonus", "paid"])
+            #expect(given.map { Int64($0["source_seq"] as? Int ?? 0) } == [bonus.transaction.seq, purchase.transaction.seq])
+        }
+    }
+
     @Test("a player's store notifications are listed newest first, a page at a time; others' and uncredited ones are not", arguments: TestBackend.all)
     func notifications(backend: TestBackend) async throws {
         let now = Mutex(Date())
