@@ -1,8 +1,11 @@
 /// Decodes a `Decodable` value from a `JSONValue` that the strict parser has already read, so text
-/// received from outside is parsed once, not a second time by `JSONDecoder`. It reads values as
-/// `JSONDecoder` does (an integer is also a `Double`; a fraction is no integer; `null` is absent
-/// for an optional) and fails with the `DecodingError`s `JSONDecoder` gives, with the same coding
-/// paths, so an answer names the field as it did.
+/// received from outside is parsed once, not a second time by `JSONDecoder`. For what the wallet
+/// decodes (strings, booleans, integers, doubles, arrays, optionals, objects, `JSONValue` and types
+/// built on them) it reads values as `JSONDecoder` does (an integer is also a `Double`; a fraction
+/// is no integer; `null` is absent for an optional) and fails with the `DecodingError`s
+/// `JSONDecoder` gives, with the same coding paths and types, so an answer names the field as it
+/// did. `JSONDecoder`'s special cases (`Date`, `Data`, `URL`, `Decimal`) are not made here: such a
+/// type decodes through its own `init(from:)`, so a body field of one would need a case below.
 public enum JSONValueDecoder {
     public static func decode<Value: Decodable>(_ type: Value.Type, from value: JSONValue) throws -> Value {
         try ValueDecoder(value: value, codingPath: []).decode(type)
@@ -15,12 +18,12 @@ private struct ValueDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard case .object(let members) = value else { throw mismatch([String: JSONValue].self, "an object") }
+        guard case .object(let members) = value else { throw mismatch([String: Any].self, "an object") }
         return KeyedDecodingContainer(KeyedContainer<Key>(members: members, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        guard case .array(let items) = value else { throw mismatch([JSONValue].self, "an array") }
+        guard case .array(let items) = value else { throw mismatch([Any].self, "an array") }
         return UnkeyedContainer(items: items, codingPath: codingPath)
     }
 
@@ -98,7 +101,13 @@ private struct SingleValueContainer: SingleValueDecodingContainer {
     func decode(_ type: Bool.Type) throws -> Bool { try decoder.decode(type) }
     func decode(_ type: String.Type) throws -> String { try decoder.decode(type) }
     func decode(_ type: Double.Type) throws -> Double { try decoder.decode(type) }
-    func decode(_ type: Float.Type) throws -> Float { Float(try decoder.decode(Double.self)) }
+    func decode(_ type: Float.Type) throws -> Float {
+        let double = try decoder.decode(Double.self)
+        guard double.magnitude <= Double(Float.greatestFiniteMagnitude) else {
+            throw DecodingError.dataCorrupted(decoder.context("the number \(double) does not fit in Float"))
+        }
+        return Float(double)
+    }
     func decode(_ type: Int.Type) throws -> Int { try decoder.decode(type) }
     func decode(_ type: Int8.Type) throws -> Int8 { try decoder.integer(type) }
     func decode(_ type: Int16.Type) throws -> Int16 { try decoder.integer(type) }
@@ -172,38 +181,43 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     var isAtEnd: Bool { currentIndex >= items.count }
 
     mutating func decodeNil() throws -> Bool {
-        guard case .null = try next(Never.self, advancing: false).value else { return false }
+        guard case .null = try next(Never.self).value else { return false }
         currentIndex += 1
         return true
     }
 
     mutating func decode<Type: Decodable>(_ type: Type.Type) throws -> Type {
-        let decoded = try next(type, advancing: false).decode(type)
+        let decoded = try next(type).decode(type)
         currentIndex += 1
         return decoded
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        try next(type, advancing: true).container(keyedBy: type)
+        let container = try next(type).container(keyedBy: type)
+        currentIndex += 1
+        return container
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try next([JSONValue].self, advancing: true).unkeyedContainer()
+        let container = try next([Any].self).unkeyedContainer()
+        currentIndex += 1
+        return container
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        try next(JSONValue.self, advancing: true)
+        let decoder = try next(JSONValue.self)
+        currentIndex += 1
+        return decoder
     }
 
-    /// The decoder of the item at `currentIndex`, moving past it when `advancing`.
-    private mutating func next(_ type: Any.Type, advancing: Bool) throws -> ValueDecoder {
+    /// The decoder of the item at `currentIndex`; each caller moves past it once it succeeded,
+    /// as `JSONDecoder` does.
+    private func next(_ type: Any.Type) throws -> ValueDecoder {
         let path = codingPath + [IndexKey(index: currentIndex)]
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(type, DecodingError.Context(codingPath: path, debugDescription: "the array has no more items"))
         }
-        let decoder = ValueDecoder(value: items[currentIndex], codingPath: path)
-        if advancing { currentIndex += 1 }
-        return decoder
+        return ValueDecoder(value: items[currentIndex], codingPath: path)
     }
 }
 

@@ -56,8 +56,8 @@ struct JSONValueDecoderTests {
                 let (kind, context): (String, DecodingError.Context) =
                     switch error {
                     case .keyNotFound(let key, let context): ("keyNotFound \(key.stringValue)", context)
-                    case .typeMismatch(_, let context): ("typeMismatch", context)
-                    case .valueNotFound(_, let context): ("valueNotFound", context)
+                    case .typeMismatch(let type, let context): ("typeMismatch \(type)", context)
+                    case .valueNotFound(let type, let context): ("valueNotFound \(type)", context)
                     case .dataCorrupted(let context): ("dataCorrupted", context)
                     @unknown default: ("unknown", DecodingError.Context(codingPath: [], debugDescription: ""))
                     }
@@ -90,12 +90,27 @@ struct JSONValueDecoderTests {
         let value = try JSONParser.checkedValue(of: Array(text.utf8))
         let ours = Outcome { try JSONValueDecoder.decode(Body.self, from: value) }
         let foundation = Outcome { try JSONDecoder().decode(Body.self, from: Data(text.utf8)) }
-        if case .error("dataCorrupted", "") = foundation, case .error("dataCorrupted", let path) = ours {
+        if case .error("dataCorrupted", "") = foundation, let field = Self.outOfRange[text] {
             // A number out of the field's range: JSONDecoder loses the path there; ours names the field.
-            #expect(["amount", "small", "count", "inner.code"].contains(path), "\(text)")
+            #expect(ours == .error(kind: "dataCorrupted", path: field), "\(text)")
         } else {
             #expect(ours == foundation, "\(text)")
         }
+    }
+
+    /// The bodies whose number does not fit its field, and that field.
+    static let outOfRange = [
+        #"{"amount": 2.5}"#: "amount", #"{"amount": 1, "small": 256}"#: "small", #"{"amount": 1, "small": -1}"#: "small",
+        #"{"amount": 1, "count": 1.5}"#: "count", #"{"amount": 1, "inner": {"code": 2147483648}}"#: "inner.code",
+    ]
+
+    @Test("a document read only (a store's payload) takes numbers as JSONDecoder does: 1e3 and 1.0 are integers")
+    func readOnlyNumbers() throws {
+        let text = #"{"amount": 1e3, "count": 1.0, "ratio": 2.5E-1, "inner": {"code": -2E1}}"#
+        let ours = try #require(WalletJSON.decodeStrictly(Body.self, from: Data(text.utf8)))
+        #expect(ours == (try JSONDecoder().decode(Body.self, from: Data(text.utf8))))
+        #expect(ours.amount == 1_000 && ours.count == 1 && ours.ratio == 0.25 && ours.inner?.code == -20)
+        #expect(WalletJSON.decodeStrictly(Body.self, from: Data(#"{"amount": 1, "amount": 2}"#.utf8)) == nil, "a member twice")
     }
 
     @Test("a body decoded from its parsed value keeps metadata as parsed, not re-read")
