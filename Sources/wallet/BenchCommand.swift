@@ -10,8 +10,8 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure ledger write throughput: group commit against one transaction per operation.",
         discussion: """
             Runs the same realistic mix (75% spends with unique keys, 10% grants, 10% replayed spends, \
-            5% overdrafts; --mix spends runs only spends with unique keys that succeed, the workload of \
-            Tests/Load/sqlite-ceiling.c) from --concurrency callers against a fresh database, first through the \
+            5% overdrafts; --mix spends runs only spends of 3 credits with unique keys that succeed, the \
+            workload of Tests/Load/sqlite-ceiling.c) from --concurrency callers against a fresh database, first through the \
             grouped writer and then with one transaction per operation, with synchronous=FULL unless \
             --durability normal. Prints both rates, their ratio, latency percentiles, and whether \
             `verify` passes on both databases afterwards. With --db postgres://... the grouped run uses \
@@ -48,7 +48,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Bonus lots of one credit each (expiring in 300 days) given to every wallet before timing (0 to 100000), so that spends run against wallets that keep that many lots.")
     var lotsPerWallet: Int = 0
 
-    @Option(help: ArgumentHelp("realistic (spends, grants, replays and overdrafts) or spends (only spends that succeed).", valueName: "mix"))
+    @Option(help: ArgumentHelp("realistic (spends, grants, replays and overdrafts) or spends (only spends of 3 credits, all covered).", valueName: "mix"))
     var mix: BenchWorkload.Mix = .realistic
 
     @Flag(inversion: .prefixedNo, help: "Also run the one-commit-per-operation path, to compare (--no-single skips it).")
@@ -156,9 +156,12 @@ struct BenchWorkload {
     enum Mix: String, ExpressibleByArgument, CaseIterable {
         /// 75% spends with unique keys, 10% grants, 10% replayed spends, 5% overdrafts.
         case realistic
-        /// Only spends with unique keys, each covered by the wallet's balance: what the C
-        /// ceiling runs.
+        /// Only spends of `spendAmount` with unique keys, each covered by the wallet's balance:
+        /// what the C ceiling runs.
         case spends
+
+        /// Every spend's amount in the spends mix, as in `Tests/Load/sqlite-ceiling.c`.
+        static let spendAmount: Int64 = 3
     }
 
     enum Operation: Sendable {
@@ -176,8 +179,8 @@ struct BenchWorkload {
     let mix: Mix
     /// Grants of the 5-credit product each player is given before timing, and their quantity:
     /// for the realistic mix one of 20; for spends only, grants of 100 (the largest quantity),
-    /// enough that a player drawn six standard deviations above the mean number of spends (of at
-    /// most 5 credits each) is still covered.
+    /// enough that a player drawn six standard deviations above the mean number of spends is
+    /// still covered.
     let seedGrantsPerPlayer: Int
     let seedQuantity: Int64
 
@@ -191,7 +194,7 @@ struct BenchWorkload {
         case .spends:
             let mean = Double(operations) / Double(players)
             seedQuantity = Limits.quantityMax
-            seedGrantsPerPlayer = Int(((mean + 6 * mean.squareRoot() + 1) * 5 / Double(5 * seedQuantity)).rounded(.up))
+            seedGrantsPerPlayer = Int(((mean + 6 * mean.squareRoot() + 1) * Double(Mix.spendAmount) / Double(5 * seedQuantity)).rounded(.up))
         }
         var random = SystemRandomNumberGenerator()
         let playerIDs = try (0..<players).map { index throws(WalletError) in try PlayerID("player-\(index)") }
@@ -211,7 +214,8 @@ struct BenchWorkload {
                 } else if roll < 25 {
                     operation = .spend(player: player, amount: 1_000_000_000, key: "overdraft-\(caller)-\(index)")
                 } else {
-                    operation = .spend(player: player, amount: Int64.random(in: 1...5, using: &random), key: "spend-\(caller)-\(index)")
+                    let amount = mix == .spends ? Mix.spendAmount : Int64.random(in: 1...5, using: &random)
+                    operation = .spend(player: player, amount: amount, key: "spend-\(caller)-\(index)")
                     spends.append(operation)
                 }
                 operationsOfCaller.append(operation)

@@ -316,13 +316,15 @@ struct BenchCLITests {
     func spendsMix() async throws {
         let cli = try CLI()
         let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("spends").path
-        // One player takes all 1,000 spends of up to 5 credits: the seed must cover 5,000 credits,
-        // or a refused spend fails the run.
+        // One player takes all 1,000 spends of 3 credits: the seed must cover 3,000 credits, or a
+        // refused spend fails the run.
         let report = try await cli.json("bench", "--operations", "1000", "--concurrency", "8", "--players", "1", "--mix", "spends", "--no-single", "--db", directory)
         #expect(report["mix"] as? String == "spends" && report["verify_ok"] as? Bool == true)
-        // 12 seed grants of 100 × 5 credits (1,000 spends + six standard deviations, rounded up), then the 1,000 spends.
+        // 8 seed grants of 100 × 5 credits (3 × (1,000 spends + six standard deviations + 1) = 3,573 credits, rounded up), then the 1,000 spends.
         let ledger = await CLI.finish(try cli.start(["verify", "--json"], environment: ["WALLET_DB": directory + "/grouped.sqlite"]))
-        #expect(try ledger.json()["transactions"] as? Int == 1_012)
+        #expect(try ledger.json()["transactions"] as? Int == 1_008)
+        let balance = try await cli.json("balance", "--player", "player-0", "--db", directory + "/grouped.sqlite")
+        #expect((balance["balances"] as? [String: Any])?["credits"] as? Int == 8 * 500 - 1_000 * 3)
         #expect(try await cli.run("bench", "--mix", "mostly-spends", "--json").status == 64)
     }
 }
