@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
     // The wallet inserts the kinds it knows each time it opens a database; the bare schema lists none.
     sqlite3_exec(db, "INSERT OR IGNORE INTO transaction_kinds (kind) VALUES ('spend'), ('adjustment'), ('bonus')", 0, 0, 0);
     CHECK(sqlite3_exec(db, "BEGIN; INSERT INTO accounts (owner, currency, balance) VALUES ('@spend', 'credits', 0)", 0, 0, 0));
-    if (bonusLots) CHECK(sqlite3_exec(db, "INSERT INTO accounts (owner, currency, balance) VALUES ('@bonus', 'credits', 0)", 0, 0, 0));
+    if (bonusLots) CHECK(sqlite3_exec(db, "INSERT INTO accounts (owner, currency, balance) VALUES ('@bonuses', 'credits', 0)", 0, 0, 0));
     const char *hash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
     long long seq = 0;
     if (!beforeLots) {
@@ -140,7 +140,9 @@ int main(int argc, char **argv) {
     CHECK(sqlite3_exec(db, "COMMIT", 0, 0, 0));
     if (bonusLots) {
         // Each wallet's one-credit bonus lots, each from its own bonus transaction, given round
-        // robin over the wallets (as the bench's callers give them), 10,000 to a commit.
+        // robin over the wallets (as the bench's callers give them), 10,000 to a commit. Their
+        // ids come from another random sequence than the timed spends' (srand(1) below).
+        srand(2);
         sqlite3_stmt *bonus = prepare(
             "INSERT INTO transactions (seq, id, kind, player_id, currency, amount, actor, created_at, idempotency_key, reason_code, prev_hash, hash)"
             " VALUES (?, ?, 'bonus', ?, 'credits', 1, 'bench', '2026-11-22T00:00:00.000Z', ?, 'bench', ?, ?)");
@@ -182,6 +184,9 @@ int main(int argc, char **argv) {
             sqlite3_bind_int64(bonusLot, 2, seq);
             run(bonusLot);
         }
+        char sql[120];
+        snprintf(sql, sizeof sql, "UPDATE accounts SET balance = %lld WHERE id = 2", -given);
+        CHECK(sqlite3_exec(db, sql, 0, 0, 0));
         if (given) CHECK(sqlite3_exec(db, "COMMIT", 0, 0, 0));
         sqlite3_finalize(bonus);
         sqlite3_finalize(legs);
@@ -213,7 +218,7 @@ int main(int argc, char **argv) {
     sqlite3_wal_hook(db, walHook, NULL);
 
     // Balances changed in the batch (the lots statement set writes each once, at the commit).
-    // Accounts: '@spend' is 1, '@bonus' 2 with --bonus-lots, then the players in order.
+    // Accounts: '@spend' is 1, '@bonuses' 2 with --bonus-lots, then the players in order.
     int firstPlayer = bonusLots ? 3 : 2;
     long long *balances = calloc(players + firstPlayer, sizeof *balances);
     char *dirty = calloc(players + firstPlayer, 1);
@@ -250,15 +255,16 @@ int main(int argc, char **argv) {
                 sqlite3_reset(account);
             }
             // The lots the spend draws, in burn order, and what it takes from each: the first lot
-            // covers 3 credits (one row read), or with --bonus-lots three one-credit lots do (the
-            // wallet reads four rows, then stops as `LotRules.decides`).
+            // covers 3 credits (one row read), or with --bonus-lots three one-credit lots do (four
+            // rows read, as the wallet reads them before `LotRules.decides`).
             long long drawn[4][2];
             int draws = 0;
             if (!beforeLots) {
                 sqlite3_bind_int64(lots, 1, accountID);
                 sqlite3_bind_int64(lots, 2, bonusLots ? 4 : 1);
                 long long needed = 3;
-                while (needed > 0 && sqlite3_step(lots) == SQLITE_ROW) {
+                while (sqlite3_step(lots) == SQLITE_ROW) {
+                    if (needed == 0) continue;
                     long long remaining = sqlite3_column_int64(lots, 3), taken = remaining < needed ? remaining : needed;
                     drawn[draws][0] = sqlite3_column_int64(lots, 0);
                     drawn[draws][1] = taken;
