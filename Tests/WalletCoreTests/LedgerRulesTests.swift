@@ -100,7 +100,7 @@ struct LedgerRulesTests {
         #expect(TransactionField.allCases.filter { !$0.isHashed } == [.prevHash, .hash])
     }
 
-    @Test("a volume report's totals and breakage stop at Int64.max when its days sum past it, never wrap; a sum of exactly Int64.max stays")
+    @Test("a volume report's totals and breakage stop at Int64.max when its days sum past it, never wrap; sums just under it stay exact")
     func volumeTotalsClamp() {
         func day(_ date: String, _ kind: TransactionKind, _ currency: String = "credits", count: Int64, amount: Int64) -> DailyVolume {
             DailyVolume(day: date, kind: kind, currency: currency, count: count, amount: amount)
@@ -114,15 +114,18 @@ struct LedgerRulesTests {
                 day("2026-11-02", .expiry, count: 1, amount: .max),
                 day("2026-11-01", .expiry, "gems", count: 1, amount: .max - 1),
                 day("2026-11-02", .expiry, "gems", count: 1, amount: 1),
+                day("2026-11-01", .expiry, "stars", count: 1, amount: .max - 2),
+                day("2026-11-02", .expiry, "stars", count: 1, amount: 1),
                 day("2026-11-01", .spend, count: 2, amount: 7),
             ], debt: [:])
         #expect(
             report.totals == [
                 VolumeTotal(kind: .expiry, currency: "credits", count: 2, amount: .max),
                 VolumeTotal(kind: .expiry, currency: "gems", count: 2, amount: .max),
+                VolumeTotal(kind: .expiry, currency: "stars", count: 2, amount: .max - 1),
                 VolumeTotal(kind: .purchase, currency: "credits", count: .max, amount: .max),
                 VolumeTotal(kind: .spend, currency: "credits", count: 2, amount: 7),
             ])
-        #expect(report.breakage == ["credits": .max, "gems": .max])
+        #expect(report.breakage == ["credits": .max, "gems": .max, "stars": .max - 1])
     }
 }
