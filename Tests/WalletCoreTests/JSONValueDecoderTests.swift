@@ -113,6 +113,59 @@ struct JSONValueDecoderTests {
         #expect(WalletJSON.decodeStrictly(Body.self, from: Data(#"{"amount": 1, "amount": 2}"#.utf8)) == nil, "a member twice")
     }
 
+    /// A type that reads itself through the containers' less common calls.
+    struct Grid: Decodable, Equatable {
+        var rows: [[Int64]]
+        var scale: Float
+        var base: String
+
+        enum CodingKeys: String, CodingKey { case rows, scale, base }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            var outer = try container.nestedUnkeyedContainer(forKey: .rows)
+            rows = []
+            while !outer.isAtEnd {
+                var inner = try outer.nestedUnkeyedContainer()
+                var row: [Int64] = []
+                while !inner.isAtEnd { row.append(try inner.decode(Int64.self)) }
+                rows.append(row)
+            }
+            scale = try container.decode(Float.self, forKey: .scale)
+            base = try String(from: try container.superDecoder(forKey: .base))
+        }
+    }
+
+    @Test("nested unkeyed containers, Float and superDecoder: the same values and errors as JSONDecoder", arguments: [
+        #"{"rows": [[1, 2], [], [3]], "scale": 0.5, "base": "b"}"#,
+        #"{"rows": [[1], "x"], "scale": 1, "base": "b"}"#,
+        #"{"rows": [[1, "x"]], "scale": 1, "base": "b"}"#,
+        #"{"rows": [], "scale": 1e300, "base": "b"}"#,
+        #"{"rows": [], "scale": 1, "base": 5}"#,
+        #"{"rows": {}, "scale": 1, "base": "b"}"#,
+    ])
+    func lessCommonCalls(_ text: String) throws {
+        func outcome(_ decode: () throws -> Grid) -> String {
+            do {
+                return "\(try decode())"
+            } catch let error as DecodingError {
+                switch error {
+                case .typeMismatch(let type, let context): return "typeMismatch \(type) \(context.codingPath.map(\.stringValue))"
+                case .valueNotFound(let type, let context): return "valueNotFound \(type) \(context.codingPath.map(\.stringValue))"
+                case .keyNotFound(let key, _): return "keyNotFound \(key.stringValue)"
+                case .dataCorrupted: return "dataCorrupted"
+                @unknown default: return "unknown"
+                }
+            } catch {
+                return "other"
+            }
+        }
+        let value = try JSONParser.checkedValue(of: Array(text.utf8), keepsNumbersExactly: false)
+        let ours = outcome { try JSONValueDecoder.decode(Grid.self, from: value) }
+        #expect(ours == outcome { try JSONDecoder().decode(Grid.self, from: Data(text.utf8)) }, "\(text)")
+        if text.contains("1e300") { #expect(ours == "dataCorrupted", "a Float out of range is refused, not infinity") }
+    }
+
     @Test("a body decoded from its parsed value keeps metadata as parsed, not re-read")
     func metadataIsTheParsedValue() throws {
         let value = try JSONParser.checkedValue(of: Array(#"{"amount": 1, "metadata": {"level": 3, "tags": ["a"]}}"#.utf8))
