@@ -31,6 +31,18 @@ package struct BatchContext {
     private(set) var absentAccounts: Set<AccountKey> = []
     /// Idempotency keys looked up or recorded in this batch, by their exact bytes.
     private(set) var keys: [KeyID: KeyState] = [:]
+    /// What a debit reads of a player's wallet, as the batch's prefetch found it, by account id.
+    /// An account's entry goes when an operation of the batch posts to it (`update`): every
+    /// write to a wallet's lots or holds comes with a transaction posting to its account, so an
+    /// entry left is what the tables hold now.
+    private(set) var debitReads: [Int64: DebitReads] = [:]
+
+    /// A wallet's first open lots in burn order (`LotStorage.debitReadFirst` of them, fewer if it
+    /// has fewer) and whether it has any open hold: a debit then reads neither itself.
+    struct DebitReads {
+        let firstLots: [Lot]
+        let hasOpenHold: Bool
+    }
 
     /// An idempotency key by the exact bytes of its scope and key.
     typealias KeyID = ExactPair
@@ -62,6 +74,7 @@ package struct BatchContext {
     mutating func update(_ account: Account) {
         accounts[AccountKey(account.owner, account.currency)] = account
         changedBalances[account.id] = account.balance
+        debitReads[account.id] = nil
     }
 
     /// Keeps an account as read (or just created) for the rest of the batch.
@@ -95,6 +108,44 @@ package struct BatchContext {
             absentAccounts.insert(AccountKey(owner, currency))
         } found: { row in
             remember(Account(id: try row.integer(0), owner: try row.text(1), currency: try row.text(2), balance: try row.integer(3)))
+        }
+        try prefetchDebitReads(db, owners: wantedAccounts)
+    }
+
+    /// Reads, for the players' wallets among `owners` found in `accounts`, what a debit of each
+    /// would read first (`DebitReads`): their first open lots, in one statement per chunk of
+    /// wallets (a subquery each, so each reads the `lots_burn` index and stops), and which of
+    /// them have an open hold.
+    private mutating func prefetchDebitReads(_ db: any SQLSession, owners: [(owner: String, currency: String)]) throws {
+        var wallets: [(account: Account, playerID: String)] = []
+        var seen: Set<Int64> = []
+        for (owner, currency) in owners {
+            guard let playerID = AccountOwner.playerID(ofOwner: owner), let account = accounts[AccountKey(owner, currency)],
+                debitReads[account.id] == nil, seen.insert(account.id).inserted
+            else { continue }
+            wallets.append((account, playerID))
+        }
+        guard !wallets.isEmpty else { return }
+        var lots: [Int64: [Int64: Lot]] = [:]
+        for chunk in Self.padded(wallets.map(\.account.id)) {
+            let first = "SELECT \(LotStorage.columns()), account_id FROM lots WHERE account_id = ? AND remaining > 0 ORDER BY \(LotStorage.burnOrder) LIMIT \(LotStorage.debitReadFirst)"
+            let sql = chunk.indices.map { "SELECT * FROM (\(first)) AS first\($0)" }.joined(separator: " UNION ALL ")
+            try db.forEach(sql, chunk.map { .integer($0) }) { row in
+                let lot = try LotStorage.lot(from: row)
+                lots[try row.integer(7), default: [:]][lot.id] = lot
+            }
+        }
+        var holders: Set<ExactPair> = []
+        try Self.lookUp(
+            db, wallets.map { ($0.playerID, $0.account.currency) }, "SELECT DISTINCT h.player_id, h.currency",
+            join: "holds h ON h.player_id = wanted.column1 AND h.currency = wanted.column2 AND h.status = 'open'"
+        ) { _, _ in
+        } found: { row in
+            holders.insert(ExactPair(try row.text(0), try row.text(1)))
+        }
+        for (account, playerID) in wallets {
+            debitReads[account.id] = DebitReads(
+                firstLots: LotRules.burnSorted(Array((lots[account.id] ?? [:]).values)), hasOpenHold: holders.contains(ExactPair(playerID, account.currency)))
         }
     }
 

@@ -277,14 +277,20 @@ enum LedgerWrites {
         let account = try Account.find(db, context: context, owner: AccountOwner.player(playerID).text, currency: currency)
         var wallet = WalletSnapshot(playerID: playerID, currency: currency, balance: account?.balance ?? 0, lots: [], now: now)
         guard let account else { return (wallet, account) }
+        // What the batch's prefetch read of this wallet, if it did, and nothing wrote to it since.
+        let prefetched = context.debitReads[account.id]
+        func expiredHolds() throws -> [HeldCredits] {
+            if prefetched?.hasOpenHold == false { return [] }
+            return try HoldStorage.expired(db, storedPlayerID: playerID, currency: currency, now: now).map { hold in try HoldStorage.held(db, hold) }
+        }
         switch reading {
         case .none:
             return (wallet, account)
         case .all:
-            wallet.expiredHolds = try HoldStorage.expired(db, storedPlayerID: playerID, currency: currency, now: now).map { hold in try HoldStorage.held(db, hold) }
+            wallet.expiredHolds = try expiredHolds()
             wallet.lots = try LotStorage.open(db, accountID: account.id)
         case .debit(let amount, let refusable):
-            wallet.expiredHolds = try HoldStorage.expired(db, storedPlayerID: playerID, currency: currency, now: now).map { hold in try HoldStorage.held(db, hold) }
+            wallet.expiredHolds = try expiredHolds()
             // A bound that overflows bounds nothing: then the lots are read until they cover the debit.
             var balanceAtMost: Int64? = refusable ? account.balance : nil
             for held in wallet.expiredHolds {
@@ -293,7 +299,8 @@ enum LedgerWrites {
                     return overflow ? nil : sum
                 }
             }
-            wallet.lots = try LotStorage.forDebit(db, accountID: account.id, debit: amount, balanceAtMost: balanceAtMost, at: wallet.at)
+            wallet.lots = try LotStorage.forDebit(
+                db, accountID: account.id, debit: amount, balanceAtMost: balanceAtMost, at: wallet.at, firstLots: prefetched?.firstLots)
         }
         return (wallet, account)
     }

@@ -33,12 +33,15 @@ enum LotStorage {
     /// The lots of an account a debit of `debit` needs (`LotRules.decides`), in burn order: the
     /// first few, then eight times as many until they decide it, or all of them. A wallet's cost
     /// per debit is the lots it draws (and its expired ones, once), not the lots it keeps.
-    static func forDebit(_ db: any SQLSession, accountID: Int64, debit: Int64, balanceAtMost: Int64?, at: String) throws -> [Lot] {
+    /// `firstLots`, when given, are the account's first `debitReadFirst` lots as they are now
+    /// (`BatchContext.debitReads`), read already.
+    static func forDebit(_ db: any SQLSession, accountID: Int64, debit: Int64, balanceAtMost: Int64?, at: String, firstLots: [Lot]? = nil) throws -> [Lot] {
         var limit = debitReadFirst
+        var lots = try firstLots ?? first(db, accountID: accountID, limit: limit)
         while true {
-            let lots = try first(db, accountID: accountID, limit: limit)
             if lots.count < limit || LotRules.decides(lots, debit: debit, balanceAtMost: balanceAtMost, at: at) { return lots }
             limit = limit > Int(Limits.openLotsPerWalletMax) ? Int.max : limit * 8
+            lots = try first(db, accountID: accountID, limit: limit)
         }
     }
 

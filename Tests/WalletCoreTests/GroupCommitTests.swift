@@ -132,6 +132,42 @@ struct GroupCommitTests {
         #expect(balances[0] == balances[1] && balances[0]["credits"] != 10, "\(balances)")
     }
 
+    /// On PostgreSQL a batch reads its wallets' first lots and open holds once, before its
+    /// operations (`BatchContext.debitReads`): a debit after another write to the same wallet in
+    /// the batch must read what that write left, not what the prefetch found.
+    @Test("a debit reads the lots and holds that earlier operations of its batch left", arguments: TestBackend.all)
+    func debitAfterWritesInOneBatch(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "seed", productID: "pack", quantity: 1, actor: "t"))
+        let expiresAt = Timestamp.format(Date().addingTimeInterval(86_400))
+        let results = try await Self.inOneBatch(store, [
+            // The paid lot keeps 2 of its 5.
+            Self.spend(store, "p1", 3, "s1"),
+            // A new lot that burns first.
+            { try await store.bonus(BonusRequest(playerID: "p1", amount: 2, expiresAt: expiresAt, reasonCode: "event", idempotencyKey: "b1", actor: "t")) },
+            // Both bonus credits, then one of the paid lot's two.
+            Self.spend(store, "p1", 3, "s2"),
+            // The last credit held: nothing is left to spend.
+            {
+                let held = try await store.createHold(HoldRequest(playerID: "p1", amount: 1, expiresInSeconds: 600, idempotencyKey: "h1", actor: "t"))
+                return MutationResult(transaction: held.transaction, balance: held.balance, replayed: false)
+            },
+            Self.spend(store, "p1", 1, "s3"),
+        ])
+        #expect((store.groupCommitStatistics?.largestBatch ?? 0) >= 5, "the operations shared one batch")
+        #expect(try results[0].get().balance == 2)
+        #expect(try results[1].get().balance == 4)
+        #expect(try results[2].get().balance == 1)
+        #expect(try results[3].get().balance == 0)
+        guard case .failure(let refusal) = results[4] else { Issue.record("the spend of a held credit went through: \(results[4])"); return }
+        #expect(refusal.code == "insufficient_funds", "\(refusal)")
+        let lots = try await store.lots(LotQuery(playerID: "p1")).lots
+        #expect(lots.isEmpty, "every lot was drawn empty: \(lots)")
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 0)
+        #expect(try await store.verify().ok)
+    }
+
     @Test("a failing operation rolls back alone; its neighbours in the batch commit", arguments: TestBackend.all)
     func failureIsolation(backend: TestBackend) async throws {
         let store = try await Self.store(on: backend)
