@@ -31,18 +31,16 @@ package struct BatchContext {
     private(set) var absentAccounts: Set<AccountKey> = []
     /// Idempotency keys looked up or recorded in this batch, by their exact bytes.
     private(set) var keys: [KeyID: KeyState] = [:]
-    /// What a debit reads of a player's wallet, as the batch's prefetch found it, by account id.
-    /// An account's entry goes when an operation of the batch posts to it (`update`): every
-    /// write to a wallet's lots or holds comes with a transaction posting to its account, so an
-    /// entry left is what the tables hold now.
-    private(set) var debitReads: [Int64: DebitReads] = [:]
-
-    /// A wallet's first open lots in burn order (`LotStorage.debitReadFirst` of them, fewer if it
-    /// has fewer) and whether it has any open hold: a debit then reads neither itself.
-    struct DebitReads {
-        let firstLots: [Lot]
-        let hasOpenHold: Bool
-    }
+    /// A wallet's first open lots in burn order as the batch's prefetch read them
+    /// (`LotStorage.debitReadFirst` of them, fewer if it has fewer), by account id: a debit of
+    /// the wallet then reads none itself. An entry goes when an operation of the batch posts to
+    /// its account (`update`): every write to a wallet's lots comes with a transaction posting to
+    /// its account, so an entry left is what the table holds now.
+    private(set) var firstLots: [Int64: [Lot]] = [:]
+    /// Wallets (player id as stored, currency) the prefetch found without an open hold: a debit
+    /// of one reads no expired holds. An entry goes when the batch places a hold on the wallet
+    /// (`HoldStorage.insert`), the only way a hold opens; resolving one only closes it.
+    private(set) var withoutOpenHolds: Set<ExactPair> = []
 
     /// An idempotency key by the exact bytes of its scope and key.
     typealias KeyID = ExactPair
@@ -74,7 +72,12 @@ package struct BatchContext {
     mutating func update(_ account: Account) {
         accounts[AccountKey(account.owner, account.currency)] = account
         changedBalances[account.id] = account.balance
-        debitReads[account.id] = nil
+        firstLots[account.id] = nil
+    }
+
+    /// Records that the batch opened a hold on the wallet of `playerID` (as stored) in `currency`.
+    mutating func holdPlaced(playerID: String, currency: String) {
+        withoutOpenHolds.remove(ExactPair(playerID, currency))
     }
 
     /// Keeps an account as read (or just created) for the rest of the batch.
@@ -113,15 +116,15 @@ package struct BatchContext {
     }
 
     /// Reads, for the players' wallets among `owners` found in `accounts`, what a debit of each
-    /// would read first (`DebitReads`): their first open lots, in one statement per chunk of
+    /// would read first: their first open lots (`firstLots`), in one statement per chunk of
     /// wallets (a subquery each, so each reads the `lots_burn` index and stops), and which of
-    /// them have an open hold.
+    /// them have no open hold (`withoutOpenHolds`).
     private mutating func prefetchDebitReads(_ db: any SQLSession, owners: [(owner: String, currency: String)]) throws {
         var wallets: [(account: Account, playerID: String)] = []
         var seen: Set<Int64> = []
         for (owner, currency) in owners {
             guard let playerID = AccountOwner.playerID(ofOwner: owner), let account = accounts[AccountKey(owner, currency)],
-                debitReads[account.id] == nil, seen.insert(account.id).inserted
+                firstLots[account.id] == nil, seen.insert(account.id).inserted
             else { continue }
             wallets.append((account, playerID))
         }
@@ -144,8 +147,9 @@ package struct BatchContext {
             holders.insert(ExactPair(try row.text(0), try row.text(1)))
         }
         for (account, playerID) in wallets {
-            debitReads[account.id] = DebitReads(
-                firstLots: LotRules.burnSorted(Array((lots[account.id] ?? [:]).values)), hasOpenHold: holders.contains(ExactPair(playerID, account.currency)))
+            firstLots[account.id] = LotRules.burnSorted(Array((lots[account.id] ?? [:]).values))
+            let wallet = ExactPair(playerID, account.currency)
+            if !holders.contains(wallet) { withoutOpenHolds.insert(wallet) }
         }
     }
 

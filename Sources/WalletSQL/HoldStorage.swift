@@ -55,7 +55,9 @@ enum HoldStorage {
         return HeldCredits(hold: hold, draws: drawn.draws, lots: drawn.lots)
     }
 
-    static func insert(_ db: any SQLSession, _ hold: Hold) throws {
+    /// Opens `hold`, and tells the batch (`BatchContext.withoutOpenHolds`).
+    static func insert(_ db: any SQLSession, _ hold: Hold, context: inout BatchContext) throws {
+        context.holdPlaced(playerID: hold.playerID, currency: hold.currency)
         try db.execute(
             "INSERT INTO holds (id, player_id, currency, amount, status, expires_at, hold_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [.text(hold.id), .text(hold.playerID), .text(hold.currency), .integer(hold.amount), .text(hold.status.rawValue), .text(hold.expiresAt),

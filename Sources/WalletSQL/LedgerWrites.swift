@@ -188,7 +188,7 @@ enum LedgerWrites {
         let hold = Hold(
             id: RandomID.uuid(), playerID: request.playerID.text, currency: request.currency, amount: request.amount, status: .open,
             expiresAt: plan.hold.expiresAt, holdSeq: result.transaction.seq, resolvedSeq: nil, captured: nil, placedBy: HoldParty(actor: request.actor))
-        try HoldStorage.insert(db, hold)
+        try HoldStorage.insert(db, hold, context: &context)
         return HoldResult(hold: hold, transaction: result.transaction, balance: result.balance, replayed: false)
     }
 
@@ -277,10 +277,9 @@ enum LedgerWrites {
         let account = try Account.find(db, context: context, owner: AccountOwner.player(playerID).text, currency: currency)
         var wallet = WalletSnapshot(playerID: playerID, currency: currency, balance: account?.balance ?? 0, lots: [], now: now)
         guard let account else { return (wallet, account) }
-        // What the batch's prefetch read of this wallet, if it did, and nothing wrote to it since.
-        let prefetched = context.debitReads[account.id]
+        // What the batch's prefetch read of this wallet, if it did and nothing changed it since.
         func expiredHolds() throws -> [HeldCredits] {
-            if prefetched?.hasOpenHold == false { return [] }
+            if context.withoutOpenHolds.contains(BatchContext.ExactPair(playerID, currency)) { return [] }
             return try HoldStorage.expired(db, storedPlayerID: playerID, currency: currency, now: now).map { hold in try HoldStorage.held(db, hold) }
         }
         switch reading {
@@ -300,7 +299,7 @@ enum LedgerWrites {
                 }
             }
             wallet.lots = try LotStorage.forDebit(
-                db, accountID: account.id, debit: amount, balanceAtMost: balanceAtMost, at: wallet.at, firstLots: prefetched?.firstLots)
+                db, accountID: account.id, debit: amount, balanceAtMost: balanceAtMost, at: wallet.at, firstLots: context.firstLots[account.id])
         }
         return (wallet, account)
     }

@@ -34,7 +34,7 @@ enum LotStorage {
     /// first few, then eight times as many until they decide it, or all of them. A wallet's cost
     /// per debit is the lots it draws (and its expired ones, once), not the lots it keeps.
     /// `firstLots`, when given, are the account's first `debitReadFirst` lots as they are now
-    /// (`BatchContext.debitReads`), read already.
+    /// (`BatchContext.firstLots`), read already.
     static func forDebit(_ db: any SQLSession, accountID: Int64, debit: Int64, balanceAtMost: Int64?, at: String, firstLots: [Lot]? = nil) throws -> [Lot] {
         var limit = debitReadFirst
         var lots = try firstLots ?? first(db, accountID: accountID, limit: limit)

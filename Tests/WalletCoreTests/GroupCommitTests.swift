@@ -133,7 +133,7 @@ struct GroupCommitTests {
     }
 
     /// On PostgreSQL a batch reads its wallets' first lots and open holds once, before its
-    /// operations (`BatchContext.debitReads`): a debit after another write to the same wallet in
+    /// operations (`BatchContext.firstLots`, `withoutOpenHolds`): a debit after another write to the same wallet in
     /// the batch must read what that write left, not what the prefetch found.
     @Test("a debit reads the lots and holds that earlier operations of its batch left", arguments: TestBackend.all)
     func debitAfterWritesInOneBatch(backend: TestBackend) async throws {
@@ -165,6 +165,41 @@ struct GroupCommitTests {
         let lots = try await store.lots(LotQuery(playerID: "p1")).lots
         #expect(lots.isEmpty, "every lot was drawn empty: \(lots)")
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 0)
+        #expect(try await store.verify().ok)
+    }
+
+    /// A hold placed in a batch opens the wallet's holds for the rest of it: here an hour passes
+    /// between operations (the clock), so the hold has expired when the next debit settles the
+    /// wallet, which releases it and may then spend what it held.
+    @Test("a debit settles a hold that an earlier operation of its batch placed", arguments: TestBackend.all)
+    func debitAfterHoldInOneBatch(backend: TestBackend) async throws {
+        let ticks = Mutex(0)
+        let start = Date(timeIntervalSince1970: 1_790_000_000)
+        let clock: @Sendable () -> Date = { start.addingTimeInterval(3_600 * Double(ticks.withLock { tick in tick += 1; return tick })) }
+        let sequence = SequentialIDs()
+        let store: SQLLedgerStore
+        switch backend {
+        case .postgres:
+            store = try await PostgresEngine.open(
+                url: await TestPostgres.freshDatabase(), poolSize: TestStores.postgresPoolSize, writeMode: .grouped(), clock: clock, makeTransactionID: { sequence.id() })
+        default:
+            store = try Self.sqliteStore(.grouped(), clock: clock, makeTransactionID: { sequence.id() })
+        }
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "seed", productID: "pack", quantity: 1, actor: "t"))
+        let results = try await Self.inOneBatch(store, [
+            {
+                let held = try await store.createHold(HoldRequest(playerID: "p1", amount: 2, expiresInSeconds: 600, idempotencyKey: "h1", actor: "t"))
+                return MutationResult(transaction: held.transaction, balance: held.balance, replayed: false)
+            },
+            // An hour later: the hold's 2 credits are back, so 4 of 5 may be spent.
+            Self.spend(store, "p1", 4, "s1"),
+        ])
+        #expect((store.groupCommitStatistics?.largestBatch ?? 0) >= 2, "the operations shared one batch")
+        #expect(try results[0].get().balance == 3)
+        #expect(try results[1].get().balance == 1, "\(results[1])")
+        #expect(try await store.holds(playerID: "p1").map(\.status) == [.expired])
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 1)
         #expect(try await store.verify().ok)
     }
 
