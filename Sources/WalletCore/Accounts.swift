@@ -20,7 +20,9 @@ public enum AccountOwner: Sendable, Hashable {
 
     /// The player whose wallet `text` is, nil for any other account.
     package static func playerID(ofOwner text: String) -> String? {
-        text.utf8.starts(with: playerPrefix.utf8) ? String(text.dropFirst(playerPrefix.count)) : nil
+        // By bytes: a stored owner may continue the prefix with a combining mark, which joins
+        // the ':' into one Character, and must still lose exactly the prefix's bytes.
+        text.utf8.starts(with: playerPrefix.utf8) ? String(decoding: text.utf8.dropFirst(playerPrefix.utf8.count), as: UTF8.self) : nil
     }
 }
 

@@ -13,8 +13,9 @@ package struct WriteHints: Sendable {
 }
 
 /// What the operations of one batch share inside its SQL transaction, where no other writer
-/// can interleave: the chain's head as the previous operation left it, and the accounts it
-/// touched. It spares each operation re-reading what the one before just wrote.
+/// can interleave: the chain's head as the previous operation left it, the accounts it
+/// touched, and what its prefetch read (keys, accounts, wallets' first lots and open holds). It
+/// spares each operation re-reading what the one before just wrote.
 package struct BatchContext {
     /// Makes the id of each new transaction: random UUIDs, or a sequence in tests.
     let makeTransactionID: @Sendable () -> String
@@ -98,7 +99,8 @@ package struct BatchContext {
     static let prefetchChunk = 64
 
     /// Reads, in a few statements, the idempotency keys and accounts the batch's operations
-    /// said they will ask for: each operation then finds them here instead of waiting for a
+    /// said they will ask for, and what a debit of each of those players' wallets reads first
+    /// (`prefetchDebitReads`): each operation then finds them here instead of waiting for a
     /// query of its own (on PostgreSQL, a round trip each).
     mutating func prefetch(_ db: any SQLSession, keys wanted: [(scope: String, key: String)], accounts wantedAccounts: [(owner: String, currency: String)]) throws {
         try Self.lookUp(db, wanted, "SELECT k.scope, k.key, k.request_hash, k.seq", join: "idempotency_keys k ON k.scope = wanted.column1 AND k.key = wanted.column2") { scope, key in
@@ -123,8 +125,7 @@ package struct BatchContext {
         var wallets: [(account: Account, playerID: String)] = []
         var seen: Set<Int64> = []
         for (owner, currency) in owners {
-            guard let playerID = AccountOwner.playerID(ofOwner: owner), let account = accounts[AccountKey(owner, currency)],
-                firstLots[account.id] == nil, seen.insert(account.id).inserted
+            guard let playerID = AccountOwner.playerID(ofOwner: owner), let account = accounts[AccountKey(owner, currency)], seen.insert(account.id).inserted
             else { continue }
             wallets.append((account, playerID))
         }

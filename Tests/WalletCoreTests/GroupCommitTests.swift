@@ -133,8 +133,8 @@ struct GroupCommitTests {
     }
 
     /// On PostgreSQL a batch reads its wallets' first lots and open holds once, before its
-    /// operations (`BatchContext.firstLots`, `withoutOpenHolds`): a debit after another write to the same wallet in
-    /// the batch must read what that write left, not what the prefetch found.
+    /// operations (`BatchContext.firstLots`, `withoutOpenHolds`): a debit after another write to
+    /// the same wallet in the batch must read what that write left, not what the prefetch found.
     @Test("a debit reads the lots and holds that earlier operations of its batch left", arguments: TestBackend.all)
     func debitAfterWritesInOneBatch(backend: TestBackend) async throws {
         let store = try await Self.store(on: backend)
@@ -166,6 +166,38 @@ struct GroupCommitTests {
         #expect(lots.isEmpty, "every lot was drawn empty: \(lots)")
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 0)
         #expect(try await store.verify().ok)
+    }
+
+    /// The prefetch itself: what it keeps for a wallet is what a debit would have read, so the
+    /// two tests below exercise it, and do not pass only because it stopped running.
+    @Test("a batch's prefetch keeps each wallet's first lots as the lot query reads them, and which wallets have no open hold", arguments: TestBackend.all)
+    func prefetchReadsWhatADebitWould(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        let expiresAt = Timestamp.format(Date().addingTimeInterval(86_400))
+        for player: PlayerID in ["p1", "p2", "p3"] {
+            _ = try await store.grant(GrantRequest(playerID: player, store: "apple", storeTransactionID: "seed-\(player)", productID: "pack", quantity: 1, actor: "t"))
+        }
+        // p1: six lots, more than a debit reads first; p2: one lot and an open hold.
+        for index in 0..<5 {
+            _ = try await store.bonus(BonusRequest(playerID: "p1", amount: 1, expiresAt: expiresAt, reasonCode: "event", idempotencyKey: "b\(index)", actor: "t"))
+        }
+        _ = try await store.createHold(HoldRequest(playerID: "p2", amount: 1, expiresInSeconds: 600, idempotencyKey: "h1", actor: "t"))
+        let owners = ["p1", "p2", "p3", "p4"].map { (owner: AccountOwner.player($0).text, currency: "credits") }
+        let (firstLots, withoutOpenHolds, expected) = try await store.engine.transaction { db in
+            var context = BatchContext(makeTransactionID: { RandomID.uuid() })
+            try context.prefetch(db, keys: [], accounts: owners)
+            var expected: [Int64: [Lot]] = [:]
+            for (owner, currency) in owners {
+                guard let account = try Account.find(db, context: context, owner: owner, currency: currency) else { continue }
+                expected[account.id] = try LotStorage.first(db, accountID: account.id, limit: LotStorage.debitReadFirst)
+            }
+            return (context.firstLots, context.withoutOpenHolds, expected)
+        }
+        #expect(expected.count == 3, "p4 has no account")
+        #expect(expected.values.map(\.count).sorted() == [1, 1, 4])
+        #expect(firstLots == expected)
+        #expect(withoutOpenHolds == [BatchContext.ExactPair("p1", "credits"), BatchContext.ExactPair("p3", "credits")])
     }
 
     /// A hold placed in a batch opens the wallet's holds for the rest of it: here an hour passes

@@ -30,6 +30,16 @@ struct IdentifierTests {
         }
     }
 
+    @Test("a player account's owner loses exactly the prefix's bytes, even when a combining mark joins its ':'")
+    func ownerPrefixByBytes() {
+        // A stored owner from before the id syntax: ':' and U+0301 are one Character.
+        #expect(AccountOwner.playerID(ofOwner: "player:\u{301}abc").map { Array($0.utf8) } == Array("\u{301}abc".utf8))
+        #expect(AccountOwner.playerID(ofOwner: "player:p1") == "p1")
+        #expect(AccountOwner.playerID(ofOwner: "player:") == "")
+        #expect(AccountOwner.playerID(ofOwner: "@purchases") == nil)
+        #expect(AccountOwner.playerID(ofOwner: "playe") == nil)
+    }
+
     @Test("player ids: ASCII letters, digits and - _ . : @ + = | ~, 1 to 255 bytes; nothing else")
     func playerIDSyntax() throws {
         for valid in ["p1", "Kate", "...", ".p", "p..", "A:_1234abcd", "auth0|5f7c8ec7", "user+tag@example.com", "G:1234.5", "x=y~z", String(repeating: "a", count: 255)] {
