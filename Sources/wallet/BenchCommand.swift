@@ -21,6 +21,7 @@ struct BenchCommand: AsyncParsableCommand {
             Example:
               wallet bench --operations 100000 --concurrency 64 --no-single
               wallet bench --mix spends --no-single
+              wallet bench --mix spends --players 10 --lots-per-wallet 1000 --covering-lot --no-single
             """
     )
 
@@ -48,6 +49,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Bonus lots of one credit each (expiring in 300 days) given to every wallet before timing (0 to 100000), so that spends run against wallets that keep that many lots.")
     var lotsPerWallet: Int = 0
 
+    @Flag(help: "With --lots-per-wallet: one of each wallet's lots (the first to expire) holds every credit its timed spends take, so each spend draws that one lot whatever the lot count; the others hold one credit each. Measures the lots a wallet keeps, not the lots a spend draws.")
+    var coveringLot = false
+
     @Option(help: ArgumentHelp("realistic (spends, grants, replays and overdrafts) or spends (only spends of 3 credits, all covered).", valueName: "mix"))
     var mix: BenchWorkload.Mix = .realistic
 
@@ -64,6 +68,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard (0...Int(Limits.openLotsPerWalletMax)).contains(lotsPerWallet) else {
             throw ValidationError("--lots-per-wallet must be from 0 to \(Limits.openLotsPerWalletMax).")
         }
+        guard !coveringLot || lotsPerWallet > 0 else { throw ValidationError("--covering-lot goes with --lots-per-wallet 1 or more.") }
     }
 
     struct Report: Encodable {
@@ -71,6 +76,7 @@ struct BenchCommand: AsyncParsableCommand {
         var concurrency: Int
         var players: Int
         var lotsPerWallet: Int
+        var coveringLot: Bool
         var mix: String
         var durability: String
         var groupedOpsPerSecond: Double
@@ -87,6 +93,7 @@ struct BenchCommand: AsyncParsableCommand {
         enum CodingKeys: String, CodingKey {
             case operations, concurrency, players, mix, durability, ratio
             case lotsPerWallet = "lots_per_wallet"
+            case coveringLot = "covering_lot"
             case groupedOpsPerSecond = "grouped_ops_per_second"
             case singleOpsPerSecond = "single_ops_per_second"
             case p50Ms = "p50_ms"
@@ -101,7 +108,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let db, db.hasPrefix("postgres") {
-            let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, mix: mix)
+            let workload = try BenchWorkload(
+                operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, coveringLot: coveringLot, mix: mix)
             let grouped = try await workload.run(path: db, durability: durability, writeMode: .default)
             var single: BenchWorkload.Result?
             if let singleDb { single = try await workload.run(path: singleDb, durability: durability, writeMode: .single) }
@@ -121,7 +129,8 @@ struct BenchCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { if db == nil { try? FileManager.default.removeItem(at: directory) } }
 
-        let workload = try BenchWorkload(operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, mix: mix)
+        let workload = try BenchWorkload(
+                operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, coveringLot: coveringLot, mix: mix)
         let grouped = try await workload.run(path: directory.appendingPathComponent("grouped.sqlite").path, durability: durability, writeMode: .default)
         let single = self.single
             ? try await workload.run(path: directory.appendingPathComponent("single.sqlite").path, durability: durability, writeMode: .single)
@@ -131,7 +140,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func report(grouped: BenchWorkload.Result, single: BenchWorkload.Result?) throws {
         let report = Report(
-            operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, mix: mix.rawValue, durability: durability.rawValue,
+            operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, coveringLot: coveringLot, mix: mix.rawValue, durability: durability.rawValue,
             groupedOpsPerSecond: grouped.opsPerSecond.rounded(), singleOpsPerSecond: single.map { $0.opsPerSecond.rounded() },
             ratio: single.map { (grouped.opsPerSecond / $0.opsPerSecond * 10).rounded() / 10 },
             p50Ms: grouped.percentile(0.50), p99Ms: grouped.percentile(0.99), maxMs: grouped.percentile(1),
@@ -139,7 +148,7 @@ struct BenchCommand: AsyncParsableCommand {
             averageBatch: (grouped.averageBatch * 10).rounded() / 10, verifyOk: grouped.verifyOk && (single?.verifyOk ?? true))
         try Output.result(report, json: json) {
             """
-            \(operations) operations (\(mix.rawValue) mix), \(concurrency) concurrent callers, \(players) players, \(lotsPerWallet) more lots per wallet, synchronous=\(durability.rawValue.uppercased())
+            \(operations) operations (\(mix.rawValue) mix), \(concurrency) concurrent callers, \(players) players, \(lotsPerWallet) more lots per wallet\(coveringLot ? " (one covering the spends)" : ""), synchronous=\(durability.rawValue.uppercased())
             grouped writer:     \(Int(report.groupedOpsPerSecond)) ops/s   p50 \(report.p50Ms) ms   p99 \(report.p99Ms) ms   max \(report.maxMs) ms   \(report.averageBatch) operations per commit
             one commit per op:  \(report.singleOpsPerSecond.map { "\(Int($0)) ops/s   p50 \(report.singleP50Ms ?? 0) ms   p99 \(report.singleP99Ms ?? 0) ms" } ?? "not run")
             ratio:              \(report.ratio.map { "\($0)×" } ?? "-")
@@ -175,6 +184,9 @@ struct BenchWorkload {
     var players: Int { playerIDs.count }
     /// Bonus lots each wallet is given before timing.
     let lotsPerWallet: Int
+    /// Credits each player's timed spends take (overdrafts, refused, and replays excluded) when
+    /// one of its lots is to cover them all (`--covering-lot`); nil otherwise.
+    let coveringCredits: [Int64]?
     let concurrency: Int
     let mix: Mix
     /// Grants of the 5-credit product each player is given before timing, and their quantity:
@@ -184,7 +196,7 @@ struct BenchWorkload {
     let seedGrantsPerPlayer: Int
     let seedQuantity: Int64
 
-    init(operations: Int, concurrency: Int, players: Int, lotsPerWallet: Int = 0, mix: Mix = .realistic) throws(WalletError) {
+    init(operations: Int, concurrency: Int, players: Int, lotsPerWallet: Int = 0, coveringLot: Bool = false, mix: Mix = .realistic) throws(WalletError) {
         self.lotsPerWallet = lotsPerWallet
         self.concurrency = concurrency
         self.mix = mix
@@ -199,7 +211,7 @@ struct BenchWorkload {
         var random = SystemRandomNumberGenerator()
         let playerIDs = try (0..<players).map { index throws(WalletError) in try PlayerID("player-\(index)") }
         self.playerIDs = playerIDs
-        callers = (0..<concurrency).map { caller in
+        let callers = (0..<concurrency).map { caller in
             var spends: [Operation] = []
             var operationsOfCaller: [Operation] = []
             let count = operations / concurrency + (caller < operations % concurrency ? 1 : 0)
@@ -222,6 +234,19 @@ struct BenchWorkload {
             }
             return operationsOfCaller
         }
+        self.callers = callers
+        coveringCredits = coveringLot ? Self.spendCredits(of: callers, playerIDs: playerIDs) : nil
+    }
+
+    /// What each player's spends with unique keys take in all, overdrafts apart.
+    private static func spendCredits(of callers: [[Operation]], playerIDs: [PlayerID]) -> [Int64] {
+        let indexes = Dictionary(uniqueKeysWithValues: playerIDs.enumerated().map { ($1.text, $0) })
+        var credits = Array(repeating: Int64(0), count: playerIDs.count)
+        var keys: Set<String> = []
+        for case .spend(let player, let amount, let key) in callers.joined() where amount < 1_000_000_000 && keys.insert(key).inserted {
+            if let index = indexes[player.text] { credits[index] += amount }
+        }
+        return credits
     }
 
     struct Result {
@@ -244,15 +269,17 @@ struct BenchWorkload {
     }
 
     /// Gives every wallet `lotsPerWallet` bonus lots of one credit (under 100,000 credits in all,
-    /// so no bonus needs the open-lot count), from `concurrency` callers as the timed run does.
+    /// so no bonus needs the open-lot count), from `concurrency` callers as the timed run does;
+    /// with `coveringCredits`, the last of them instead holds the player's spends and expires
+    /// first (given last, so that the others still need no lot count).
     private func seedLots(_ store: any LedgerDatabase) async throws {
         guard lotsPerWallet > 0 else { return }
         let expiresAt = Timestamp.format(Date().addingTimeInterval(300 * 86_400))
-        let bonuses = playerIDs.count * lotsPerWallet
+        let oneCreditLots = playerIDs.count * (coveringCredits == nil ? lotsPerWallet : lotsPerWallet - 1)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for caller in 0..<concurrency {
                 group.addTask {
-                    for index in stride(from: caller, to: bonuses, by: concurrency) {
+                    for index in stride(from: caller, to: oneCreditLots, by: concurrency) {
                         _ = try await store.bonus(
                             BonusRequest(
                                 playerID: playerIDs[index % playerIDs.count], amount: 1, expiresAt: expiresAt, reasonCode: "bench",
@@ -261,6 +288,14 @@ struct BenchWorkload {
                 }
             }
             try await group.waitForAll()
+        }
+        guard let coveringCredits else { return }
+        let coveringExpiresAt = Timestamp.format(Date().addingTimeInterval(200 * 86_400))
+        for (player, credits) in zip(playerIDs, coveringCredits) {
+            _ = try await store.bonus(
+                BonusRequest(
+                    playerID: player, amount: max(1, credits), expiresAt: coveringExpiresAt, reasonCode: "bench",
+                    idempotencyKey: "covering-lot", actor: "bench"))
         }
     }
 

@@ -327,6 +327,30 @@ struct BenchCLITests {
         #expect((balance["balances"] as? [String: Any])?["credits"] as? Int == 8 * 500 - 1_000 * 3)
         #expect(try await cli.run("bench", "--mix", "mostly-spends", "--json").status == 64)
     }
+
+    @Test("--covering-lot: every spend draws the one lot that expires first, and the wallet's other lots stay whole")
+    func coveringLot() async throws {
+        let cli = try CLI()
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("covering").path
+        let report = try await cli.json(
+            "bench", "--operations", "1000", "--concurrency", "8", "--players", "2", "--mix", "spends", "--lots-per-wallet", "5", "--covering-lot",
+            "--no-single", "--db", directory)
+        #expect(report["covering_lot"] as? Bool == true && report["verify_ok"] as? Bool == true)
+        let database = directory + "/grouped.sqlite"
+        for player in ["player-0", "player-1"] {
+            // Left open: the four one-credit lots and the seed's paid lots, all untouched; the
+            // covering lot held exactly what the player's spends took, so it is gone.
+            let lots = try #require(try await cli.json(["lots", "--player", player, "--db", database])["lots"] as? [[String: Any]])
+            let bonuses = lots.filter { $0["category"] as? String == "bonus" }
+            let paid = lots.filter { $0["category"] as? String == "paid" }
+            #expect(bonuses.count == 4 && bonuses.allSatisfy { $0["amount"] as? Int == 1 && $0["remaining"] as? Int == 1 }, "\(bonuses)")
+            #expect(!paid.isEmpty && paid.allSatisfy { $0["remaining"] as? Int == 500 && $0["amount"] as? Int == 500 }, "\(paid)")
+            #expect(lots.count == bonuses.count + paid.count)
+            let balance = try await cli.json("balance", "--player", player, "--db", database)
+            #expect((balance["balances"] as? [String: Any])?["credits"] as? Int == 4 + 500 * paid.count)
+        }
+        #expect(try await cli.run("bench", "--covering-lot", "--json").status == 64, "--covering-lot needs --lots-per-wallet")
+    }
 }
 
 @Suite("wallet redeem-apple", .throttled)
