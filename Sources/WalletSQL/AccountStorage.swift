@@ -1,7 +1,7 @@
 import WalletCore
 
 /// A ledger account as read inside a write: its row id and current balance.
-struct Account {
+struct Account: Equatable {
     let id: Int64
     let owner: String
     let currency: String

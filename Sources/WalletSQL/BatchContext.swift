@@ -16,18 +16,25 @@ package struct WriteHints: Sendable {
 /// can interleave: the chain's head as the previous operation left it, the accounts it
 /// touched, and what its prefetch read (keys, accounts, wallets' first lots and open holds). It
 /// spares each operation re-reading what the one before just wrote.
+///
+/// An operation that fails is rolled back to its savepoint, and what it cached here must go
+/// with it: every change goes through a method below that logs how to undo it, and
+/// `rollBack(to:)` undoes the changes made since a `checkpoint()`. (Copying the whole context
+/// before each operation did the same, but the first change after each copy copied every
+/// dictionary again: 2–3% of the writer's time in a profile of `wallet bench`.)
 package struct BatchContext {
     /// Makes the id of each new transaction: random UUIDs, or a sequence in tests.
     let makeTransactionID: @Sendable () -> String
-    var head: (seq: Int64, hash: String)?
+    /// The chain's head as the batch's last operation left it; nil until one read or wrote it.
+    private(set) var head: (seq: Int64, hash: String)?
     /// Accounts read or changed in this batch, as they stand now, by their exact bytes: two
     /// owners that Swift finds canonically equal are two accounts in SQLite, and here too.
     private(set) var accounts: [AccountKey: Account] = [:]
     /// The new balances of the accounts changed in this batch, by account id: written once per
     /// account by `writeBalances` when the batch ends, not once per operation.
-    private var changedBalances: [Int64: Int64] = [:]
+    private(set) var changedBalances: [Int64: Int64] = [:]
     /// Currency codes found in the catalog; codes are never removed, so a hit stays true.
-    var knownCurrencies: Set<Identifier> = []
+    private(set) var knownCurrencies: Set<Identifier> = []
     /// Accounts the batch's prefetch found missing: an operation creates them without asking.
     private(set) var absentAccounts: Set<AccountKey> = []
     /// Idempotency keys looked up or recorded in this batch, by their exact bytes.
@@ -42,11 +49,52 @@ package struct BatchContext {
     /// of one reads no expired holds. An entry goes when the batch places a hold on the wallet
     /// (`HoldStorage.insert`), the only way a hold opens; resolving one only closes it.
     private(set) var withoutOpenHolds: Set<ExactPair> = []
+    /// How to undo each change made to the caches above, oldest first (`rollBack(to:)`).
+    private var undoLog: [Undo] = []
+
+    /// One change to the caches, as what was there before it.
+    private enum Undo {
+        case head((seq: Int64, hash: String)?)
+        case account(AccountKey, Account?)
+        case changedBalance(Int64, Int64?)
+        case knownCurrency(Identifier)
+        case absentAccount(AccountKey)
+        case key(KeyID, KeyState?)
+        case firstLots(Int64, [Lot]?)
+        case withoutOpenHold(ExactPair)
+    }
+
+    /// A point in the batch's changes that `rollBack(to:)` can return to.
+    struct Checkpoint {
+        fileprivate let logCount: Int
+    }
+
+    /// The batch's changes so far, for an operation (or a part of one) about to run in a savepoint.
+    func checkpoint() -> Checkpoint {
+        Checkpoint(logCount: undoLog.count)
+    }
+
+    /// Undoes every change made since `checkpoint`, newest first: the savepoint it stands
+    /// for was rolled back, so nothing cached since is true any more.
+    mutating func rollBack(to checkpoint: Checkpoint) {
+        while undoLog.count > checkpoint.logCount, let undo = undoLog.popLast() {
+            switch undo {
+            case .head(let previous): head = previous
+            case .account(let key, let previous): accounts[key] = previous
+            case .changedBalance(let id, let previous): changedBalances[id] = previous
+            case .knownCurrency(let code): knownCurrencies.remove(code)
+            case .absentAccount(let key): absentAccounts.insert(key)
+            case .key(let id, let previous): keys[id] = previous
+            case .firstLots(let id, let previous): firstLots[id] = previous
+            case .withoutOpenHold(let wallet): withoutOpenHolds.insert(wallet)
+            }
+        }
+    }
 
     /// An idempotency key by the exact bytes of its scope and key.
     typealias KeyID = ExactPair
 
-    enum KeyState {
+    enum KeyState: Equatable {
         case unused
         case used(requestHash: String, seq: Int64)
     }
@@ -69,28 +117,44 @@ package struct BatchContext {
         }
     }
 
+    /// Records the chain's new head, once an operation appended a transaction.
+    mutating func advance(head newHead: (seq: Int64, hash: String)) {
+        undoLog.append(.head(head))
+        head = newHead
+    }
+
+    /// Records a currency code found in the catalog.
+    mutating func currencyKnown(_ code: Identifier) {
+        if knownCurrencies.insert(code).inserted { undoLog.append(.knownCurrency(code)) }
+    }
+
     /// Records an account's new balance for the rest of the batch.
     mutating func update(_ account: Account) {
-        accounts[AccountKey(account.owner, account.currency)] = account
-        changedBalances[account.id] = account.balance
-        firstLots[account.id] = nil
+        let key = AccountKey(account.owner, account.currency)
+        undoLog.append(.account(key, accounts.updateValue(account, forKey: key)))
+        undoLog.append(.changedBalance(account.id, changedBalances.updateValue(account.balance, forKey: account.id)))
+        if let lots = firstLots.removeValue(forKey: account.id) { undoLog.append(.firstLots(account.id, lots)) }
     }
 
     /// Records that the batch opened a hold on the wallet of `playerID` (as stored) in `currency`.
     mutating func holdPlaced(playerID: String, currency: String) {
-        withoutOpenHolds.remove(ExactPair(playerID, currency))
+        if let wallet = withoutOpenHolds.remove(ExactPair(playerID, currency)) { undoLog.append(.withoutOpenHold(wallet)) }
     }
 
     /// Keeps an account as read (or just created) for the rest of the batch.
     mutating func remember(_ account: Account) {
         let key = AccountKey(account.owner, account.currency)
-        absentAccounts.remove(key)
-        if accounts[key] == nil { accounts[key] = account }
+        if let absent = absentAccounts.remove(key) { undoLog.append(.absentAccount(absent)) }
+        if accounts[key] == nil {
+            accounts[key] = account
+            undoLog.append(.account(key, nil))
+        }
     }
 
     /// Records a key used by an operation of this batch.
     mutating func recordKey(scope: String, key: String, requestHash: String, seq: Int64) {
-        keys[KeyID(scope, key)] = .used(requestHash: requestHash, seq: seq)
+        let id = KeyID(scope, key)
+        undoLog.append(.key(id, keys.updateValue(.used(requestHash: requestHash, seq: seq), forKey: id)))
     }
 
     /// The largest number of values one prefetch statement looks up; longer lists take several,
@@ -101,7 +165,8 @@ package struct BatchContext {
     /// Reads, in a few statements, the idempotency keys and accounts the batch's operations
     /// said they will ask for, and what a debit of each of those players' wallets reads first
     /// (`prefetchDebitReads`): each operation then finds them here instead of waiting for a
-    /// query of its own (on PostgreSQL, a round trip each).
+    /// query of its own (on PostgreSQL, a round trip each). Runs before the batch's first
+    /// operation, so nothing it reads is ever rolled back (a failure fails the whole batch).
     mutating func prefetch(_ db: any SQLSession, keys wanted: [(scope: String, key: String)], accounts wantedAccounts: [(owner: String, currency: String)]) throws {
         try Self.lookUp(db, wanted, "SELECT k.scope, k.key, k.request_hash, k.seq", join: "idempotency_keys k ON k.scope = wanted.column1 AND k.key = wanted.column2") { scope, key in
             keys[KeyID(scope, key)] = .unused

@@ -209,7 +209,7 @@ final class GroupCommitWriter: Sendable {
             if prefetch { try context.prefetch(db, keys: batch.flatMap(\.hints.keys), accounts: batch.flatMap(\.hints.accounts)) }
             for pending in batch {
                 let now = clock()
-                let savedContext = context
+                let checkpoint = context.checkpoint()
                 do {
                     try Savepoint.run(db, pipelined: pipelined) { try pending.execute(db, now, &context) }
                 } catch let error as SQLRetry {
@@ -221,7 +221,7 @@ final class GroupCommitWriter: Sendable {
                 } catch {
                     // Nothing of this operation stays (its savepoint rolled back, or pipelined, it
                     // wrote nothing): forget what it cached.
-                    context = savedContext
+                    context.rollBack(to: checkpoint)
                     pending.fail(error)
                 }
             }

@@ -78,7 +78,7 @@ extension LedgerWrites {
         // Only now, with every statement done, may the batch's later operations rely on this one.
         // The balances themselves are written once per account when the batch ends
         // (`BatchContext.writeBalances`), in the same SQL transaction.
-        context.head = (transaction.seq, transaction.hash)
+        context.advance(head: (transaction.seq, transaction.hash))
         for (leg, balanceAfter) in zip(legs, balancesAfter) {
             context.update(Account(id: leg.account.id, owner: leg.account.owner, currency: leg.account.currency, balance: balanceAfter))
         }

@@ -314,6 +314,6 @@ enum LedgerWrites {
         guard try db.first("SELECT 1 FROM currencies WHERE code = ?", [.text(currency)], { _ in true }) == true else {
             throw WalletError.unknownCurrency("currency '\(currency)' is unknown: no product in the catalog uses it")
         }
-        context.knownCurrencies.insert(Identifier(currency))
+        context.currencyKnown(Identifier(currency))
     }
 }

@@ -47,12 +47,12 @@ enum Savepoint {
     static func attempt<Result>(
         _ db: any SQLSession, context: inout BatchContext, _ part: (inout BatchContext) throws -> Result
     ) throws -> Swift.Result<Result, WalletError> {
-        let saved = context
+        let checkpoint = context.checkpoint()
         var outcome: Result?
         do {
             try run(db) { outcome = try part(&context) }
         } catch let refusal as WalletError where refusal.isRuleRefusal {
-            context = saved
+            context.rollBack(to: checkpoint)
             return .failure(refusal)
         }
         guard let outcome else { throw WalletError.storage("a part of the operation did not run") }

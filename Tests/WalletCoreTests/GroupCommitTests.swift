@@ -200,6 +200,82 @@ struct GroupCommitTests {
         #expect(withoutOpenHolds == [BatchContext.ExactPair("p1", "credits"), BatchContext.ExactPair("p3", "credits")])
     }
 
+    /// Everything a batch caches, to compare two moments of it.
+    struct ContextState: Equatable {
+        var head: Int64?
+        var headHash: String?
+        var accounts: [BatchContext.AccountKey: Account]
+        var changedBalances: [Int64: Int64]
+        var knownCurrencies: Set<Identifier>
+        var absentAccounts: Set<BatchContext.AccountKey>
+        var keys: [BatchContext.KeyID: BatchContext.KeyState]
+        var firstLots: [Int64: [Lot]]
+        var withoutOpenHolds: Set<BatchContext.ExactPair>
+
+        init(_ context: BatchContext) {
+            (head, headHash) = (context.head?.seq, context.head?.hash)
+            (accounts, changedBalances, knownCurrencies) = (context.accounts, context.changedBalances, context.knownCurrencies)
+            (absentAccounts, keys, firstLots, withoutOpenHolds) = (context.absentAccounts, context.keys, context.firstLots, context.withoutOpenHolds)
+        }
+    }
+
+    /// An operation that fails is rolled back to its savepoint, and the batch forgets what it
+    /// cached since (`BatchContext.rollBack(to:)`), nested parts included: every kind of change
+    /// is made after a checkpoint and must be undone, and what came before it must stay.
+    @Test("rolling a batch back to a checkpoint undoes every change since, and only those")
+    func contextRollBack() async throws {
+        let store = try await Self.store(on: .sqlite)
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        for player: PlayerID in ["p1", "p2", "p3"] {
+            _ = try await store.grant(GrantRequest(playerID: player, store: "apple", storeTransactionID: "seed-\(player)", productID: "pack", quantity: 1, actor: "t"))
+        }
+        _ = try await store.createHold(HoldRequest(playerID: "p2", amount: 1, expiresInSeconds: 600, idempotencyKey: "h1", actor: "t"))
+        let owners = ["p1", "p2", "p3", "p4"].map { (owner: AccountOwner.player($0).text, currency: "credits") }
+        try await store.engine.transaction { db in
+            var context = BatchContext(makeTransactionID: { RandomID.uuid() })
+            try context.prefetch(db, keys: [(scope: "player:p1", key: "k1"), (scope: "player:p1", key: "k2")], accounts: owners)
+            let account = { (player: String) throws -> Account in
+                try #require(try Account.find(db, context: context, owner: AccountOwner.player(player).text, currency: "credits"))
+            }
+            let (p1, p3) = (try account("p1"), try account("p3"))
+            // Before the checkpoint: an earlier operation's changes, which stay.
+            context.advance(head: (seq: 4, hash: "h4"))
+            context.currencyKnown(Identifier("credits"))
+            context.update(Account(id: p1.id, owner: p1.owner, currency: p1.currency, balance: 3))
+            context.recordKey(scope: "player:p1", key: "k1", requestHash: "r1", seq: 4)
+            let before = ContextState(context)
+            #expect(!before.firstLots.isEmpty && before.withoutOpenHolds.count == 2 && before.absentAccounts.count == 1, "the prefetch read something to undo")
+
+            let checkpoint = context.checkpoint()
+            context.advance(head: (seq: 5, hash: "h5"))
+            context.currencyKnown(Identifier("gems"))
+            context.currencyKnown(Identifier("credits"))
+            context.update(Account(id: p1.id, owner: p1.owner, currency: p1.currency, balance: 1))
+            context.update(Account(id: p3.id, owner: p3.owner, currency: p3.currency, balance: 9))
+            context.remember(Account(id: 99, owner: AccountOwner.player("p4").text, currency: "credits", balance: 0))
+            context.recordKey(scope: "player:p1", key: "k1", requestHash: "r1-again", seq: 5)
+            context.recordKey(scope: "player:p1", key: "k2", requestHash: "r2", seq: 5)
+            context.recordKey(scope: "player:p3", key: "k3", requestHash: "r3", seq: 5)
+            context.holdPlaced(playerID: "p3", currency: "credits")
+            let middle = ContextState(context)
+            #expect(middle.head == 5 && middle.accounts.count == 4 && middle.absentAccounts.isEmpty && middle.firstLots[p3.id] == nil)
+            #expect(middle.withoutOpenHolds == [BatchContext.ExactPair("p1", "credits")] && middle.knownCurrencies.count == 2)
+
+            // A nested part (`Savepoint.attempt`) rolled back alone keeps what its operation did before it.
+            let nested = context.checkpoint()
+            context.advance(head: (seq: 6, hash: "h6"))
+            context.update(Account(id: p1.id, owner: p1.owner, currency: p1.currency, balance: 0))
+            context.holdPlaced(playerID: "p1", currency: "credits")
+            context.rollBack(to: nested)
+            #expect(ContextState(context) == middle)
+
+            context.rollBack(to: checkpoint)
+            #expect(ContextState(context) == before)
+            context.rollBack(to: checkpoint)
+            #expect(ContextState(context) == before, "rolling back twice changes nothing more")
+        }
+    }
+
     /// A hold placed in a batch opens the wallet's holds for the rest of it: here an hour passes
     /// between operations (the clock), so the hold has expired when the next debit settles the
     /// wallet, which releases it and may then spend what it held.

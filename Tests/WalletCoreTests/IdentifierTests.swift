@@ -105,7 +105,7 @@ struct IdentifierTests {
         context.update(Account(id: 1, owner: "player:Kate", currency: "credits", balance: 5))
         #expect(context.accounts[BatchContext.AccountKey("player:Kate", "credits")]?.balance == 5)
         #expect(context.accounts[BatchContext.AccountKey("player:\u{212A}ate", "credits")] == nil)
-        context.knownCurrencies.insert(Identifier("credits"))
+        context.currencyKnown(Identifier("credits"))
         #expect(!context.knownCurrencies.contains(Identifier("cr\u{E9}dits")))
     }
 
