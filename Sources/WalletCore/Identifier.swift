@@ -1,3 +1,5 @@
+import Foundation
+
 /// Text that is equal, ordered and hashed by its UTF-8 bytes, never by Unicode canonical
 /// equivalence.
 ///
@@ -14,7 +16,7 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     public static func == (left: Identifier, right: Identifier) -> Bool {
-        left.text.utf8.elementsEqual(right.text.utf8)
+        same(left.text, right.text)
     }
 
     public static func < (left: Identifier, right: Identifier) -> Bool {
@@ -31,9 +33,18 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     public var description: String { text }
 
-    /// True when `left` and `right` are the same bytes.
+    /// True when `left` and `right` are the same bytes: their lengths, then their bytes in
+    /// place in one `memcmp` (every native string has them contiguous; a bridged one is
+    /// compared byte by byte). Batches compare ids on every operation (account and key caches).
     public static func same(_ left: String, _ right: String) -> Bool {
-        left.utf8.elementsEqual(right.utf8)
+        guard left.utf8.count == right.utf8.count else { return false }
+        let compared = left.utf8.withContiguousStorageIfAvailable { leftBytes in
+            right.utf8.withContiguousStorageIfAvailable { rightBytes in
+                guard let leftStart = leftBytes.baseAddress, let rightStart = rightBytes.baseAddress else { return leftBytes.isEmpty }
+                return memcmp(leftStart, rightStart, leftBytes.count) == 0
+            }
+        }
+        return compared.flatMap { $0 } ?? left.utf8.elementsEqual(right.utf8)
     }
 
     /// Decodes a percent-encoded path segment byte for byte (`%7C` is `|`), without the

@@ -49,16 +49,33 @@ struct SQLiteSession: SQLSession {
             throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back", sql: sql)
         }
         sqlite3_reset(statement)
-        sqlite3_clear_bindings(statement)
+        // Parameters left unbound would keep the previous run's values: cleared, unless every
+        // one is bound below (each statement of the write path binds all of its own).
+        if Int(sqlite3_bind_parameter_count(statement)) != values.count { sqlite3_clear_bindings(statement) }
         for (offset, value) in values.enumerated() {
             let index = CInt(offset + 1)
+            let code: CInt
             switch value {
-            case .null: sqlite3_bind_null(statement, index)
-            case .integer(let integer): sqlite3_bind_int64(statement, index, integer)
-            case .text(let text): sqlite3_bind_text(statement, index, text, -1, transient)
+            case .null: code = sqlite3_bind_null(statement, index)
+            case .integer(let integer): code = sqlite3_bind_int64(statement, index, integer)
+            case .text(let text): code = Self.bind(text, to: statement, at: index)
             }
+            guard code == SQLITE_OK else { throw failure(code, sql) }
         }
         return statement
+    }
+
+    /// Binds `text` by its UTF-8 bytes and their length, read in place (no C string is made
+    /// for it), so text holding a NUL byte is bound whole, as `SQLiteRow.textOrNil` reads it.
+    private static func bind(_ text: String, to statement: SQLiteStatement, at index: CInt) -> CInt {
+        var text = text
+        return text.withUTF8 { bytes in
+            // SQLite binds NULL for a null pointer: the empty text is bound from a literal.
+            guard let start = bytes.baseAddress, let count = CInt(exactly: bytes.count) else {
+                return bytes.isEmpty ? sqlite3_bind_text(statement, index, "", 0, transient) : SQLITE_TOOBIG
+            }
+            return start.withMemoryRebound(to: CChar.self, capacity: bytes.count) { sqlite3_bind_text(statement, index, $0, count, transient) }
+        }
     }
 
     private func failure(_ code: CInt, _ sql: String) -> DatabaseError {
@@ -66,7 +83,7 @@ struct SQLiteSession: SQLSession {
     }
 
     /// SQLite copies the bytes of bound text before the call returns.
-    private var transient: sqlite3_destructor_type { unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self) }
+    private static var transient: sqlite3_destructor_type { unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self) }
 }
 
 /// The current row of a stepped SQLite statement.
