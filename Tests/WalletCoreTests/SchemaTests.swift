@@ -63,6 +63,23 @@ struct SchemaTests {
         #expect(foreignKeys == 1)
     }
 
+    @Test("the SQLite session binds text by its bytes and length: a NUL byte is kept, the empty text is text, not NULL, and a short list of values leaves no earlier binding behind")
+    func textBinding() async throws {
+        let ledger = try await TestLedger(.sqlite)
+        let rows = try await ledger.store.engine.transaction { db -> [String?] in
+            try db.execute("CREATE TEMP TABLE bound (id INTEGER PRIMARY KEY, a TEXT, b TEXT)")
+            let insert = "INSERT INTO bound (id, a, b) VALUES (?, ?, ?)"
+            try db.execute(insert, [.integer(1), .text("before\u{0}after"), .text("")])
+            try db.execute(insert, [.integer(2), .text("caf\u{E9} \u{1F600}"), .text("earlier")])
+            // The same statement with two values: the third parameter is NULL, not the text bound before.
+            try db.execute(insert, [.integer(3), .text("x")])
+            return try db.all("SELECT a, b, typeof(b) FROM bound ORDER BY id", []) { row in
+                [try row.textOrNil(0), try row.textOrNil(1), try row.textOrNil(2)]
+            }.flatMap { $0 }
+        }
+        #expect(rows == ["before\u{0}after", "", "text", "caf\u{E9} \u{1F600}", "earlier", "text", "x", nil, "null"])
+    }
+
     @Test("durability normal is an explicit opt-out")
     func normalDurability() async throws {
         let ledger = try await TestLedger(.sqlite, durability: .normal)
