@@ -189,6 +189,28 @@ struct IdentifierTests {
         }
         #expect(try await ledger.store.verify().ok)
     }
+
+    @Test("random ids are version 4 UUIDs in lowercase, all different, across many refills of their random bytes and from concurrent callers")
+    func randomIDs() async {
+        let ids = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 { group.addTask { (0..<1_000).map { _ in RandomID.uuid() } } }
+            return await group.reduce(into: [String]()) { $0 += $1 }
+        }
+        #expect(Set(ids).count == 4_000)
+        let hex = Set("0123456789abcdef")
+        for id in ids {
+            let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+            #expect(parts.map(\.count) == [8, 4, 4, 4, 12] && parts.allSatisfy { $0.allSatisfy(hex.contains) }, "\(id)")
+            #expect(parts[2].first == "4" && "89ab".contains(parts[3].first ?? "x"), "\(id)")
+        }
+        // Each hex digit takes all its values (the version digit one, the variant digit four): no
+        // part of an id is left constant by how the random bytes are cut.
+        let characters = ids.map(Array.init)
+        for position in 0..<36 where ![8, 13, 18, 23].contains(position) {
+            let values = Set(characters.map { $0[position] }).count
+            #expect(values == (position == 14 ? 1 : position == 19 ? 4 : 16), "digit \(position) took \(values) values")
+        }
+    }
 }
 
 /// A small deterministic generator (SplitMix64), so a failing property run can be repeated.
