@@ -12,14 +12,46 @@ enum LogFormat: String, ExpressibleByArgument, CaseIterable {
     func bootstrap(level: Logger.Level) {
         switch self {
         case .text:
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
-            }
+            LoggingSystem.bootstrap { label in TextLogHandler(label: label, logLevel: level) }
         case .json:
             LoggingSystem.bootstrap { label in JSONLogHandler(label: label, logLevel: level) }
         }
+    }
+}
+
+/// swift-log's `StreamLogHandler` lines on stderr, byte for byte, with the metadata kept here
+/// and formatted only when a line is written: `StreamLogHandler` formats its metadata again on
+/// every change, and every request makes one (its request id), which took 3% of `wallet serve`'s
+/// CPU under `Tests/Load/http-spend.sh` while nothing was logged.
+struct TextLogHandler: LogHandler {
+    private var stream: StreamLogHandler
+    var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
+
+    init(label: String, logLevel: Logger.Level) {
+        stream = StreamLogHandler.standardError(label: label)
+        stream.logLevel = logLevel
+    }
+
+    var logLevel: Logger.Level {
+        get { stream.logLevel }
+        set { stream.logLevel = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    /// Hands the line to `StreamLogHandler` with this handler's metadata, then the provider's,
+    /// then the line's own, each overriding the one before, as `StreamLogHandler` merges them.
+    func log(event: LogEvent) {
+        var merged = metadata
+        merged.merge(metadataProvider?.get() ?? [:]) { _, provided in provided }
+        merged.merge(event.metadata ?? [:]) { _, explicit in explicit }
+        var event = event
+        event.metadata = merged.isEmpty ? nil : merged
+        stream.log(event: event)
     }
 }
 

@@ -76,7 +76,7 @@ struct Authenticator: Sendable {
         }
         let credential = String(parts[1])
         // A JWT has three dot-separated parts; API keys have none.
-        if credential.contains(".") {
+        if credential.utf8.contains(UInt8(ascii: ".")) {
             guard let playerTokens else { throw APIError.unauthorized("player tokens are not enabled on this server") }
             return .player(id: try playerTokens.verify(credential))
         }
