@@ -166,7 +166,8 @@ package struct BatchContext {
     /// said they will ask for, and what a debit of each of those players' wallets reads first
     /// (`prefetchDebitReads`): each operation then finds them here instead of waiting for a
     /// query of its own (on PostgreSQL, a round trip each). Runs before the batch's first
-    /// operation, so nothing it reads is ever rolled back (a failure fails the whole batch).
+    /// checkpoint: what it stores directly is not logged, and never needs undoing (a failure
+    /// here fails the whole batch).
     mutating func prefetch(_ db: any SQLSession, keys wanted: [(scope: String, key: String)], accounts wantedAccounts: [(owner: String, currency: String)]) throws {
         try Self.lookUp(db, wanted, "SELECT k.scope, k.key, k.request_hash, k.seq", join: "idempotency_keys k ON k.scope = wanted.column1 AND k.key = wanted.column2") { scope, key in
             keys[KeyID(scope, key)] = .unused

@@ -171,6 +171,8 @@ struct BenchWorkload {
 
         /// Every spend's amount in the spends mix, as in `Tests/Load/sqlite-ceiling.c`.
         static let spendAmount: Int64 = 3
+        /// The realistic mix's overdrafts: more than any seeded wallet holds, so each is refused.
+        static let overdraftAmount: Int64 = 1_000_000_000
     }
 
     enum Operation: Sendable {
@@ -224,7 +226,7 @@ struct BenchWorkload {
                 } else if roll < 20, let earlier = spends.randomElement(using: &random) {
                     operation = earlier
                 } else if roll < 25 {
-                    operation = .spend(player: player, amount: 1_000_000_000, key: "overdraft-\(caller)-\(index)")
+                    operation = .spend(player: player, amount: Mix.overdraftAmount, key: "overdraft-\(caller)-\(index)")
                 } else {
                     let amount = mix == .spends ? Mix.spendAmount : Int64.random(in: 1...5, using: &random)
                     operation = .spend(player: player, amount: amount, key: "spend-\(caller)-\(index)")
@@ -243,7 +245,7 @@ struct BenchWorkload {
         let indexes = Dictionary(uniqueKeysWithValues: playerIDs.enumerated().map { ($1.text, $0) })
         var credits = Array(repeating: Int64(0), count: playerIDs.count)
         var keys: Set<String> = []
-        for case .spend(let player, let amount, let key) in callers.joined() where amount < 1_000_000_000 && keys.insert(key).inserted {
+        for case .spend(let player, let amount, let key) in callers.joined() where amount != Mix.overdraftAmount && keys.insert(key).inserted {
             if let index = indexes[player.text] { credits[index] += amount }
         }
         return credits

@@ -26,10 +26,11 @@ enum LogFormat: String, ExpressibleByArgument, CaseIterable {
 struct TextLogHandler: LogHandler {
     private var stream: StreamLogHandler
     var metadata: Logger.Metadata = [:]
-    var metadataProvider: Logger.MetadataProvider?
+    var metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
 
     init(label: String, logLevel: Logger.Level) {
-        stream = StreamLogHandler.standardError(label: label)
+        // The provider is applied here, in its place between this handler's metadata and the line's.
+        stream = StreamLogHandler.standardError(label: label, metadataProvider: nil)
         stream.logLevel = logLevel
     }
 

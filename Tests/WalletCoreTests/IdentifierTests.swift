@@ -28,6 +28,13 @@ struct IdentifierTests {
             #expect(!Identifier.same(left, right))
             #expect(Identifier(left) == Identifier(String(left)))
         }
+        // Same length, different bytes (the lengths alone decide the pairs above), in small
+        // strings and in longer ones stored apart; and equal bytes in two separate buffers.
+        let long = String(repeating: "player-", count: 6)
+        for (left, right) in [("p\u{430}yer", "p\u{E9}yer"), ("a", "b"), (long + "x", long + "y"), ("x" + long, "y" + long)] {
+            #expect(left.utf8.count == right.utf8.count && !Identifier.same(left, right) && Identifier(left) != Identifier(right), "\(left) / \(right)")
+        }
+        #expect(Identifier.same(long + "x", String(decoding: Array((long + "x").utf8), as: UTF8.self)) && Identifier.same("", ""))
     }
 
     @Test("a player account's owner loses exactly the prefix's bytes, even when a combining mark joins its ':'")
