@@ -21,7 +21,8 @@ struct BenchCommand: AsyncParsableCommand {
             Example:
               wallet bench --operations 100000 --concurrency 64 --no-single
               wallet bench --mix spends --no-single
-              wallet bench --mix spends --players 10 --lots-per-wallet 1000 --covering-lot --no-single
+              wallet bench --mix spends --players 10 --lots-per-wallet 1000 \\
+                --covering-lot --no-single
             """
     )
 

@@ -224,6 +224,7 @@ struct GroupCommitTests {
     /// is made after a checkpoint and must be undone, and what came before it must stay.
     @Test("rolling a batch back to a checkpoint undoes every change since, and only those")
     func contextRollBack() async throws {
+        // SQLite only: BatchContext is the same on both engines; a store is needed only for its prefetch to read.
         let store = try await Self.store(on: .sqlite)
         _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
         for player: PlayerID in ["p1", "p2", "p3"] {
