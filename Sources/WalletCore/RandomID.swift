@@ -29,10 +29,15 @@ public enum RandomID {
 /// from `/dev/urandom` (opened once; the same generator as `getrandom`, which Swift does not
 /// expose for more than 8 bytes a call), or 8 bytes at a time from
 /// `SystemRandomNumberGenerator` where that file cannot be read.
-private struct RandomBits {
+struct RandomBits {
     private var bytes: [UInt8] = []
     private var offset = 0
-    private let source = FileHandle(forReadingAtPath: "/dev/urandom")
+    private let source: FileHandle?
+
+    /// Draws from `source`, or from `SystemRandomNumberGenerator` when it is nil or reads short.
+    init(source: FileHandle? = FileHandle(forReadingAtPath: "/dev/urandom")) {
+        self.source = source
+    }
     /// Bytes drawn at a time.
     private static let refillBytes = 4_096
 

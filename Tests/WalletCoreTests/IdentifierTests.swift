@@ -210,6 +210,12 @@ struct IdentifierTests {
             #expect(parts.map(\.count) == [8, 4, 4, 4, 12] && parts.allSatisfy { $0.allSatisfy(hex.contains) }, "\(id)")
             #expect(parts[2].first == "4" && "89ab".contains(parts[3].first ?? "x"), "\(id)")
         }
+        // Where /dev/urandom cannot be opened, or reads short, the system generator fills in.
+        for source in [nil, FileHandle(forReadingAtPath: "/dev/null")] {
+            var bits = RandomBits(source: source)
+            let drawn = (0..<1_000).map { _ in bits.next128() }
+            #expect(Set(drawn.map { "\($0.0)-\($0.1)" }).count == 1_000 && drawn.allSatisfy { $0 != (0, 0) })
+        }
         // Each hex digit takes all its values (the version digit one, the variant digit four): no
         // part of an id is left constant by how the random bytes are cut.
         let characters = ids.map(Array.init)
