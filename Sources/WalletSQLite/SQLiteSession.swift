@@ -60,7 +60,10 @@ struct SQLiteSession: SQLSession {
             case .integer(let integer): code = sqlite3_bind_int64(statement, index, integer)
             case .text(let text): code = Self.bind(text, to: statement, at: index)
             }
-            guard code == SQLITE_OK else { throw failure(code, sql) }
+            guard code == SQLITE_OK else {
+                // A bind's failure sets no message of its own on the connection: SQLite's text for its code.
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "binding parameter \(index): \(String(cString: sqlite3_errstr(code)))", sql: sql)
+            }
         }
         return statement
     }

@@ -108,9 +108,9 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let workload = try BenchWorkload(
+            operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, coveringLot: coveringLot, mix: mix)
         if let db, db.hasPrefix("postgres") {
-            let workload = try BenchWorkload(
-                operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, coveringLot: coveringLot, mix: mix)
             let grouped = try await workload.run(path: db, durability: durability, writeMode: .default)
             var single: BenchWorkload.Result?
             if let singleDb { single = try await workload.run(path: singleDb, durability: durability, writeMode: .single) }
@@ -130,8 +130,6 @@ struct BenchCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { if db == nil { try? FileManager.default.removeItem(at: directory) } }
 
-        let workload = try BenchWorkload(
-                operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, coveringLot: coveringLot, mix: mix)
         let grouped = try await workload.run(path: directory.appendingPathComponent("grouped.sqlite").path, durability: durability, writeMode: .default)
         let single = self.single
             ? try await workload.run(path: directory.appendingPathComponent("single.sqlite").path, durability: durability, writeMode: .single)
@@ -243,11 +241,11 @@ struct BenchWorkload {
 
     /// What each player's spends with unique keys take in all, overdrafts apart.
     private static func spendCredits(of callers: [[Operation]], playerIDs: [PlayerID]) -> [Int64] {
-        let indexes = Dictionary(uniqueKeysWithValues: playerIDs.enumerated().map { ($1.text, $0) })
+        let indexes = Dictionary(uniqueKeysWithValues: playerIDs.enumerated().map { ($1, $0) })
         var credits = Array(repeating: Int64(0), count: playerIDs.count)
         var keys: Set<String> = []
         for case .spend(let player, let amount, let key) in callers.joined() where amount != Mix.overdraftAmount && keys.insert(key).inserted {
-            if let index = indexes[player.text] { credits[index] += amount }
+            if let index = indexes[player] { credits[index] += amount }
         }
         return credits
     }

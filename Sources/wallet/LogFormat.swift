@@ -17,6 +17,15 @@ enum LogFormat: String, ExpressibleByArgument, CaseIterable {
             LoggingSystem.bootstrap { label in JSONLogHandler(label: label, logLevel: level) }
         }
     }
+
+    /// A line's metadata, as both formats write it: the handler's, then the provider's, then the
+    /// line's own, each overriding the one before (swift-log's `StreamLogHandler` order).
+    static func merged(_ handler: Logger.Metadata, _ provider: Logger.MetadataProvider?, _ event: LogEvent) -> Logger.Metadata {
+        var merged = handler
+        merged.merge(provider?.get() ?? [:]) { _, provided in provided }
+        merged.merge(event.metadata ?? [:]) { _, explicit in explicit }
+        return merged
+    }
 }
 
 /// swift-log's `StreamLogHandler` lines on stderr, byte for byte, with the metadata kept here
@@ -44,12 +53,9 @@ struct TextLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    /// Hands the line to `StreamLogHandler` with this handler's metadata, then the provider's,
-    /// then the line's own, each overriding the one before, as `StreamLogHandler` merges them.
+    /// Hands the line to `StreamLogHandler` with all its metadata (`LogFormat.merged`).
     func log(event: LogEvent) {
-        var merged = metadata
-        merged.merge(metadataProvider?.get() ?? [:]) { _, provided in provided }
-        merged.merge(event.metadata ?? [:]) { _, explicit in explicit }
+        let merged = LogFormat.merged(metadata, metadataProvider, event)
         var event = event
         event.metadata = merged.isEmpty ? nil : merged
         stream.log(event: event)
@@ -63,7 +69,7 @@ struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level
     var metadata: Logger.Metadata = [:]
-    var metadataProvider: Logger.MetadataProvider?
+    var metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
 
     init(label: String, logLevel: Logger.Level) {
         self.label = label
@@ -76,9 +82,7 @@ struct JSONLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        var merged = metadataProvider?.get() ?? [:]
-        merged.merge(metadata) { _, new in new }
-        merged.merge(event.metadata ?? [:]) { _, new in new }
+        let merged = LogFormat.merged(metadata, metadataProvider, event)
         var line = "{\"timestamp\":"
         JSONLogHandler.appendString(Self.timestamp(), to: &line)
         line += ",\"level\":"

@@ -234,6 +234,11 @@ struct GroupCommitTests {
         let owners = ["p1", "p2", "p3", "p4"].map { (owner: AccountOwner.player($0).text, currency: "credits") }
         try await store.engine.transaction { db in
             var context = BatchContext(makeTransactionID: { RandomID.uuid() })
+            // The batch's first operation fails: the head it set goes back to unread.
+            let first = context.checkpoint()
+            context.advance(head: (seq: 3, hash: "h3"))
+            context.rollBack(to: first)
+            #expect(context.head == nil)
             try context.prefetch(db, keys: [(scope: "player:p1", key: "k1"), (scope: "player:p1", key: "k2")], accounts: owners)
             let account = { (player: String) throws -> Account in
                 try #require(try Account.find(db, context: context, owner: AccountOwner.player(player).text, currency: "credits"))

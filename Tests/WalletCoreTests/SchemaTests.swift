@@ -73,6 +73,13 @@ struct SchemaTests {
             try db.execute(insert, [.integer(2), .text("caf\u{E9} \u{1F600}"), .text("earlier")])
             // The same statement with two values: the third parameter is NULL, not the text bound before.
             try db.execute(insert, [.integer(3), .text("x")])
+            // A value beyond the statement's parameters is refused, not dropped, and writes nothing.
+            do {
+                try db.execute(insert, [.integer(4), .text("a"), .text("b"), .text("one too many")])
+                Issue.record("a fourth value for three parameters was accepted")
+            } catch let error as DatabaseError {
+                #expect(error.resultCode == .SQLITE_RANGE && (error.message ?? "").contains("binding parameter 4"), "\(error)")
+            }
             return try db.all("SELECT a, b, typeof(b) FROM bound ORDER BY id", []) { row in
                 [try row.textOrNil(0), try row.textOrNil(1), try row.textOrNil(2)]
             }.flatMap { $0 }
