@@ -5,10 +5,13 @@ import WalletCore
 package struct WriteHints: Sendable {
     var keys: [(scope: String, key: String)] = []
     var accounts: [(owner: String, currency: String)] = []
+    /// Store transactions whose reported state (`store_transaction_states`) it reads.
+    var storeTransactions: [(store: String, id: String)] = []
 
-    package init(keys: [(scope: String, key: String)] = [], accounts: [(owner: String, currency: String)] = []) {
+    package init(keys: [(scope: String, key: String)] = [], accounts: [(owner: String, currency: String)] = [], storeTransactions: [(store: String, id: String)] = []) {
         self.keys = keys
         self.accounts = accounts
+        self.storeTransactions = storeTransactions
     }
 }
 
@@ -39,18 +42,44 @@ package struct BatchContext {
     private(set) var absentAccounts: Set<AccountKey> = []
     /// Idempotency keys looked up or recorded in this batch, by their exact bytes.
     private(set) var keys: [KeyID: KeyState] = [:]
-    /// A wallet's first open lots in burn order as the batch's prefetch read them
-    /// (`LotStorage.debitReadFirst` of them, fewer if it has fewer), by account id: a debit of
-    /// the wallet then reads none itself. An entry goes when an operation of the batch posts to
-    /// its account (`update`): every write to a wallet's lots comes with a transaction posting to
-    /// its account, so an entry left is what the table holds now.
-    private(set) var firstLots: [Int64: [Lot]] = [:]
+    /// A wallet's first open lots in burn order as the table holds them now, by account id: a
+    /// debit of the wallet then reads none itself. The batch's prefetch reads them
+    /// (`LotStorage.debitReadFirst` of them, fewer if it has fewer). An entry goes when an
+    /// operation of the batch posts to its account (`update`): every write to a wallet's lots
+    /// comes with a transaction posting to its account. The write that posted then carries it
+    /// past what it did to the lots, if it only drew from them (`lotsDrawn`).
+    private(set) var firstLots: [Int64: FirstLots] = [:]
     /// Wallets (player id as stored, currency) the prefetch found without an open hold: a debit
     /// of one reads no expired holds. An entry goes when the batch places a hold on the wallet
     /// (`HoldStorage.insert`), the only way a hold opens; resolving one only closes it.
     private(set) var withoutOpenHolds: Set<ExactPair> = []
+    /// The transactions of the keys the batch's prefetch found used, with their postings, by
+    /// seq: what a replay under one of those keys answers. A transaction never changes once
+    /// written, and these were written before the batch: nothing here needs undoing.
+    private(set) var replayed: [Int64: LedgerTransaction] = [:]
+    /// The latest state reported for store transactions (`store_transaction_states`), by the
+    /// exact bytes of store and store transaction id, as the batch read or saved it; nil for
+    /// one the store reported nothing of. Every save goes through `StoreTransactionState.save`,
+    /// which keeps its entry here.
+    private(set) var storeStates: [ExactPair: StoreTransactionState?] = [:]
+    /// Products the batch's grants read, by the exact bytes of their id; a product the batch
+    /// sets is read again (`forgetProduct`).
+    private(set) var products: [Identifier: Product] = [:]
     /// How to undo each change made to the caches above, oldest first (`rollBack(to:)`).
     private var undoLog: [Undo] = []
+
+    /// The first open lots of a wallet, in burn order.
+    struct FirstLots: Equatable {
+        var lots: [Lot]
+        /// Whether `lots` are every open lot of the wallet, or only the head of its burn order.
+        var all: Bool
+
+        /// The lots a read of at most `limit` lots found.
+        init(read lots: [Lot], limit: Int) {
+            self.lots = lots
+            all = lots.count < limit
+        }
+    }
 
     /// One change to the caches, as what was there before it.
     private enum Undo {
@@ -60,8 +89,10 @@ package struct BatchContext {
         case knownCurrency(Identifier)
         case absentAccount(AccountKey)
         case key(KeyID, KeyState?)
-        case firstLots(Int64, [Lot]?)
+        case firstLots(Int64, FirstLots?)
         case withoutOpenHold(ExactPair)
+        case product(Identifier, Product?)
+        case storeState(ExactPair, StoreTransactionState??)
     }
 
     /// A point in the batch's changes that `rollBack(to:)` can return to.
@@ -87,6 +118,8 @@ package struct BatchContext {
             case .key(let id, let previous): keys[id] = previous
             case .firstLots(let id, let previous): firstLots[id] = previous
             case .withoutOpenHold(let wallet): withoutOpenHolds.insert(wallet)
+            case .product(let id, let previous): products[id] = previous
+            case .storeState(let pair, let previous): storeStates[pair] = previous
             }
         }
     }
@@ -136,6 +169,41 @@ package struct BatchContext {
         if let lots = firstLots.removeValue(forKey: account.id) { undoLog.append(.firstLots(account.id, lots)) }
     }
 
+    /// Carries a wallet's first lots past an operation that posted to its account (which made
+    /// `update` drop them), given what they were before it (`before`) and what it did to the
+    /// wallet's lots: draws that take from lots among them leave the same lots in the same order,
+    /// less what they took, and a lot drawn empty leaves the open lots. Anything else — a lot
+    /// made, credits given back, a draw from a lot not among them — leaves them to be read again.
+    mutating func lotsDrawn(accountID: Int64, before: FirstLots?, draws: [LotDraw], madeLot: Bool) {
+        guard var known = before, !madeLot, firstLots[accountID] == nil else { return }
+        for draw in draws {
+            guard draw.amount > 0, let index = known.lots.firstIndex(where: { $0.id == draw.lotID }), known.lots[index].remaining >= draw.amount else { return }
+            known.lots[index].remaining -= draw.amount
+            if known.lots[index].remaining == 0 { known.lots.remove(at: index) }
+        }
+        undoLog.append(.firstLots(accountID, nil))
+        firstLots[accountID] = known
+    }
+
+    /// Keeps the state of a store transaction (nil: none reported) as read or saved, for the
+    /// rest of the batch.
+    mutating func remember(_ state: StoreTransactionState?, store: String, storeTransactionID: String) {
+        let pair = ExactPair(store, storeTransactionID)
+        undoLog.append(.storeState(pair, storeStates.updateValue(state, forKey: pair)))
+    }
+
+    /// Keeps a product as read for the rest of the batch.
+    mutating func remember(_ product: Product) {
+        let id = Identifier(product.productID)
+        undoLog.append(.product(id, products.updateValue(product, forKey: id)))
+    }
+
+    /// Forgets the product of `productID`, which the batch is changing.
+    mutating func forgetProduct(_ productID: String) {
+        let id = Identifier(productID)
+        if let product = products.removeValue(forKey: id) { undoLog.append(.product(id, product)) }
+    }
+
     /// Records that the batch opened a hold on the wallet of `playerID` (as stored) in `currency`.
     mutating func holdPlaced(playerID: String, currency: String) {
         if let wallet = withoutOpenHolds.remove(ExactPair(playerID, currency)) { undoLog.append(.withoutOpenHold(wallet)) }
@@ -163,16 +231,35 @@ package struct BatchContext {
     static let prefetchChunk = 64
 
     /// Reads, in a few statements, the idempotency keys and accounts the batch's operations
-    /// said they will ask for, and what a debit of each of those players' wallets reads first
-    /// (`prefetchDebitReads`): each operation then finds them here instead of waiting for a
-    /// query of its own (on PostgreSQL, a round trip each). Runs before the batch's first
+    /// said they will ask for, the transactions of the keys used already (what their replays
+    /// answer), the states reported for the store transactions they named, and what a debit of
+    /// each of those players' wallets reads first (`prefetchDebitReads`): each operation then
+    /// finds them here instead of waiting for a query of its own (on PostgreSQL, a round trip
+    /// each). Runs before the batch's first
     /// checkpoint: what it stores directly is not logged, and never needs undoing (a failure
     /// here fails the whole batch).
-    mutating func prefetch(_ db: any SQLSession, keys wanted: [(scope: String, key: String)], accounts wantedAccounts: [(owner: String, currency: String)]) throws {
+    mutating func prefetch(
+        _ db: any SQLSession, keys wanted: [(scope: String, key: String)], accounts wantedAccounts: [(owner: String, currency: String)],
+        storeTransactions: [(store: String, id: String)] = []
+    ) throws {
         try Self.lookUp(db, wanted, "SELECT k.scope, k.key, k.request_hash, k.seq", join: "idempotency_keys k ON k.scope = wanted.column1 AND k.key = wanted.column2") { scope, key in
             keys[KeyID(scope, key)] = .unused
         } found: { row in
             keys[KeyID(try row.text(0), try row.text(1))] = .used(requestHash: try row.text(2), seq: try row.integer(3))
+        }
+        var usedSeqs: Set<Int64> = []
+        for case .used(_, let seq) in keys.values { usedSeqs.insert(seq) }
+        for chunk in Self.padded(usedSeqs.sorted()) {
+            replayed.merge(try LedgerReads.transactions(db, seqs: chunk)) { first, _ in first }
+        }
+        try Self.lookUp(
+            db, storeTransactions, "SELECT s.store, s.store_transaction_id, \(StoreTransactionState.columns(alias: "s"))",
+            join: "store_transaction_states s ON s.store = wanted.column1 AND s.store_transaction_id = wanted.column2"
+        ) { store, id in
+            storeStates.updateValue(nil, forKey: ExactPair(store, id))
+        } found: { row in
+            let (store, id) = (try row.text(0), try row.text(1))
+            storeStates[ExactPair(store, id)] = try StoreTransactionState(row: row, at: 2, store: store, storeTransactionID: id)
         }
         let unknown = wantedAccounts.filter { accounts[AccountKey($0.owner, $0.currency)] == nil }
         try Self.lookUp(db, unknown, "SELECT a.id, a.owner, a.currency, a.balance", join: "accounts a ON a.owner = wanted.column1 AND a.currency = wanted.column2") { owner, currency in
@@ -214,7 +301,7 @@ package struct BatchContext {
             holders.insert(ExactPair(try row.text(0), try row.text(1)))
         }
         for (account, playerID) in wallets {
-            firstLots[account.id] = LotRules.burnSorted(Array((lots[account.id] ?? [:]).values))
+            firstLots[account.id] = FirstLots(read: LotRules.burnSorted(Array((lots[account.id] ?? [:]).values)), limit: LotStorage.debitReadFirst)
             let wallet = ExactPair(playerID, account.currency)
             if !holders.contains(wallet) { withoutOpenHolds.insert(wallet) }
         }

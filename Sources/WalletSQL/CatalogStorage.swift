@@ -5,6 +5,7 @@ import WalletCore
 extension LedgerWrites {
     static func setProduct(_ db: any SQLSession, _ update: ProductUpdate, now: Date, context: inout BatchContext) throws -> Product {
         try update.validate()
+        context.forgetProduct(update.productID)
         // Naming a currency in the catalog is what makes it known to spends and adjustments.
         try db.execute("INSERT INTO currencies (code) VALUES (?) ON CONFLICT DO NOTHING", [.text(update.currency)])
         let product = Product(

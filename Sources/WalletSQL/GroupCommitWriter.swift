@@ -206,7 +206,10 @@ final class GroupCommitWriter: Sendable {
             var context = BatchContext(makeTransactionID: makeTransactionID)
             // Where each lookup is a round trip (PostgreSQL), the batch makes them all at once;
             // SQLite's are in-process B-tree probes, and measured 10% faster made one by one.
-            if prefetch { try context.prefetch(db, keys: batch.flatMap(\.hints.keys), accounts: batch.flatMap(\.hints.accounts)) }
+            if prefetch {
+                try context.prefetch(
+                    db, keys: batch.flatMap(\.hints.keys), accounts: batch.flatMap(\.hints.accounts), storeTransactions: batch.flatMap(\.hints.storeTransactions))
+            }
             for pending in batch {
                 let now = clock()
                 let checkpoint = context.checkpoint()

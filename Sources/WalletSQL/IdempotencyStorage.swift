@@ -19,7 +19,7 @@ extension IdempotencyKey {
         }
         guard let used else { return nil }
         guard used.requestHash == requestHash else { throw WalletError.idempotencyKeyReused(reusedDetail) }
-        let transaction = try LedgerReads.transaction(db, seq: used.seq)
+        let transaction = try context.replayed[used.seq] ?? LedgerReads.transaction(db, seq: used.seq)
         let playerOwner = AccountOwner.player(transaction.playerID).text
         guard let posting = transaction.postings.first(where: { Identifier.same($0.account, playerOwner) }) else {
             throw WalletError.corrupt("transaction \(transaction.seq) has no posting for \(playerOwner)")

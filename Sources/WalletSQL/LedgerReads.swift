@@ -59,14 +59,34 @@ enum LedgerReads {
     }
 
     static func postings(_ db: any SQLSession, seq: Int64) throws -> [Posting] {
-        try db.all(
-            """
-            SELECT a.owner, a.currency, p.amount, p.balance_after FROM postings p JOIN accounts a ON a.id = p.account_id
-            WHERE p.seq = ? ORDER BY a.owner, a.currency
-            """, [.integer(seq)]
-        ) { row in
-            Posting(account: try row.text(0), currency: try row.text(1), amount: try row.integer(2), balanceAfter: try row.integer(3))
+        try db.all("SELECT \(postingColumns) \(postingsJoined) WHERE p.seq = ? ORDER BY a.owner, a.currency", [.integer(seq)], posting(from:))
+    }
+
+    /// The transactions at `seqs` (a few dozen; one named twice is read once), with their
+    /// postings, by seq: two statements, where reading them one by one takes two each. A seq
+    /// without a transaction is not in the answer.
+    static func transactions(_ db: any SQLSession, seqs: [Int64]) throws -> [Int64: LedgerTransaction] {
+        guard !seqs.isEmpty else { return [:] }
+        let marks = Array(repeating: "?", count: seqs.count).joined(separator: ", ")
+        let values = seqs.map { SQLValue.integer($0) }
+        var postings: [Int64: [Posting]] = [:]
+        try db.forEach("SELECT \(postingColumns), p.seq \(postingsJoined) WHERE p.seq IN (\(marks)) ORDER BY p.seq, a.owner, a.currency", values) { row in
+            postings[try row.integer(4), default: []].append(try posting(from: row))
         }
+        var found: [Int64: LedgerTransaction] = [:]
+        try db.forEach("SELECT \(transactionColumnList) FROM transactions WHERE seq IN (\(marks))", values) { row in
+            let transaction = try transaction(from: row, postings: [])
+            found[transaction.seq] = transaction.with(postings: postings[transaction.seq] ?? [])
+        }
+        return found
+    }
+
+    /// The columns `posting(from:)` reads, in its order, of `postingsJoined`.
+    private static let postingColumns = "a.owner, a.currency, p.amount, p.balance_after"
+    private static let postingsJoined = "FROM postings p JOIN accounts a ON a.id = p.account_id"
+
+    private static func posting(from row: any SQLRow) throws -> Posting {
+        Posting(account: try row.text(0), currency: try row.text(1), amount: try row.integer(2), balanceAfter: try row.integer(3))
     }
 
     /// The `transactions` columns every read selects, in `TransactionField` order, so that

@@ -16,9 +16,11 @@ extension LedgerWrites {
             throw WalletError.corrupt(
                 "a \(plan.draft.kind.rawValue) was decided on a balance of \(plan.playerBalance) but the wallet holds \(legs.first?.account.balance ?? 0)")
         }
+        let lotsBefore = context.firstLots[player.id]
         let result = try append(db, plan.draft, legs: legs, key: key, now: now, context: &context)
         try LotStorage.apply(db, seq: result.transaction.seq, draws: plan.draws)
         if let lot = plan.lot { try LotStorage.insert(db, accountID: player.id, lot, transaction: result.transaction) }
+        context.lotsDrawn(accountID: player.id, before: lotsBefore, draws: plan.draws, madeLot: plan.lot != nil)
         return result
     }
 

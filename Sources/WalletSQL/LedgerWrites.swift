@@ -19,9 +19,9 @@ enum LedgerWrites {
             }
             return replay
         }
-        let reported = try StoreTransactionState.find(db, store: request.store, storeTransactionID: request.storeTransactionID)
+        let reported = try StoreTransactionState.find(db, store: request.store, storeTransactionID: request.storeTransactionID, context: &context)
         let tokenOwner = try request.accountToken.flatMap { token in try StoreAccountToken.owner(db, store: request.store, token: token) }
-        let product = try LedgerReads.product(db, id: request.productID)
+        let product = try product(db, id: request.productID, context: &context)
         let balance = try product.map { try balanceOf(db, .player(request.playerID.text), currency: $0.currency, context: context) } ?? 0
         let plan = try Decide.grant(request, product: product, reported: reported, tokenOwner: tokenOwner, balance: balance, at: at)
         var result = try apply(db, plan.ledger, key: key, now: now, context: &context)
@@ -299,7 +299,7 @@ enum LedgerWrites {
                 }
             }
             wallet.lots = try LotStorage.forDebit(
-                db, accountID: account.id, debit: amount, balanceAtMost: balanceAtMost, at: wallet.at, firstLots: context.firstLots[account.id])
+                db, accountID: account.id, debit: amount, balanceAtMost: balanceAtMost, at: wallet.at, known: context.firstLots[account.id])
         }
         return (wallet, account)
     }
@@ -307,6 +307,14 @@ enum LedgerWrites {
     /// The balance of `owner`'s account in `currency`, zero for a wallet without an account yet.
     static func balanceOf(_ db: any SQLSession, _ owner: AccountOwner, currency: String, context: BatchContext) throws -> Int64 {
         try Account.find(db, context: context, owner: owner.text, currency: currency)?.balance ?? 0
+    }
+
+    /// A product as the catalog holds it now, read once per batch.
+    private static func product(_ db: any SQLSession, id: String, context: inout BatchContext) throws -> Product? {
+        if let product = context.products[Identifier(id)] { return product }
+        let product = try LedgerReads.product(db, id: id)
+        if let product { context.remember(product) }
+        return product
     }
 
     private static func requireKnownCurrency(_ db: any SQLSession, _ currency: String, context: inout BatchContext) throws {

@@ -33,16 +33,16 @@ enum LotStorage {
     /// The lots of an account a debit of `debit` needs (`LotRules.decides`), in burn order: the
     /// first few, then eight times as many until they decide it, or all of them. A wallet's cost
     /// per debit is the lots it draws (and its expired ones, once), not the lots it keeps.
-    /// `firstLots`, when given, are the account's first `debitReadFirst` lots as they are now
+    /// `known`, when given, are the account's first lots as they are now
     /// (`BatchContext.firstLots`), read already.
-    static func forDebit(_ db: any SQLSession, accountID: Int64, debit: Int64, balanceAtMost: Int64?, at: String, firstLots: [Lot]? = nil) throws -> [Lot] {
+    static func forDebit(_ db: any SQLSession, accountID: Int64, debit: Int64, balanceAtMost: Int64?, at: String, known: BatchContext.FirstLots? = nil) throws -> [Lot] {
         var limit = debitReadFirst
-        var lots = try firstLots ?? first(db, accountID: accountID, limit: limit)
-        while true {
-            if lots.count < limit || LotRules.decides(lots, debit: debit, balanceAtMost: balanceAtMost, at: at) { return lots }
+        var read = try known ?? BatchContext.FirstLots(read: first(db, accountID: accountID, limit: limit), limit: limit)
+        while !read.all, !LotRules.decides(read.lots, debit: debit, balanceAtMost: balanceAtMost, at: at) {
             limit = limit > Int(Limits.openLotsPerWalletMax) ? Int.max : limit * 8
-            lots = try first(db, accountID: accountID, limit: limit)
+            read = BatchContext.FirstLots(read: try first(db, accountID: accountID, limit: limit), limit: limit)
         }
+        return read.lots
     }
 
     /// Every lot of an account with something left, in burn order.

@@ -39,9 +39,9 @@ extension SQLLedgerStore {
         // The state it reports is kept as the transaction's latest, unless a later one is. Voids
         // are each applied once whatever their order, so an older one is never superseded.
         if let report = StoreTransactionState(reportedBy: notification) {
-            let current = try StoreTransactionState.find(db, store: store, storeTransactionID: transactionID)
+            let current = try StoreTransactionState.find(db, store: store, storeTransactionID: transactionID, context: &context)
             if !report.isSuperseded(by: current) {
-                try report.save(db, store: store, storeTransactionID: transactionID)
+                try report.save(db, store: store, storeTransactionID: transactionID, context: &context)
             } else if !addsUp {
                 outcome.outcome = .superseded
                 return try record(db, notification, outcome, now: now)

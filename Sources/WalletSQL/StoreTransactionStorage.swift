@@ -4,20 +4,35 @@ import WalletCore
 /// reported for each (`store_transaction_states`), the player each account token was first
 /// credited to (`store_account_tokens`), and a purchase's corrections (its refunds and reversals).
 extension StoreTransactionState {
-    static func find(_ db: any SQLSession, store: String, storeTransactionID: String) throws -> StoreTransactionState? {
-        try db.first(
-            "SELECT state, share_thousandths, reported_at FROM store_transaction_states WHERE store = ? AND store_transaction_id = ?",
-            [.text(store), .text(storeTransactionID)]
-        ) { row in
-            let stateText = try row.text(0)
-            guard let state = State(rawValue: stateText) else {
-                throw WalletError.corrupt("store transaction \(store)/\(storeTransactionID) has an unknown state '\(stateText.prefix(40))'")
-            }
-            return StoreTransactionState(state: state, shareMillipercent: try row.integer(1), reportedAt: try row.integer(2))
+    /// The state reported for a store transaction, nil if none was: read once per batch
+    /// (`BatchContext.storeStates`, which the batch's prefetch may have filled).
+    static func find(_ db: any SQLSession, store: String, storeTransactionID: String, context: inout BatchContext) throws -> StoreTransactionState? {
+        if let known = context.storeStates[BatchContext.ExactPair(store, storeTransactionID)] { return known }
+        let state = try db.first(selectByID, [.text(store), .text(storeTransactionID)]) { row in
+            try StoreTransactionState(row: row, at: 0, store: store, storeTransactionID: storeTransactionID)
         }
+        context.remember(state, store: store, storeTransactionID: storeTransactionID)
+        return state
     }
 
-    func save(_ db: any SQLSession, store: String, storeTransactionID: String) throws {
+    private static let selectByID = "SELECT \(columns()) FROM store_transaction_states WHERE store = ? AND store_transaction_id = ?"
+
+    /// The columns `init(row:at:…)` reads, in its order, of the table named `alias` if given.
+    static func columns(alias: String? = nil) -> String {
+        ["state", "share_thousandths", "reported_at"].map { name in alias.map { "\($0).\(name)" } ?? name }.joined(separator: ", ")
+    }
+
+    /// A state from a row whose columns from `index` on are `columns`, in their order.
+    init(row: any SQLRow, at index: Int, store: String, storeTransactionID: String) throws {
+        let stateText = try row.text(index)
+        guard let state = State(rawValue: stateText) else {
+            throw WalletError.corrupt("store transaction \(store)/\(storeTransactionID) has an unknown state '\(stateText.prefix(40))'")
+        }
+        self.init(state: state, shareMillipercent: try row.integer(index + 1), reportedAt: try row.integer(index + 2))
+    }
+
+    /// Keeps this state as the store transaction's latest, in the table and for the rest of the batch.
+    func save(_ db: any SQLSession, store: String, storeTransactionID: String, context: inout BatchContext) throws {
         try db.execute(
             """
             INSERT INTO store_transaction_states (store, store_transaction_id, state, share_thousandths, reported_at) VALUES (?, ?, ?, ?, ?)
@@ -25,6 +40,7 @@ extension StoreTransactionState {
                 share_thousandths = excluded.share_thousandths, reported_at = excluded.reported_at
             """,
             [.text(store), .text(storeTransactionID), .text(state.rawValue), .integer(shareMillipercent), .integer(reportedAt)])
+        context.remember(self, store: store, storeTransactionID: storeTransactionID)
     }
 }
 

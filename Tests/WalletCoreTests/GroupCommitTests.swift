@@ -183,10 +183,26 @@ struct GroupCommitTests {
             _ = try await store.bonus(BonusRequest(playerID: "p1", amount: 1, expiresAt: expiresAt, reasonCode: "event", idempotencyKey: "b\(index)", actor: "t"))
         }
         _ = try await store.createHold(HoldRequest(playerID: "p2", amount: 1, expiresInSeconds: 600, idempotencyKey: "h1", actor: "t"))
+        // Two keys used, by a spend and by a grant (whose transaction has a lot), and one unused.
+        let spend = SpendRequest(playerID: "p3", amount: 2, idempotencyKey: "s1", actor: "t")
+        let spent = try await store.spend(spend)
+        let grant = GrantRequest(playerID: "p3", store: "apple", storeTransactionID: "seed-p3", productID: "pack", quantity: 1, actor: "t")
+        let usedKeys = [try Checked(spend).key, try Checked(grant).key, try Checked(SpendRequest(playerID: "p3", amount: 2, idempotencyKey: "s2", actor: "t")).key]
         let owners = ["p1", "p2", "p3", "p4"].map { (owner: AccountOwner.player($0).text, currency: "credits") }
         let (firstLots, withoutOpenHolds, expected) = try await store.engine.transaction { db in
             var context = BatchContext(makeTransactionID: { RandomID.uuid() })
-            try context.prefetch(db, keys: [], accounts: owners)
+            let refunded = StoreTransactionState(state: .refunded, shareMillipercent: 50_000, reportedAt: 7)
+            var saving = BatchContext(makeTransactionID: { RandomID.uuid() })
+            try refunded.save(db, store: "apple", storeTransactionID: "r1", context: &saving)
+            try context.prefetch(
+                db, keys: usedKeys.map { ($0.scope, $0.key) }, accounts: owners, storeTransactions: [("apple", "r1"), ("apple", "r2"), ("google", "r1")])
+            let states: [BatchContext.ExactPair: StoreTransactionState?] = [.init("apple", "r1"): refunded, .init("apple", "r2"): nil, .init("google", "r1"): nil]
+            #expect(context.storeStates == states, "what was reported for r1 at apple, and that nothing was for the others")
+            // What a replay of each used key answers, read with both keys' transactions at once.
+            #expect(context.replayed.keys.sorted() == [3, spent.transaction.seq])
+            for seq in context.replayed.keys { #expect(context.replayed[seq] == (try LedgerReads.transaction(db, seq: seq))) }
+            #expect(context.replayed[spent.transaction.seq]?.postings.count == 2)
+            #expect(try usedKeys[0].replay(db, context: context)?.balance == spent.balance)
             var expected: [Int64: [Lot]] = [:]
             for (owner, currency) in owners {
                 guard let account = try Account.find(db, context: context, owner: owner, currency: currency) else { continue }
@@ -196,8 +212,120 @@ struct GroupCommitTests {
         }
         #expect(expected.count == 3, "p4 has no account")
         #expect(expected.values.map(\.count).sorted() == [1, 1, 4])
-        #expect(firstLots == expected)
+        #expect(firstLots.mapValues(\.lots) == expected)
+        #expect(firstLots.values.filter(\.all).count == 2, "p1 keeps more lots than were read; p2 and p3 have one each")
         #expect(withoutOpenHolds == [BatchContext.ExactPair("p1", "credits"), BatchContext.ExactPair("p3", "credits")])
+    }
+
+    /// A debit that only draws from a wallet's first lots leaves them known to the rest of its
+    /// batch (`BatchContext.lotsDrawn`): the next debit of the wallet reads no lots, so what the
+    /// batch keeps must be the head of the table's burn order, drawn lots less what they gave and
+    /// emptied ones gone. A draw beyond them, or a lot made, leaves them to be read again.
+    @Test("a batch carries a wallet's first lots past its own draws, as the table holds them", arguments: TestBackend.all)
+    func firstLotsFollowDraws(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "seed", productID: "pack", quantity: 1, actor: "t"))
+        let expiresAt = Timestamp.format(Date().addingTimeInterval(86_400))
+        // Five one-credit bonus lots burn before the paid lot of 5: six lots, more than a debit reads first.
+        for index in 0..<5 {
+            _ = try await store.bonus(BonusRequest(playerID: "p1", amount: 1, expiresAt: expiresAt, reasonCode: "event", idempotencyKey: "b\(index)", actor: "t"))
+        }
+        let owner = AccountOwner.player("p1").text
+        try await store.engine.transaction { db in
+            var context = BatchContext(makeTransactionID: { RandomID.uuid() })
+            try context.prefetch(db, keys: [], accounts: [(owner: owner, currency: "credits")])
+            let account = try #require(try Account.find(db, context: context, owner: owner, currency: "credits"))
+            /// The lots the batch knows, checked against the table: a head of its burn order, or all of it.
+            func known(_ label: String) throws -> BatchContext.FirstLots? {
+                guard let known = context.firstLots[account.id] else { return nil }
+                let table = try LotStorage.first(db, accountID: account.id, limit: 100)
+                #expect(known.lots == Array(table.prefix(known.lots.count)), "\(label): \(known.lots) is not the head of \(table)")
+                #expect(!known.all || known.lots.count == table.count, "\(label): \(known.lots) claims to be every lot of \(table)")
+                return known
+            }
+            func spend(_ amount: Int64, _ key: String) throws -> Int64 {
+                try LedgerWrites.spend(db, Checked(SpendRequest(playerID: "p1", amount: amount, idempotencyKey: key, actor: "t")), now: Date(), context: &context).balance
+            }
+            #expect(try known("prefetch")?.lots.map(\.remaining) == [1, 1, 1, 1])
+            #expect(try spend(1, "s1") == 9)
+            #expect(try known("after one lot drawn empty")?.lots.map(\.remaining) == [1, 1, 1])
+            #expect(try spend(3, "s2") == 6)
+            let drained = try known("after three more")
+            #expect(drained?.lots.isEmpty == true && drained?.all == false, "the wallet still holds lots past those read: \(String(describing: drained))")
+            // Reads the last bonus lot and the paid lot, and draws from both: not from lots the batch knew.
+            #expect(try spend(2, "s3") == 4)
+            #expect(try known("after a draw beyond them") == nil)
+            #expect(try spend(1, "s4") == 3)
+            _ = try LedgerWrites.bonus(
+                db, Checked(BonusRequest(playerID: "p1", amount: 2, expiresAt: expiresAt, reasonCode: "event", idempotencyKey: "b9", actor: "t")), now: Date(),
+                context: &context)
+            #expect(try known("after a lot made") == nil)
+            let lots = try LotStorage.first(db, accountID: account.id, limit: 100)
+            #expect(lots.map(\.remaining) == [2, 3], "the new bonus lot, then what the spends left of the paid one: \(lots)")
+            // As a batch ends: the balances it changed, written once.
+            try context.writeBalances(db)
+        }
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 5)
+        #expect(try await store.verify().ok)
+    }
+
+    /// A batch reads each product its grants name once (`BatchContext.products`); a product set
+    /// in the batch is read again by the grants after it.
+    @Test("a grant after a product change in its batch credits what the catalog says now", arguments: TestBackend.all)
+    func productChangedInOneBatch(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        let grant = { (transaction: String) -> Operation in
+            { try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: transaction, productID: "pack", quantity: 1, actor: "t")) }
+        }
+        struct ProductSet: Error {}
+        let results = try await Self.inOneBatch(store, [
+            grant("t1"),
+            grant("t2"),
+            {
+                _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 7))
+                throw ProductSet()
+            },
+            grant("t3"),
+        ])
+        #expect((store.groupCommitStatistics?.largestBatch ?? 0) >= 4, "the operations shared one batch")
+        #expect(try [results[0], results[1], results[3]].map { try $0.get().balance } == [5, 10, 17])
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 17)
+        #expect(try await store.verify().ok)
+    }
+
+    /// A batch reads the states reported for its grants' store transactions once, at its start
+    /// on PostgreSQL (`BatchContext.storeStates`); a refund reported earlier in the batch must
+    /// still stop the grant of its purchase after it.
+    @Test("a refund reported in a batch stops the grant of its purchase later in the batch", arguments: TestBackend.all)
+    func refundReportedInOneBatch(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        struct Recorded: Error {}
+        let grant = { (transaction: String) -> Operation in
+            { try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: transaction, productID: "pack", quantity: 1, actor: "t")) }
+        }
+        let results = try await Self.inOneBatch(store, [
+            grant("t1"),
+            {
+                let outcome = try await store.recordNotification(
+                    StoreNotification(
+                        notificationUUID: "n1", store: "apple", type: "REFUND", subtype: nil, storeTransactionID: "t2",
+                        effect: .refund(shareMillipercent: 100_000, policy: .debt), reportedAt: 1, actor: "t"))
+                #expect(outcome.outcome == .noPurchase || outcome.ledgerSeq == nil, "nothing to refund yet: \(outcome)")
+                throw Recorded()
+            },
+            grant("t2"),
+            grant("t3"),
+        ])
+        #expect((store.groupCommitStatistics?.largestBatch ?? 0) >= 4, "the operations shared one batch")
+        #expect(try results[0].get().balance == 5)
+        guard case .failure(let refusal) = results[2] else { Issue.record("a purchase reported refunded was credited: \(results[2])"); return }
+        #expect(refusal.code == "purchase_invalid", "\(refusal)")
+        #expect(try results[3].get().balance == 10)
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 10)
+        #expect(try await store.verify().ok)
     }
 
     /// Everything a batch caches, to compare two moments of it.
@@ -209,10 +337,13 @@ struct GroupCommitTests {
         var knownCurrencies: Set<Identifier>
         var absentAccounts: Set<BatchContext.AccountKey>
         var keys: [BatchContext.KeyID: BatchContext.KeyState]
-        var firstLots: [Int64: [Lot]]
+        var firstLots: [Int64: BatchContext.FirstLots]
         var withoutOpenHolds: Set<BatchContext.ExactPair>
+        var products: [Identifier: Product]
+        var storeStates: [BatchContext.ExactPair: StoreTransactionState?]
 
         init(_ context: BatchContext) {
+            (products, storeStates) = (context.products, context.storeStates)
             (head, headHash) = (context.head?.seq, context.head?.hash)
             (accounts, changedBalances, knownCurrencies) = (context.accounts, context.changedBalances, context.knownCurrencies)
             (absentAccounts, keys, firstLots, withoutOpenHolds) = (context.absentAccounts, context.keys, context.firstLots, context.withoutOpenHolds)
@@ -249,6 +380,9 @@ struct GroupCommitTests {
             context.currencyKnown(Identifier("credits"))
             context.update(Account(id: p1.id, owner: p1.owner, currency: p1.currency, balance: 3))
             context.recordKey(scope: "player:p1", key: "k1", requestHash: "r1", seq: 4)
+            let pack = try #require(try LedgerReads.product(db, id: "pack"))
+            context.remember(pack)
+            context.remember(nil, store: "apple", storeTransactionID: "t1")
             let before = ContextState(context)
             #expect(!before.firstLots.isEmpty && before.withoutOpenHolds.count == 2 && before.absentAccounts.count == 1, "the prefetch read something to undo")
 
@@ -263,8 +397,18 @@ struct GroupCommitTests {
             context.recordKey(scope: "player:p1", key: "k2", requestHash: "r2", seq: 5)
             context.recordKey(scope: "player:p3", key: "k3", requestHash: "r3", seq: 5)
             context.holdPlaced(playerID: "p3", currency: "credits")
+            // p3's first lot gave one credit, and p3's lots stay known with one credit less.
+            let p3Lots = try #require(before.firstLots[p3.id])
+            let p3Lot = try #require(p3Lots.lots.first)
+            context.lotsDrawn(accountID: p3.id, before: p3Lots, draws: [LotDraw(lotID: p3Lot.id, amount: 1)], madeLot: false)
+            context.remember(StoreTransactionState(state: .refunded, shareMillipercent: 100_000, reportedAt: 1), store: "apple", storeTransactionID: "t1")
+            context.remember(nil, store: "apple", storeTransactionID: "t0")
+            context.forgetProduct("pack")
+            context.remember(Product(productID: "gold", currency: "credits", credits: 9, store: nil, active: true, updatedAt: pack.updatedAt, type: pack.type, entitlement: nil, duration: nil))
             let middle = ContextState(context)
-            #expect(middle.head == 5 && middle.accounts.count == 4 && middle.absentAccounts.isEmpty && middle.firstLots[p3.id] == nil)
+            #expect(middle.products.keys.map(\.text) == ["gold"] && middle.storeStates.count == 2 && middle.storeStates[.init("apple", "t1")]??.state == .refunded)
+            #expect(middle.head == 5 && middle.accounts.count == 4 && middle.absentAccounts.isEmpty)
+            #expect(middle.firstLots[p3.id]?.lots.map(\.remaining) == [p3Lot.remaining - 1] && middle.firstLots[p3.id]?.all == true)
             #expect(middle.withoutOpenHolds == [BatchContext.ExactPair("p1", "credits")] && middle.knownCurrencies.count == 2)
 
             // A nested part (`Savepoint.attempt`) rolled back alone keeps what its operation did before it.
