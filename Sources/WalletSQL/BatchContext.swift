@@ -17,8 +17,9 @@ package struct WriteHints: Sendable {
 
 /// What the operations of one batch share inside its SQL transaction, where no other writer
 /// can interleave: the chain's head as the previous operation left it, the accounts it
-/// touched, and what its prefetch read (keys, accounts, wallets' first lots and open holds). It
-/// spares each operation re-reading what the one before just wrote.
+/// touched, and what its prefetch read (keys and the transactions of those used, accounts,
+/// store transactions' reported states, wallets' first lots and open holds), and the products
+/// its grants read. It spares each operation re-reading what the one before just wrote.
 ///
 /// An operation that fails is rolled back to its savepoint, and what it cached here must go
 /// with it: every change goes through a method below that logs how to undo it, and
@@ -235,9 +236,8 @@ package struct BatchContext {
     /// answer), the states reported for the store transactions they named, and what a debit of
     /// each of those players' wallets reads first (`prefetchDebitReads`): each operation then
     /// finds them here instead of waiting for a query of its own (on PostgreSQL, a round trip
-    /// each). Runs before the batch's first
-    /// checkpoint: what it stores directly is not logged, and never needs undoing (a failure
-    /// here fails the whole batch).
+    /// each). Runs before the batch's first checkpoint: what it stores directly is not logged,
+    /// and never needs undoing (a failure here fails the whole batch).
     mutating func prefetch(
         _ db: any SQLSession, keys wanted: [(scope: String, key: String)], accounts wantedAccounts: [(owner: String, currency: String)],
         storeTransactions: [(store: String, id: String)] = []

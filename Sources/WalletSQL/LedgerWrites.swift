@@ -277,7 +277,8 @@ enum LedgerWrites {
         let account = try Account.find(db, context: context, owner: AccountOwner.player(playerID).text, currency: currency)
         var wallet = WalletSnapshot(playerID: playerID, currency: currency, balance: account?.balance ?? 0, lots: [], now: now)
         guard let account else { return (wallet, account) }
-        // What the batch's prefetch read of this wallet, if it did and nothing changed it since.
+        // What the batch's prefetch read of this wallet, if it did and nothing but the batch's
+        // own draws from those lots changed it since.
         func expiredHolds() throws -> [HeldCredits] {
             if context.withoutOpenHolds.contains(BatchContext.ExactPair(playerID, currency)) { return [] }
             return try HoldStorage.expired(db, storedPlayerID: playerID, currency: currency, now: now).map { hold in try HoldStorage.held(db, hold) }

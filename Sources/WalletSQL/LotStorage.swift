@@ -36,8 +36,9 @@ enum LotStorage {
     /// `known`, when given, are the account's first lots as they are now
     /// (`BatchContext.firstLots`), read already.
     static func forDebit(_ db: any SQLSession, accountID: Int64, debit: Int64, balanceAtMost: Int64?, at: String, known: BatchContext.FirstLots? = nil) throws -> [Lot] {
+        if let known, known.all || LotRules.decides(known.lots, debit: debit, balanceAtMost: balanceAtMost, at: at) { return known.lots }
         var limit = debitReadFirst
-        var read = try known ?? BatchContext.FirstLots(read: first(db, accountID: accountID, limit: limit), limit: limit)
+        var read = BatchContext.FirstLots(read: try first(db, accountID: accountID, limit: limit), limit: limit)
         while !read.all, !LotRules.decides(read.lots, debit: debit, balanceAtMost: balanceAtMost, at: at) {
             limit = limit > Int(Limits.openLotsPerWalletMax) ? Int.max : limit * 8
             read = BatchContext.FirstLots(read: try first(db, accountID: accountID, limit: limit), limit: limit)

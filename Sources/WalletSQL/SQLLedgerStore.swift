@@ -147,7 +147,8 @@ extension SQLLedgerStore {
             do throws(WalletError) { return .success(try Checked(request)) } catch { return .failure(error) }
         }
         let valid = checked.compactMap { try? $0.get() }
-        let hints = WriteHints(keys: valid.flatMap(\.hints.keys), accounts: valid.flatMap(\.hints.accounts))
+        let hints = WriteHints(
+            keys: valid.flatMap(\.hints.keys), accounts: valid.flatMap(\.hints.accounts), storeTransactions: valid.flatMap(\.hints.storeTransactions))
         return try await write(hints: hints) { db, now, context in
             try checked.map { item in
                 switch item {

@@ -1,7 +1,8 @@
 import WalletCore
 
-// What each operation looks up, for its batch's prefetch (`BatchContext.prefetch`): its key,
-// and for an operation on one wallet, that wallet's account and its counterpart's.
+// What each operation looks up, for its batch's prefetch (`BatchContext.prefetch`): its key;
+// for an operation on one wallet, that wallet's account and its counterpart's; for a grant,
+// also its store transaction's reported state.
 extension Checked where Request == GrantRequest {
     /// Its key, the state reported for its store transaction, and the player's and the store's
     /// accounts in the default currency, which most products credit (a grant of another
