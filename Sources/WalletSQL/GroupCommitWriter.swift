@@ -156,40 +156,37 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// Commits `batch` and answers its operations; the error when it did not commit.
+    /// Commits `batch` and answers its operations; the error when it did not commit. The
+    /// statistics count the batch before its callers hear their answers, so a caller that reads
+    /// them after its answer finds its batch there.
     @discardableResult
     private func commitBatch(_ batch: [any PendingWrite]) async -> (any Error)? {
         let started = ContinuousClock.now
         state.withLock { $0.batchStarted = started }
-        defer {
-            let elapsed = ContinuousClock.now - started
-            state.withLock { state in
-                state.batchStarted = nil
-                state.statistics.batches += 1
-                state.statistics.operations += batch.count
-                state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
-                state.statistics.commitSeconds += elapsed.inSeconds
-            }
-        }
+        var failure: (any Error)?
         do {
-            do {
-                try await apply(batch, pipelined: engine.defersStatements)
-            } catch is PipelineBroken {
-                // A statement of the pipelined run failed before its COMMIT was sent, so nothing
-                // of it committed: run the batch again awaiting each operation's writes, so each
-                // failure is its own operation's. A failure of the COMMIT itself is never run
-                // again: the batch may have committed.
-                state.withLock { $0.statistics.awaitedReruns += 1 }
-                try await apply(batch, pipelined: false)
-            }
-            state.withLock { $0.commitFailure = nil }
-            for pending in batch { pending.complete(commitError: nil) }
-            return nil
+            try await apply(batch, pipelined: engine.defersStatements)
+        } catch is PipelineBroken {
+            // A statement of the pipelined run failed before its COMMIT was sent, so nothing
+            // of it committed: run the batch again awaiting each operation's writes, so each
+            // failure is its own operation's. A failure of the COMMIT itself is never run
+            // again: the batch may have committed.
+            state.withLock { $0.statistics.awaitedReruns += 1 }
+            do { try await apply(batch, pipelined: false) } catch { failure = error }
         } catch {
-            state.withLock { $0.commitFailure = (ContinuousClock.now, "\(error)") }
-            for pending in batch { pending.complete(commitError: error) }
-            return error
+            failure = error
         }
+        let ended = ContinuousClock.now
+        state.withLock { state in
+            state.batchStarted = nil
+            state.statistics.batches += 1
+            state.statistics.operations += batch.count
+            state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
+            state.statistics.commitSeconds += (ended - started).inSeconds
+            state.commitFailure = failure.map { (ended, "\($0)") }
+        }
+        for pending in batch { pending.complete(commitError: failure) }
+        return failure
     }
 
     /// Runs the batch in one transaction: its prefetch, then each operation (`Savepoint.run`).

@@ -107,6 +107,11 @@ struct GroupCommitTests {
         { try await store.spend(SpendRequest(playerID: player, amount: amount, idempotencyKey: key, actor: "t")) }
     }
 
+    /// A grant of one "pack" bought on the App Store.
+    static func grant(_ store: SQLLedgerStore, _ player: PlayerID, _ transaction: String) -> Operation {
+        { try await store.grant(GrantRequest(playerID: player, store: "apple", storeTransactionID: transaction, productID: "pack", quantity: 1, actor: "t")) }
+    }
+
     @Test("grouped and single writers build the same ledger, hash for hash", arguments: TestBackend.all)
     func identicalLedgers(backend: TestBackend) async throws {
         var heads: [String] = []
@@ -278,18 +283,15 @@ struct GroupCommitTests {
     func productChangedInOneBatch(backend: TestBackend) async throws {
         let store = try await Self.store(on: backend)
         _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
-        let grant = { (transaction: String) -> Operation in
-            { try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: transaction, productID: "pack", quantity: 1, actor: "t")) }
-        }
         struct ProductSet: Error {}
         let results = try await Self.inOneBatch(store, [
-            grant("t1"),
-            grant("t2"),
+            Self.grant(store, "p1", "t1"),
+            Self.grant(store, "p1", "t2"),
             {
                 _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 7))
                 throw ProductSet()
             },
-            grant("t3"),
+            Self.grant(store, "p1", "t3"),
         ])
         #expect((store.groupCommitStatistics?.largestBatch ?? 0) >= 4, "the operations shared one batch")
         #expect(try [results[0], results[1], results[3]].map { try $0.get().balance } == [5, 10, 17])
@@ -305,11 +307,8 @@ struct GroupCommitTests {
         let store = try await Self.store(on: backend)
         _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
         struct Recorded: Error {}
-        let grant = { (transaction: String) -> Operation in
-            { try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: transaction, productID: "pack", quantity: 1, actor: "t")) }
-        }
         let results = try await Self.inOneBatch(store, [
-            grant("t1"),
+            Self.grant(store, "p1", "t1"),
             {
                 let outcome = try await store.recordNotification(
                     StoreNotification(
@@ -318,8 +317,8 @@ struct GroupCommitTests {
                 #expect(outcome.outcome == .noPurchase || outcome.ledgerSeq == nil, "nothing to refund yet: \(outcome)")
                 throw Recorded()
             },
-            grant("t2"),
-            grant("t3"),
+            Self.grant(store, "p1", "t2"),
+            Self.grant(store, "p1", "t3"),
         ])
         #expect((store.groupCommitStatistics?.largestBatch ?? 0) >= 4, "the operations shared one batch")
         #expect(try results[0].get().balance == 5)
