@@ -224,6 +224,16 @@ struct GroupCommitTests {
         #expect(withoutOpenHolds == [BatchContext.ExactPair("p1", "credits"), BatchContext.ExactPair("p3", "credits")])
     }
 
+    /// The lots a batch keeps for an account, checked against the table after `label`: the head
+    /// of its burn order, or all of it.
+    static func knownLots(_ context: BatchContext, _ db: any SQLSession, accountID: Int64, _ label: String) throws -> BatchContext.FirstLots? {
+        guard let known = context.firstLots[accountID] else { return nil }
+        let table = try LotStorage.first(db, accountID: accountID, limit: 100)
+        #expect(known.lots == Array(table.prefix(known.lots.count)), "\(label): \(known.lots) is not the head of \(table)")
+        #expect(!known.all || known.lots.count == table.count, "\(label): \(known.lots) claims to be every lot of \(table)")
+        return known
+    }
+
     /// A debit that only draws from a wallet's first lots leaves them known to the rest of its
     /// batch (`BatchContext.lotsDrawn`): the next debit of the wallet reads no lots, so what the
     /// batch keeps must be the head of the table's burn order, drawn lots less what they gave and
@@ -243,14 +253,7 @@ struct GroupCommitTests {
             var context = BatchContext(makeTransactionID: { RandomID.uuid() })
             try context.prefetch(db, keys: [], accounts: [(owner: owner, currency: "credits")])
             let account = try #require(try Account.find(db, context: context, owner: owner, currency: "credits"))
-            /// The lots the batch knows, checked against the table: a head of its burn order, or all of it.
-            func known(_ label: String) throws -> BatchContext.FirstLots? {
-                guard let known = context.firstLots[account.id] else { return nil }
-                let table = try LotStorage.first(db, accountID: account.id, limit: 100)
-                #expect(known.lots == Array(table.prefix(known.lots.count)), "\(label): \(known.lots) is not the head of \(table)")
-                #expect(!known.all || known.lots.count == table.count, "\(label): \(known.lots) claims to be every lot of \(table)")
-                return known
-            }
+            func known(_ label: String) throws -> BatchContext.FirstLots? { try Self.knownLots(context, db, accountID: account.id, label) }
             func spend(_ amount: Int64, _ key: String) throws -> Int64 {
                 try LedgerWrites.spend(db, Checked(SpendRequest(playerID: "p1", amount: amount, idempotencyKey: key, actor: "t")), now: Date(), context: &context).balance
             }
@@ -274,6 +277,60 @@ struct GroupCommitTests {
             try context.writeBalances(db)
         }
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 5)
+        #expect(try await store.verify().ok)
+    }
+
+    /// The same past a hold's draw, lots' expiry booked by a debit hours later, a hold whose
+    /// credits go to `@expired` (their lot expired), and a hold that gives its credit back to its
+    /// lot, which leaves the lots to be read again.
+    @Test("a batch carries a wallet's first lots past holds and an expiry, and drops them when a hold gives credits back", arguments: TestBackend.all)
+    func firstLotsFollowHoldsAndExpiry(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "seed", productID: "pack", quantity: 1, actor: "t"))
+        let start = Date()
+        // Three one-credit lots expire within the hour, two more tomorrow; the paid lot of 5 burns last.
+        for (index, expiry) in [3_600.0, 3_600, 3_600, 86_400, 86_400].enumerated() {
+            let expiresAt = Timestamp.format(start.addingTimeInterval(expiry))
+            _ = try await store.bonus(BonusRequest(playerID: "p1", amount: 1, expiresAt: expiresAt, reasonCode: "event", idempotencyKey: "b\(index)", actor: "t"))
+        }
+        let owner = AccountOwner.player("p1").text
+        let later = start.addingTimeInterval(7_200)
+        try await store.engine.transaction { db in
+            var context = BatchContext(makeTransactionID: { RandomID.uuid() })
+            try context.prefetch(db, keys: [], accounts: [(owner: owner, currency: "credits")])
+            let account = try #require(try Account.find(db, context: context, owner: owner, currency: "credits"))
+            func known(_ label: String) throws -> [Int64]? { try Self.knownLots(context, db, accountID: account.id, label)?.lots.map(\.remaining) }
+            func hold(_ key: String, at now: Date) throws -> HoldResult {
+                try LedgerWrites.createHold(
+                    db, Checked(HoldRequest(playerID: "p1", amount: 1, expiresInSeconds: 172_800, idempotencyKey: key, actor: "t")), now: now, context: &context)
+            }
+            func release(_ held: HoldResult, _ key: String, at now: Date) throws -> Int64 {
+                try LedgerWrites.resolveHold(
+                    db, Checked(HoldResolution(holdID: held.hold.id, action: .release, idempotencyKey: key, actor: "t")), now: now, context: &context
+                ).balance
+            }
+            #expect(try known("prefetch") == [1, 1, 1, 1])
+            let first = try hold("h1", at: start)
+            #expect(first.balance == 9)
+            #expect(try known("after a hold took the first lot") == [1, 1, 1])
+            // Two hours on: the two lots left of the hour's three expire, booked before the spend draws tomorrow's first.
+            let spent = try LedgerWrites.spend(db, Checked(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s1", actor: "t")), now: later, context: &context)
+            #expect(spent.balance == 6)
+            #expect(try known("after an expiry and a spend") == [])
+            // The first hold's credit came from a lot that has expired since: it goes to @expired, and no lot changes.
+            #expect(try release(first, "r1", at: later) == 6)
+            #expect(try known("after a release into an expired lot") == [])
+            try context.prefetch(db, keys: [], accounts: [(owner: owner, currency: "credits")])
+            #expect(try known("read again") == [1, 5])
+            let second = try hold("h2", at: later)
+            #expect(try known("after a second hold") == [5])
+            // Its lot has not expired: the credit goes back to it, a lot the batch no longer keeps.
+            #expect(try release(second, "r2", at: later) == 6)
+            #expect(try known("after a credit given back") == nil)
+            try context.writeBalances(db)
+        }
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 6)
         #expect(try await store.verify().ok)
     }
 
