@@ -209,7 +209,10 @@ struct GroupCommitTests {
             #expect(context.replayed.keys.sorted() == [p3Seed, spent.transaction.seq])
             for seq in context.replayed.keys { #expect(context.replayed[seq] == (try LedgerReads.transaction(db, seq: seq))) }
             #expect(context.replayed[spent.transaction.seq]?.postings.count == 2)
-            #expect(try usedKeys[0].replay(db, context: context)?.balance == spent.balance)
+            let recording = RecordingSession(db)
+            #expect(try usedKeys[0].replay(recording, context: context)?.balance == spent.balance)
+            #expect(try usedKeys[1].replay(recording, context: context)?.transaction.seq == p3Seed)
+            #expect(recording.queries.isEmpty, "the replays answered from what the prefetch read: \(recording.queries)")
             var expected: [Int64: [Lot]] = [:]
             for (owner, currency) in owners {
                 guard let account = try Account.find(db, context: context, owner: owner, currency: currency) else { continue }
@@ -222,6 +225,28 @@ struct GroupCommitTests {
         #expect(firstLots.mapValues(\.lots) == expected)
         #expect(firstLots.values.filter(\.all).count == 2, "p1 keeps more lots than were read; p2 and p3 have one each")
         #expect(withoutOpenHolds == [BatchContext.ExactPair("p1", "credits"), BatchContext.ExactPair("p3", "credits")])
+    }
+
+    /// Passes every statement to `session` and keeps the text of each query, so that a test can
+    /// tell what an operation read and what it took from the batch's caches instead.
+    final class RecordingSession: SQLSession {
+        let session: any SQLSession
+        private(set) var queries: [String] = []
+
+        init(_ session: any SQLSession) { self.session = session }
+
+        func execute(_ sql: String, _ values: [SQLValue]) throws { try session.execute(sql, values) }
+        func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
+            queries.append(sql)
+            try session.forEach(sql, values, body)
+        }
+        func sync() throws { try session.sync() }
+        var changesSent: Int { session.changesSent }
+
+        /// How many of the queries so far read `table`.
+        func reads(of table: String) -> Int {
+            queries.filter { $0.range(of: "FROM \(table)( |$)", options: .regularExpression) != nil }.count
+        }
     }
 
     /// The lots a batch keeps for an account, checked against the table after `label`: the head
@@ -254,17 +279,21 @@ struct GroupCommitTests {
             try context.prefetch(db, keys: [], accounts: [(owner: owner, currency: "credits")])
             let account = try #require(try Account.find(db, context: context, owner: owner, currency: "credits"))
             func known(_ label: String) throws -> BatchContext.FirstLots? { try Self.knownLots(context, db, accountID: account.id, label) }
+            let recording = RecordingSession(db)
             func spend(_ amount: Int64, _ key: String) throws -> Int64 {
-                try LedgerWrites.spend(db, Checked(SpendRequest(playerID: "p1", amount: amount, idempotencyKey: key, actor: "t")), now: Date(), context: &context).balance
+                try LedgerWrites.spend(recording, Checked(SpendRequest(playerID: "p1", amount: amount, idempotencyKey: key, actor: "t")), now: Date(), context: &context)
+                    .balance
             }
             #expect(try known("prefetch")?.lots.map(\.remaining) == [1, 1, 1, 1])
             #expect(try spend(1, "s1") == 9)
             #expect(try known("after one lot drawn empty")?.lots.map(\.remaining) == [1, 1, 1])
             #expect(try spend(3, "s2") == 6)
+            #expect(recording.reads(of: "lots") == 0, "both spends drew from the lots the batch kept: \(recording.queries)")
             let drained = try known("after three more")
             #expect(drained?.lots.isEmpty == true && drained?.all == false, "the wallet still holds lots past those read: \(String(describing: drained))")
             // Reads the last bonus lot and the paid lot, and draws from both: not from lots the batch knew.
             #expect(try spend(2, "s3") == 4)
+            #expect(recording.reads(of: "lots") == 1, "the lots kept could not decide it: \(recording.queries)")
             #expect(try known("after a draw beyond them") == nil)
             #expect(try spend(1, "s4") == 3)
             _ = try LedgerWrites.bonus(
