@@ -34,6 +34,9 @@ final class GroupCommitWriter: Sendable {
         var failureHold: Duration = .seconds(5)
         /// When the batch being committed started; nil between batches.
         var batchStarted: ContinuousClock.Instant?
+        /// Currency codes that committed batches found in the catalog, handed to each new batch
+        /// (`BatchContext.knownCurrencies`): a batch checks a code once per process, not once.
+        var knownCurrencies: Set<Identifier> = []
     }
 
     /// How much longer than the engine's statement timeout a batch may run before the writer
@@ -164,21 +167,24 @@ final class GroupCommitWriter: Sendable {
         let started = ContinuousClock.now
         state.withLock { $0.batchStarted = started }
         var failure: (any Error)?
+        let knownCurrencies = state.withLock { $0.knownCurrencies }
+        var found: Set<Identifier> = []
         do {
-            try await apply(batch, pipelined: engine.defersStatements)
+            found = try await apply(batch, pipelined: engine.defersStatements, knownCurrencies: knownCurrencies)
         } catch is PipelineBroken {
             // A statement of the pipelined run failed before its COMMIT was sent, so nothing
             // of it committed: run the batch again awaiting each operation's writes, so each
             // failure is its own operation's. A failure of the COMMIT itself is never run
             // again: the batch may have committed.
             state.withLock { $0.statistics.awaitedReruns += 1 }
-            do { try await apply(batch, pipelined: false) } catch { failure = error }
+            do { found = try await apply(batch, pipelined: false, knownCurrencies: knownCurrencies) } catch { failure = error }
         } catch {
             failure = error
         }
         let ended = ContinuousClock.now
         state.withLock { state in
             state.batchStarted = nil
+            if failure == nil { state.knownCurrencies.formUnion(found) }
             state.statistics.batches += 1
             state.statistics.operations += batch.count
             state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
@@ -194,13 +200,14 @@ final class GroupCommitWriter: Sendable {
     /// starts. `pipelined` (on an engine that defers statements), none of that: the batch's
     /// statements go out in a row, and any failure but a rule's refusal before the operation
     /// wrote ends the run (`PipelineBroken`, or the database's error at the commit); the caller
-    /// then runs the batch again awaited.
-    private func apply(_ batch: [any PendingWrite], pipelined: Bool) async throws {
+    /// then runs the batch again awaited. Returns the currency codes the batch knows of, for the
+    /// batches after it.
+    private func apply(_ batch: [any PendingWrite], pipelined: Bool, knownCurrencies: Set<Identifier>) async throws -> Set<Identifier> {
         let clock = self.clock
         let makeTransactionID = self.makeTransactionID
         let prefetch = engine.defersStatements
-        try await engine.transaction { db in
-            var context = BatchContext(makeTransactionID: makeTransactionID)
+        return try await engine.transaction { db in
+            var context = BatchContext(makeTransactionID: makeTransactionID, knownCurrencies: knownCurrencies)
             // Where each lookup is a round trip (PostgreSQL), the batch makes them all at once;
             // SQLite's are in-process B-tree probes, and measured 10% faster made one by one.
             if prefetch {
@@ -231,6 +238,7 @@ final class GroupCommitWriter: Sendable {
                 // nothing committed, and the batch may run again awaited.
                 do { try db.sync() } catch let error as SQLRetry { throw error } catch { throw PipelineBroken() }
             }
+            return context.knownCurrencies
         }
     }
 }

@@ -235,7 +235,13 @@ struct GroupCommitTests {
 
         init(_ session: any SQLSession) { self.session = session }
 
-        func execute(_ sql: String, _ values: [SQLValue]) throws { try session.execute(sql, values) }
+        /// The statements that return no row, in order.
+        private(set) var changes: [String] = []
+
+        func execute(_ sql: String, _ values: [SQLValue]) throws {
+            changes.append(sql)
+            try session.execute(sql, values)
+        }
         func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
             queries.append(sql)
             try session.forEach(sql, values, body)
@@ -511,6 +517,66 @@ struct GroupCommitTests {
             context.rollBack(to: checkpoint)
             #expect(ContextState(context) == before, "rolling back twice changes nothing more")
         }
+    }
+
+    /// On PostgreSQL each statement is a round trip: a batch sets the balances it changed in one
+    /// statement per `balancesPerStatementMax` accounts, padded to a power of two with its last
+    /// account again, which must change no other account.
+    @Test("a batch writes the balances it changed in one statement per 512 accounts, and no others", arguments: TestBackend.all)
+    func balancesInFewStatements(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        let (statements, balances) = try await store.engine.transaction { db in
+            var creating = BatchContext(makeTransactionID: { RandomID.uuid() })
+            var accounts: [Account] = []
+            for index in 0..<600 {
+                accounts.append(try Account.fetch(db, context: &creating, owner: AccountOwner.player("p\(index)").text, currency: "credits"))
+            }
+            var statements: [Int] = []
+            var balances: [[Int64]] = []
+            for count in [1, 3, 600] {
+                var context = BatchContext(makeTransactionID: { RandomID.uuid() })
+                for (index, account) in accounts.prefix(count).enumerated() {
+                    context.update(Account(id: account.id, owner: account.owner, currency: account.currency, balance: Int64(count * 1_000 + index)))
+                }
+                let recording = RecordingSession(db)
+                try context.writeBalances(recording)
+                try recording.sync()
+                statements.append(recording.changes.count)
+                var byID: [Int64: Int64] = [:]
+                try db.forEach("SELECT id, balance FROM accounts", []) { row in byID[try row.integer(0)] = try row.integer(1) }
+                balances.append(accounts.map { byID[$0.id] ?? -1 })
+            }
+            return (statements, balances)
+        }
+        #expect(statements == [1, 1, 2], "one account, three padded to four, then 512 and 88 padded to 128")
+        #expect(balances[0] == [1_000] + Array(repeating: 0, count: 599))
+        #expect(balances[1] == [3_000, 3_001, 3_002] + Array(repeating: 0, count: 597), "the padding repeats the third account and touches no fourth")
+        #expect(balances[2] == (0..<600).map { Int64(600_000 + $0) })
+    }
+
+    /// Currency codes are never removed, so a code a committed batch found stays known to the
+    /// batches after it, and they do not look it up again; an operation that failed, or a code
+    /// that is missing, hands nothing on.
+    @Test("the currencies a committed batch found are known to the next; a failed operation's are not", arguments: TestBackend.all)
+    func currenciesCarryAcrossBatches(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        func known() async throws -> [String] {
+            try await store.write { _, _, context in context.knownCurrencies.map(\.text).sorted() }
+        }
+        #expect(try await known() == [])
+        await #expect(throws: WalletError.self) { try await store.spend(SpendRequest(playerID: "p1", amount: 1, currency: "gems", idempotencyKey: "g1", actor: "t")) }
+        // The spend checks its currency first, then fails for funds: its batch knew "credits"
+        // only inside the rolled-back operation.
+        await #expect(throws: WalletError.self) { try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s1", actor: "t")) }
+        #expect(try await known() == [])
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "t1", productID: "pack", quantity: 1, actor: "t"))
+        _ = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s2", actor: "t"))
+        #expect(try await known() == ["credits"])
+        let spent = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s3", actor: "t"))
+        #expect(spent.balance == 3)
+        await #expect(throws: WalletError.self) { try await store.spend(SpendRequest(playerID: "p1", amount: 1, currency: "gems", idempotencyKey: "g2", actor: "t")) }
+        #expect(try await known() == ["credits"])
     }
 
     /// A hold placed in a batch opens the wallet's holds for the rest of it: here an hour passes
