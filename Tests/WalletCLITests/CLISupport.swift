@@ -32,8 +32,7 @@ struct CLI {
     let databasePath: String
 
     init() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Scratch.directory("cli")
         databasePath = directory.appendingPathComponent("wallet.sqlite").path
     }
 

@@ -28,8 +28,7 @@ struct GroupCommitTests {
 
     // SQLite only: the SQLite half of `store(_:on:deterministic:)`, whose fixed clock and ids the fixture cannot set.
     static func sqliteStore(_ mode: WriteMode, clock: @escaping @Sendable () -> Date, makeTransactionID: @escaping @Sendable () -> String) throws -> SQLLedgerStore {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-group-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Scratch.directory("group")
         let pool = try DatabasePool(path: directory.appendingPathComponent("wallet.sqlite").path)
         return try SQLiteEngine.store(writer: pool, writeMode: mode, clock: clock, makeTransactionID: makeTransactionID)
     }

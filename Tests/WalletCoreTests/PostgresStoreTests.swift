@@ -56,8 +56,7 @@ struct PostgresStoreTests {
     // SQLite only: its SQLite side is built by hand, with the fixed clock and ids its PostgreSQL side has.
     @Test("SQLite and PostgreSQL build the same ledger, hash for hash, and export the same bytes")
     func sameLedger() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-parity-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Scratch.directory("parity")
         let sqlite = try SQLiteEngine.store(
             writer: DatabasePool(path: directory.appendingPathComponent("wallet.sqlite").path), clock: Self.fixedClock, makeTransactionID: SequentialIDs().id)
         let postgres = try await PostgresEngine.open(

@@ -518,7 +518,7 @@ struct SchemaTests {
 
     @Test("a database of another program is refused untouched")
     func foreignDatabase() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("other-\(UUID().uuidString).sqlite").path
+        let path = Scratch.file("other", suffix: ".sqlite")
         try await DatabaseQueue(path: path).write { db in try db.execute(sql: "CREATE TABLE notes (text TEXT)") }
         let error = await walletError { _ = try SQLiteEngine.open(path: path) }
         #expect(error?.code == "unsupported_database")
@@ -528,7 +528,7 @@ struct SchemaTests {
 
     @Test("a file that is not SQLite is refused")
     func notSQLite() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("junk-\(UUID().uuidString).sqlite").path
+        let path = Scratch.file("junk", suffix: ".sqlite")
         try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
         let error = await walletError { _ = try SQLiteEngine.open(path: path) }
         #expect(error?.code == "unsupported_database")

@@ -294,8 +294,7 @@ struct OperationsRouteTests {
     // SQLite only: the database file is overwritten; PostgresStoreTests takes a PostgreSQL server away.
     @Test("readiness fails with 503 when the database is gone")
     func notReady() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-gone-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Scratch.directory("gone")
         let path = directory.appendingPathComponent("wallet.sqlite").path
         let store = try SQLiteEngine.open(path: path)
         let (router, _) = buildRouter(store: store, configuration: ServerConfiguration())
@@ -340,7 +339,7 @@ struct AuditRouteTests {
             for (format, contentType) in [("csv", "text/csv; charset=utf-8"), ("jsonl", "application/jsonl")] {
                 let response = try await client.execute(uri: "/v1/ledger/export?format=\(format)", method: .get, headers: server.bearer(.auditor))
                 #expect(response.status == .ok && response.headers[.contentType] == contentType)
-                let path = FileManager.default.temporaryDirectory.appendingPathComponent("api-export-\(UUID().uuidString).\(format)").path
+                let path = Scratch.file("api-export", suffix: ".\(format)")
                 try Data(buffer: response.body).write(to: URL(fileURLWithPath: path))
                 let report = try ExportFileVerifier.verify(path: path, head: headHash)
                 #expect(report.ok && report.transactions == 3, "\(report.problem ?? "")")

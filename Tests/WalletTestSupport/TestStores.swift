@@ -20,8 +20,7 @@ package enum TestStores {
     package static func open(
         _ backend: TestBackend, durability: Durability = .full, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws -> Opened {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Scratch.directory("store")
         let location = switch backend {
         case .sqlite: directory.appendingPathComponent("wallet.sqlite").path
         case .postgres: try await TestPostgres.freshDatabase()
