@@ -38,7 +38,9 @@ package struct BatchContext {
     /// account by `writeBalances` when the batch ends, not once per operation.
     private(set) var changedBalances: [Int64: Int64] = [:]
     /// Currency codes found in the catalog, by this batch or one committed before it (the
-    /// writer hands them on): the wallet never removes a code, so a hit stays true.
+    /// writer hands them on): the wallet never removes a code, so a hit stays true. (A code
+    /// deleted by hand under a running process fails the write on `accounts`' reference to it,
+    /// as a storage error instead of `unknown_currency`.)
     private(set) var knownCurrencies: Set<Identifier>
     /// Accounts the batch's prefetch found missing: an operation creates them without asking.
     private(set) var absentAccounts: Set<AccountKey> = []
@@ -335,7 +337,7 @@ package struct BatchContext {
         }
     }
 
-    /// Accounts one balance statement sets at most (3 parameters each).
+    /// Accounts one balance statement sets at most (2 parameters each).
     static let balancesPerStatementMax = 512
 
     /// Writes the balances the batch changed into `accounts`, in the batch's SQL transaction,

@@ -35,7 +35,8 @@ final class GroupCommitWriter: Sendable {
         /// When the batch being committed started; nil between batches.
         var batchStarted: ContinuousClock.Instant?
         /// Currency codes that committed batches found in the catalog, handed to each new batch
-        /// (`BatchContext.knownCurrencies`): a batch checks a code once per process, not once.
+        /// (`BatchContext.knownCurrencies`): the writer looks a code up once per process, not
+        /// once per batch.
         var knownCurrencies: Set<Identifier> = []
     }
 

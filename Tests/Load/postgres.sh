@@ -5,8 +5,8 @@
 #      commit (one ledger lock and one commit per batch) and with one transaction per operation;
 #   2. pgbench running the statements of one spend as the wallet runs them now (lock, key,
 #      accounts, the wallet's first lots in burn order and its expired holds, head, transaction
-#      row, two postings, key row, the drawn lot and its breakdown row, two balances) as one
-#      transaction per spend, 64 clients;
+#      row, two postings, key row, the drawn lot and its breakdown row, both balances in one
+#      statement) as one transaction per spend, 64 clients;
 #   3. HTTP spends with wrk through 1, 2 and 3 `wallet serve` instances on one database (64
 #      connections in all, split between them).
 # Needs postgresql and wrk (apt-get install -y postgresql wrk). Run as root or as a user that
@@ -76,8 +76,8 @@ UPDATE lots SET remaining = remaining - 1 WHERE id = (SELECT id FROM lots
   WHERE account_id = (SELECT id FROM accounts WHERE owner = 'player:player-' || (:p)::text AND currency = 'credits') AND remaining > 0
   ORDER BY (CASE WHEN expires_at IS NOT NULL THEN 0 WHEN category = 'paid' THEN 2 ELSE 1 END), expires_at, created_at, id LIMIT 1) RETURNING id AS lot \gset
 INSERT INTO lot_draws (seq, lot_id, amount) SELECT max(seq), :lot, 1 FROM transactions;
-UPDATE accounts SET balance = balance - 1 WHERE owner = 'player:player-' || (:p)::text AND currency = 'credits';
-UPDATE accounts SET balance = balance + 1 WHERE owner = '@spend' AND currency = 'credits';
+UPDATE accounts SET balance = accounts.balance + changed.column2
+  FROM (VALUES ('player:player-' || (:p)::text, -1), ('@spend', 1)) AS changed WHERE accounts.owner = changed.column1 AND accounts.currency = 'credits';
 END;
 SQL
 # Every player gets a paid lot of a billion credits, so each spend of the run draws one (pgbench

@@ -6,7 +6,8 @@
 // lookup, the account lookup, the wallet's open lots read in burn order (`lots_burn`, stopping at
 // the first lot that covers the spend), its expired open holds, the transaction row, both postings
 // in one statement, the idempotency key, the drawn lot updated and the breakdown row; each changed
-// balance written once when the batch ends, as `BatchContext.writeBalances` does. Each wallet
+// balance written once when the batch ends, all in one statement (an UPDATE joined from a
+// VALUES list), as `BatchContext.writeBalances` does. Each wallet
 // starts with `--lots-per-wallet` paid lots (default 1) holding its billion credits; with
 // `--bonus-lots`, with one paid lot holding the billion and N one-credit bonus lots expiring in
 // 300 days, each given by its own bonus transaction (row, two postings, idempotency key), as
@@ -45,6 +46,31 @@ static void run(sqlite3_stmt *statement) {
     int code = sqlite3_step(statement);
     check(code, __LINE__);
     sqlite3_reset(statement);
+}
+
+// The batch's balances in one statement, as `BatchContext.writeBalances` writes them: an UPDATE
+// joined from a VALUES list of (id, balance), padded to a power of two with its last row again,
+// one prepared statement per size. `ids` and `values` hold `count` rows (at most 512 a call).
+static void writeBalances(const long long *ids, const long long *values, int count) {
+    static sqlite3_stmt *bySize[10];
+    if (count == 0) return;
+    int size = 2, slot = 1;
+    while (size < count) { size *= 2; slot++; }
+    if (count == 1) { size = 1; slot = 0; }
+    if (!bySize[slot]) {
+        char *sql = malloc(128 + 48 * size);
+        strcpy(sql, size == 1 ? "UPDATE accounts SET balance = ?2 WHERE id = ?1" : "UPDATE accounts SET balance = changed.column2 FROM (VALUES ");
+        for (int row = 0; size > 1 && row < size; row++) strcat(sql, row ? ", (CAST(? AS BIGINT), CAST(? AS BIGINT))" : "(CAST(? AS BIGINT), CAST(? AS BIGINT))");
+        if (size > 1) strcat(sql, ") AS changed WHERE accounts.id = changed.column1");
+        bySize[slot] = prepare(sql);
+        free(sql);
+    }
+    for (int row = 0; row < size; row++) {
+        int from = row < count ? row : count - 1;
+        sqlite3_bind_int64(bySize[slot], 2 * row + 1, ids[from]);
+        sqlite3_bind_int64(bySize[slot], 2 * row + 2, values[from]);
+    }
+    run(bySize[slot]);
 }
 
 // Counts the WAL frames (pages) each commit wrote.
@@ -222,6 +248,8 @@ int main(int argc, char **argv) {
     int firstPlayer = bonusLots ? 3 : 2;
     long long *balances = calloc(players + firstPlayer, sizeof *balances);
     char *dirty = calloc(players + firstPlayer, 1);
+    long long changedIDs[512], changedValues[512];
+    int changed = 0;
     long long sinkBalance = 0;
     srand(1);
     long long pagesBefore = pragma(db, "PRAGMA page_count");
@@ -331,11 +359,13 @@ int main(int argc, char **argv) {
         }
         for (long long accountID = 1; !beforeLots && accountID < players + firstPlayer; accountID++) {
             if (!dirty[accountID]) continue;
-            sqlite3_bind_int64(balance, 1, balances[accountID]);
-            sqlite3_bind_int64(balance, 2, accountID);
-            run(balance);
+            changedIDs[changed] = accountID;
+            changedValues[changed++] = balances[accountID];
             dirty[accountID] = 0;
+            if (changed == 512) { writeBalances(changedIDs, changedValues, changed); changed = 0; }
         }
+        writeBalances(changedIDs, changedValues, changed);
+        changed = 0;
         run(commit);
     }
     double elapsed = seconds() - started;

@@ -226,8 +226,9 @@ struct GroupCommitTests {
         #expect(withoutOpenHolds == [BatchContext.ExactPair("p1", "credits"), BatchContext.ExactPair("p3", "credits")])
     }
 
-    /// Passes every statement to `session` and keeps the text of each query, so that a test can
-    /// tell what an operation read and what it took from the batch's caches instead.
+    /// Passes every statement to `session` and keeps the text of each (queries and changes apart),
+    /// so that a test can tell what an operation read and what it took from the batch's caches
+    /// instead, and how many statements it sent.
     final class RecordingSession: SQLSession {
         let session: any SQLSession
         private(set) var queries: [String] = []
@@ -572,8 +573,13 @@ struct GroupCommitTests {
         _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "t1", productID: "pack", quantity: 1, actor: "t"))
         _ = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s2", actor: "t"))
         #expect(try await known() == ["credits"])
-        let spent = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s3", actor: "t"))
-        #expect(spent.balance == 3)
+        // A later batch's spend reads no currency: the code came with its batch.
+        let (spent, currencyReads) = try await store.write { db, now, context in
+            let recording = RecordingSession(db)
+            let spent = try LedgerWrites.spend(recording, try Checked(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "s3", actor: "t")), now: now, context: &context)
+            return (spent, recording.reads(of: "currencies"))
+        }
+        #expect(spent.balance == 3 && currencyReads == 0)
         await #expect(throws: WalletError.self) { try await store.spend(SpendRequest(playerID: "p1", amount: 1, currency: "gems", idempotencyKey: "g2", actor: "t")) }
         #expect(try await known() == ["credits"])
     }

@@ -13,7 +13,11 @@ public enum Scratch {
         let temporary = FileManager.default.temporaryDirectory
         removeLeftovers(in: temporary)
         let root = temporary.appendingPathComponent("\(prefix)\(getpid())")
-        try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        } catch {
+            fatalError("cannot make the tests' scratch directory \(root.path): \(error)")
+        }
         atexit { try? FileManager.default.removeItem(at: Scratch.root) }
         return root
     }()
@@ -31,6 +35,8 @@ public enum Scratch {
     }
 
     /// Removes the scratch directories of processes that no longer run (a crash skips `atexit`).
+    /// A process is known by its pid alone: test runs that share a temporary directory across pid
+    /// namespaces (containers) must give each its own `TMPDIR`.
     private static func removeLeftovers(in temporary: URL) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
         for name in names where name.hasPrefix(prefix) {
