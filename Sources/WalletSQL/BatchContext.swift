@@ -340,6 +340,20 @@ package struct BatchContext {
     /// Accounts one balance statement sets at most (2 parameters each).
     static let balancesPerStatementMax = 512
 
+    /// The balance statement's text for 2, 4, ... `balancesPerStatementMax` accounts, made once
+    /// (not once a batch: the text for 128 accounts is 5 KB).
+    private static let balanceStatements: [Int: String] = {
+        var texts: [Int: String] = [:]
+        var size = 2
+        while size <= balancesPerStatementMax {
+            texts[size] = "UPDATE accounts SET balance = changed.column2 FROM (VALUES "
+                + Array(repeating: "(CAST(? AS BIGINT), CAST(? AS BIGINT))", count: size).joined(separator: ", ")
+                + ") AS changed WHERE accounts.id = changed.column1"
+            size *= 2
+        }
+        return texts
+    }()
+
     /// Writes the balances the batch changed into `accounts`, in the batch's SQL transaction,
     /// so that every balance equals the sum of its postings when the transaction commits: one
     /// statement for up to `balancesPerStatementMax` accounts, joined from a VALUES list (on
@@ -357,11 +371,8 @@ package struct BatchContext {
             var size = 2
             while size < chunk.count { size *= 2 }
             chunk += Array(repeating: last, count: size - chunk.count)
-            try db.execute(
-                "UPDATE accounts SET balance = changed.column2 FROM (VALUES "
-                    + Array(repeating: "(CAST(? AS BIGINT), CAST(? AS BIGINT))", count: size).joined(separator: ", ")
-                    + ") AS changed WHERE accounts.id = changed.column1",
-                chunk.flatMap { [SQLValue.integer($0.key), .integer($0.value)] })
+            guard let statement = Self.balanceStatements[size] else { preconditionFailure("no balance statement for \(size) accounts") }
+            try db.execute(statement, chunk.flatMap { [SQLValue.integer($0.key), .integer($0.value)] })
         }
     }
 }

@@ -185,7 +185,8 @@ final class GroupCommitWriter: Sendable {
         let ended = ContinuousClock.now
         state.withLock { state in
             state.batchStarted = nil
-            if failure == nil { state.knownCurrencies.formUnion(found) }
+            // Only a batch that committed returned what it found; a failed one left it empty.
+            state.knownCurrencies.formUnion(found)
             state.statistics.batches += 1
             state.statistics.operations += batch.count
             state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)

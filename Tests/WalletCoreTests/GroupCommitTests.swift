@@ -723,6 +723,12 @@ extension GroupCommitTests {
         // longer than that between the failed commit and the readiness check below.
         store.holdCommitFailures(for: .seconds(600))
         try await Self.seed(store)
+        _ = try await store.setProduct(ProductUpdate(productID: "gems10", credits: 10, currency: "gems"))
+        // Succeeds in its savepoint, and finds "gems" in the catalog, before the batch is lost.
+        let gems: Operation = {
+            try await store.adjust(
+                AdjustRequest(playerID: "p1", amount: 5, currency: "gems", reasonCode: "goodwill", note: "lost", idempotencyKey: "g1", actor: "t"))
+        }
         let rollback: Operation = {
             try await store.write { db, _, _ in
                 // What SQLite does on a full disk or an I/O error: the whole transaction is gone.
@@ -730,7 +736,7 @@ extension GroupCommitTests {
                 throw WalletError.storage("simulated I/O error")
             }
         }
-        let results = try await Self.inOneBatch(store, [Self.spend(store, "p1", 1, "before"), rollback, Self.spend(store, "p1", 2, "after")])
+        let results = try await Self.inOneBatch(store, [gems, Self.spend(store, "p1", 1, "before"), rollback, Self.spend(store, "p1", 2, "after")])
         // Until a commit succeeds (or the hold ends), readiness says writes cannot commit, so a
         // balancer stops sending them.
         let unready = await walletError { try await store.checkReadiness() }
@@ -738,6 +744,8 @@ extension GroupCommitTests {
         #expect(unready?.code == "storage_error" && unready?.detail.contains("cannot commit") == true)
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 10)
         #expect(try await store.verify().transactions == 2)
+        // What the lost batch found in the catalog is not handed to the next batch.
+        #expect(try await store.write { _, _, context in context.knownCurrencies.contains(Identifier("gems")) } == false)
         // The writer goes on working afterwards, and is ready again.
         #expect(try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: "before", actor: "t")).balance == 9)
         try await store.checkReadiness()
