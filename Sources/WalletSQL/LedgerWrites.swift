@@ -87,7 +87,7 @@ enum LedgerWrites {
         if let replay = try key.replay(db, context: context) { return replay }
         _ = try Decide.bonusExpiry(request, now: now)
         try requireKnownCurrency(db, request.currency, context: &context)
-        let (wallet, account) = try load(db, request.playerID, currency: request.currency, now: now, context: context, reading: .none)
+        let (wallet, account) = try load(db, request.playerID, currency: request.currency, now: now, context: &context, reading: .none)
         let plan = try Decide.bonus(request, wallet: wallet, walletFull: try LotStorage.isFull(db, account: account))
         return try apply(db, plan, key: key, now: now, context: &context)
     }
@@ -97,7 +97,7 @@ enum LedgerWrites {
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
         let (wallet, _) = try load(
-            db, request.playerID, currency: request.currency, now: now, context: context, reading: .debit(request.amount, refusable: true))
+            db, request.playerID, currency: request.currency, now: now, context: &context, reading: .debit(request.amount, refusable: true))
         let plan = try Decide.spend(request, wallet: wallet)
         try apply(db, plan.settlement, now: now, context: &context)
         return try apply(db, plan.spend, key: key, now: now, context: &context)
@@ -108,7 +108,7 @@ enum LedgerWrites {
         if let replay = try key.replay(db, context: context) { return replay }
         try requireKnownCurrency(db, request.currency, context: &context)
         let reading: LotReading = request.amount < 0 ? .debit(Int64(clamping: request.amount.magnitude), refusable: !request.allowNegative) : .none
-        let (wallet, account) = try load(db, request.playerID, currency: request.currency, now: now, context: context, reading: reading)
+        let (wallet, account) = try load(db, request.playerID, currency: request.currency, now: now, context: &context, reading: reading)
         let walletFull = request.amount > 0 ? try LotStorage.isFull(db, account: account) : false
         let plan = try Decide.adjust(request, wallet: wallet, walletFull: walletFull)
         try apply(db, plan.settlement, now: now, context: &context)
@@ -140,7 +140,7 @@ enum LedgerWrites {
         }
         let corrections = try Corrections.of(db, purchase: purchase)
         // A refund draws from its purchase's lot first, wherever it is in the burn order: it reads them all.
-        let (wallet, _) = try load(db, storedPlayerID: purchase.playerID, currency: purchase.currency, now: now, context: context, reading: .all)
+        let (wallet, _) = try load(db, storedPlayerID: purchase.playerID, currency: purchase.currency, now: now, context: &context, reading: .all)
         // The wallet is settled before the refund is decided, and stays settled when the refund
         // is refused: a notification records such a refusal in this same write.
         let settlement = try Decide.settle(wallet, debiting: nil)
@@ -181,7 +181,7 @@ enum LedgerWrites {
         if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
         try requireKnownCurrency(db, request.currency, context: &context)
         let (wallet, _) = try load(
-            db, request.playerID, currency: request.currency, now: now, context: context, reading: .debit(request.amount, refusable: true))
+            db, request.playerID, currency: request.currency, now: now, context: &context, reading: .debit(request.amount, refusable: true))
         let plan = try Decide.placeHold(request, wallet: wallet)
         try apply(db, plan.settlement, now: now, context: &context)
         let result = try apply(db, plan.hold.ledger, key: key, now: now, context: &context)
@@ -262,9 +262,9 @@ enum LedgerWrites {
 
     /// The wallet a request names, as a write reads it (`load(_:storedPlayerID:...)`).
     private static func load(
-        _ db: any SQLSession, _ playerID: PlayerID, currency: String, now: Date, context: BatchContext, reading: LotReading
+        _ db: any SQLSession, _ playerID: PlayerID, currency: String, now: Date, context: inout BatchContext, reading: LotReading
     ) throws -> (WalletSnapshot, Account?) {
-        try load(db, storedPlayerID: playerID.text, currency: currency, now: now, context: context, reading: reading)
+        try load(db, storedPlayerID: playerID.text, currency: currency, now: now, context: &context, reading: reading)
     }
 
     /// The player's wallet as a write reads it: its balance, and for a debit, which settles it
@@ -272,9 +272,11 @@ enum LedgerWrites {
     /// names. Also its account, nil for a wallet without one yet. The id is taken as stored: a
     /// refund loads the wallet of its purchase, whose id may predate the player id syntax.
     private static func load(
-        _ db: any SQLSession, storedPlayerID playerID: String, currency: String, now: Date, context: BatchContext, reading: LotReading
+        _ db: any SQLSession, storedPlayerID playerID: String, currency: String, now: Date, context: inout BatchContext, reading: LotReading
     ) throws -> (WalletSnapshot, Account?) {
         let account = try Account.find(db, context: context, owner: AccountOwner.player(playerID).text, currency: currency)
+        // Kept for the rest of the batch: the write that follows posts to it and would read it again.
+        if let account { context.remember(account) }
         var wallet = WalletSnapshot(playerID: playerID, currency: currency, balance: account?.balance ?? 0, lots: [], now: now)
         guard let account else { return (wallet, account) }
         // What the batch's prefetch read of this wallet, if it did and nothing but the batch's

@@ -226,6 +226,41 @@ struct GroupCommitTests {
         #expect(withoutOpenHolds == [BatchContext.ExactPair("p1", "credits"), BatchContext.ExactPair("p3", "credits")])
     }
 
+    /// A write reads its player's account once: the read that decides it (`LedgerWrites.load`)
+    /// keeps the account in the batch, and the write that posts to it takes it from there (it
+    /// read it a second time before). A refused write leaves nothing kept.
+    @Test("a spend reads its player's account once, and a refused one keeps nothing", arguments: TestBackend.all)
+    func accountReadOnce(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "seed", productID: "pack", quantity: 1, actor: "t"))
+        let owner = AccountOwner.player("p1").text
+        try await store.engine.transaction { db in
+            var context = BatchContext(makeTransactionID: { RandomID.uuid() })
+            func spend(_ amount: Int64, _ key: String) throws -> (balance: Int64, accountReads: Int) {
+                let recording = RecordingSession(db)
+                let balance = try LedgerWrites.spend(
+                    recording, Checked(SpendRequest(playerID: "p1", amount: amount, idempotencyKey: key, actor: "t")), now: Date(), context: &context
+                ).balance
+                return (balance, recording.reads(of: "accounts"))
+            }
+            // The player's account and the account spends post to, each once.
+            let first = try spend(1, "s1")
+            #expect(first.balance == 4 && first.accountReads == 2, "\(first)")
+            let second = try spend(1, "s2")
+            #expect(second.balance == 3 && second.accountReads == 0, "\(second)")
+            try context.writeBalances(db)
+            // A spend the funds refuse, in a fresh batch: what it read is undone with it.
+            context = BatchContext(makeTransactionID: { RandomID.uuid() })
+            let checkpoint = context.checkpoint()
+            #expect(throws: WalletError.self) { _ = try spend(10, "s3") }
+            context.rollBack(to: checkpoint)
+            #expect(context.accounts[BatchContext.AccountKey(owner, "credits")] == nil, "a refused spend kept the account it read")
+        }
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 3)
+        #expect(try await store.verify().ok)
+    }
+
     /// Passes every statement to `session` and keeps the text of each (queries and changes apart),
     /// so that a test can tell what an operation read and what it took from the batch's caches
     /// instead, and how many statements it sent.
