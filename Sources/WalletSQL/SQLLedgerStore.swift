@@ -15,6 +15,10 @@ package protocol SQLEngine: Sendable {
     /// Whether its sessions send statements without waiting for their answers (PostgreSQL):
     /// the group commit then pipelines a batch's operations.
     var defersStatements: Bool { get }
+    /// The longest the group commit waits, under load, for the callers its last batch answered
+    /// to come back before it starts the next batch (`GroupCommitWriter.drain`): worth it where a
+    /// batch costs round trips of its own (PostgreSQL), not where it costs one fsync (SQLite).
+    var batchLinger: Duration { get }
     /// Any error of this engine as a `WalletError` a caller can report.
     func mapped(_ error: any Error) -> WalletError
     /// Runs what the engine needs while it is used (PostgreSQL's connection pool) until the task
