@@ -9,7 +9,7 @@ struct Account: Equatable {
 
     /// The account of `owner` in `currency`, created with a zero balance if it does not exist.
     static func fetch(_ db: any SQLSession, context: inout BatchContext, owner: String, currency: String) throws -> Account {
-        if let account = try find(db, context: context, owner: owner, currency: currency) { return account }
+        if let account = try find(db, context: &context, owner: owner, currency: currency) { return account }
         guard let id = try db.first("INSERT INTO accounts (owner, currency, balance) VALUES (?, ?, 0) RETURNING id", [.text(owner), .text(currency)], { row in try row.integer(0) })
         else { throw WalletError.storage("creating the account of \(owner) returned no id") }
         let account = Account(id: id, owner: owner, currency: currency, balance: 0)
@@ -19,13 +19,16 @@ struct Account: Equatable {
 
     /// The account of `owner` in `currency`, nil if it does not exist. An account the batch
     /// read or changed is taken from `context` (a changed one's row is written only when the
-    /// batch ends), as is one its prefetch found missing.
-    static func find(_ db: any SQLSession, context: BatchContext, owner: String, currency: String) throws -> Account? {
+    /// batch ends), as is one its prefetch found missing; one read here is kept in `context`,
+    /// so that the write which decided on it and then posts to it reads it once.
+    static func find(_ db: any SQLSession, context: inout BatchContext, owner: String, currency: String) throws -> Account? {
         let key = BatchContext.AccountKey(owner, currency)
         if let account = context.accounts[key] { return account }
         if context.absentAccounts.contains(key) { return nil }
-        return try db.first("SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?", [.text(owner), .text(currency)]) { row in
+        let account = try db.first("SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?", [.text(owner), .text(currency)]) { row in
             Account(id: try row.integer(0), owner: owner, currency: currency, balance: try row.integer(1))
         }
+        if let account { context.remember(account) }
+        return account
     }
 }

@@ -114,16 +114,12 @@ final class GroupCommitWriter: Sendable {
         var previousBatch = 0
         while true {
             // Under load, the callers answered by the last commit are on their way back with
-            // their next operation. Those that can run at once (callers in the process) are let
-            // to first: one yield, which costs nothing when none can (callers whose next request
-            // is still on the network). Where the engine says a fuller batch is worth a wait
-            // (`SQLEngine.batchLinger`), the writer then waits a little until seven in eight of
-            // them are here, so that one commit serves many instead of a few. A lone caller never
-            // waits.
+            // their next operation: where the engine says a fuller batch is worth a wait
+            // (`SQLEngine.batchLinger`), wait a little until seven in eight of them are here, so
+            // that one commit serves many instead of a few. A lone caller never waits.
             var lingered = Duration.zero
             let lingerMax = engine.batchLinger
             let awaited = previousBatch >= 8 ? min(previousBatch * 7 / 8, batchMax) : 0
-            if awaited > 0 { await Task.yield() }
             while lingered < lingerMax, state.withLock({ $0.queue.count }) < awaited {
                 try? await Task.sleep(for: Self.lingerStep)
                 lingered += Self.lingerStep

@@ -22,7 +22,7 @@ enum LedgerWrites {
         let reported = try StoreTransactionState.find(db, store: request.store, storeTransactionID: request.storeTransactionID, context: &context)
         let tokenOwner = try request.accountToken.flatMap { token in try StoreAccountToken.owner(db, store: request.store, token: token) }
         let product = try product(db, id: request.productID, context: &context)
-        let balance = try product.map { try balanceOf(db, .player(request.playerID.text), currency: $0.currency, context: context) } ?? 0
+        let balance = try product.map { try balanceOf(db, .player(request.playerID.text), currency: $0.currency, context: &context) } ?? 0
         let plan = try Decide.grant(request, product: product, reported: reported, tokenOwner: tokenOwner, balance: balance, at: at)
         var result = try apply(db, plan.ledger, key: key, now: now, context: &context)
         if let token = plan.bindAccountToken {
@@ -49,7 +49,7 @@ enum LedgerWrites {
     ) throws -> EntitlementChangeResult {
         let at = Timestamp.format(now)
         let items = try EntitlementStorage.items(db, storedPlayerID: playerID, name: name)
-        let balance = try balanceOf(db, .player(playerID), currency: defaultCurrency, context: context)
+        let balance = try balanceOf(db, .player(playerID), currency: defaultCurrency, context: &context)
         let plan = try Decide.entitlement(change, playerID: playerID, name: name, items: items, balance: balance, actor: actor, at: at)
         let result = try apply(db, plan.ledger, key: key, now: now, context: &context)
         try EntitlementStorage.apply(db, plan, playerID: playerID, seq: result.transaction.seq)
@@ -169,7 +169,7 @@ enum LedgerWrites {
         let key = corrections.reversalKey(store: store, storeTransactionID: storeTransactionID)
         if let restored, corrections.lastRefundSeq == nil || corrections.claimed == 0 { return try mutationResult(of: restored, db, context: context) }
         if let replay = try key.replay(db, context: context) { return replay }
-        let balance = try balanceOf(db, .player(purchase.playerID), currency: purchase.currency, context: context)
+        let balance = try balanceOf(db, .player(purchase.playerID), currency: purchase.currency, context: &context)
         let plan = try Decide.reverseRefund(of: purchase, corrections: corrections, balance: balance, actor: actor)
         return try apply(db, plan, key: key, now: now, context: &context)
     }
@@ -202,7 +202,7 @@ enum LedgerWrites {
         try hold.requireResolvable(by: request.resolver)
         if let replay = try key.replay(db, context: context) { return try holdResult(db, replay) }
         let held = try HoldStorage.held(db, hold)
-        let plan = try Decide.resolveHold(request, held: held, balance: try balanceOf(db, .player(hold.playerID), currency: hold.currency, context: context), now: now)
+        let plan = try Decide.resolveHold(request, held: held, balance: try balanceOf(db, .player(hold.playerID), currency: hold.currency, context: &context), now: now)
         return try apply(db, plan, key: key, now: now, context: &context)
     }
 
@@ -220,7 +220,7 @@ enum LedgerWrites {
         let due = try HoldStorage.due(db, at: Timestamp.format(now), limit: limit)
         for hold in due {
             let held = try HoldStorage.held(db, hold)
-            let plan = try Decide.expireHold(held, balance: try balanceOf(db, .player(hold.playerID), currency: hold.currency, context: context), now: now)
+            let plan = try Decide.expireHold(held, balance: try balanceOf(db, .player(hold.playerID), currency: hold.currency, context: &context), now: now)
             _ = try apply(db, plan, key: HoldResolution.expiryKey(holdID: hold.id), now: now, context: &context)
         }
         return due.count
@@ -232,7 +232,7 @@ enum LedgerWrites {
         let due = try LotStorage.due(db, at: Timestamp.format(now), limit: limit)
         var booked = 0
         for (lot, playerID, currency) in due where lot.remaining > 0 {
-            let balance = try balanceOf(db, .player(playerID), currency: currency, context: context)
+            let balance = try balanceOf(db, .player(playerID), currency: currency, context: &context)
             try apply(db, Decide.expiry([lot], playerID: playerID, currency: currency, balance: balance), now: now, context: &context)
             booked += 1
         }
@@ -274,9 +274,7 @@ enum LedgerWrites {
     private static func load(
         _ db: any SQLSession, storedPlayerID playerID: String, currency: String, now: Date, context: inout BatchContext, reading: LotReading
     ) throws -> (WalletSnapshot, Account?) {
-        let account = try Account.find(db, context: context, owner: AccountOwner.player(playerID).text, currency: currency)
-        // Kept for the rest of the batch: the write that follows posts to it and would read it again.
-        if let account { context.remember(account) }
+        let account = try Account.find(db, context: &context, owner: AccountOwner.player(playerID).text, currency: currency)
         var wallet = WalletSnapshot(playerID: playerID, currency: currency, balance: account?.balance ?? 0, lots: [], now: now)
         guard let account else { return (wallet, account) }
         // What the batch's prefetch read of this wallet, if it did and nothing but the batch's
@@ -308,8 +306,8 @@ enum LedgerWrites {
     }
 
     /// The balance of `owner`'s account in `currency`, zero for a wallet without an account yet.
-    static func balanceOf(_ db: any SQLSession, _ owner: AccountOwner, currency: String, context: BatchContext) throws -> Int64 {
-        try Account.find(db, context: context, owner: owner.text, currency: currency)?.balance ?? 0
+    static func balanceOf(_ db: any SQLSession, _ owner: AccountOwner, currency: String, context: inout BatchContext) throws -> Int64 {
+        try Account.find(db, context: &context, owner: owner.text, currency: currency)?.balance ?? 0
     }
 
     /// A product as the catalog holds it now, read once per batch.

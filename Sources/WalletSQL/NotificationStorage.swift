@@ -66,7 +66,7 @@ extension SQLLedgerStore {
             case .consumptionRequest:
                 if let purchase = try LedgerReads.purchase(db, store: store, storeTransactionID: transactionID) {
                     outcome.outcome = .consumptionRecorded
-                    outcome.spentShareMillipercent = try spentShare(db, of: purchase, context: context)
+                    outcome.spentShareMillipercent = try spentShare(db, of: purchase, context: &context)
                 } else {
                     outcome.outcome = .noPurchase
                 }
@@ -120,13 +120,13 @@ extension SQLLedgerStore {
     /// The share of a purchase no longer in the player's wallet, in thousandths of a percent:
     /// exact from its lot (what the purchase credited less what remains of its lot), or, for a
     /// purchase older than lots, estimated from the balance (what remains of it, at most the purchase).
-    private static func spentShare(_ db: any SQLSession, of purchase: LedgerTransaction, context: BatchContext) throws -> Int64 {
+    private static func spentShare(_ db: any SQLSession, of purchase: LedgerTransaction, context: inout BatchContext) throws -> Int64 {
         if let remaining = try db.first(
             "SELECT remaining FROM lots WHERE source_seq = ? AND category = 'paid'", [.integer(purchase.seq)], { row in try row.integer(0) })
         {
             return LedgerRules.spentShare(credited: purchase.amount, remaining: remaining)
         }
-        let balance = try Account.find(db, context: context, owner: AccountOwner.player(purchase.playerID).text, currency: purchase.currency)?.balance ?? 0
+        let balance = try Account.find(db, context: &context, owner: AccountOwner.player(purchase.playerID).text, currency: purchase.currency)?.balance ?? 0
         return LedgerRules.spentShare(credited: purchase.amount, remaining: balance)
     }
 }

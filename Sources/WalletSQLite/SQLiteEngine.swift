@@ -16,12 +16,14 @@ package struct SQLiteEngine: SQLEngine {
     package var location: String { writer.path }
     package var defersStatements: Bool { false }
     /// None: a batch starts with whoever is waiting, so that while one batch commits, the server
-    /// already reads and checks the requests of the next, and the writer is not left idle while
-    /// the two cores parse the requests its last batch's callers sent next. Over HTTP
-    /// (`Tests/Load/http-spend.sh`, 64 connections) this measured 9,186–9,377 spends/s against
-    /// 7,162–7,749 with a 0.6 ms wait for seven in eight of them, p99 19.8 ms against 20.6–20.8
-    /// (README "Performance"). In-process callers still fill their batches (63.8 operations):
-    /// they come back within the writer's one yield.
+    /// already reads and checks the requests of the next, instead of the writer idling while
+    /// the cores parse the requests its last batch's callers sent next. Over HTTP (`wrk -t2
+    /// -c64`, 100 players, as `Tests/Load/http-spend.sh`) this measured 9,185–9,855 spends/s
+    /// against 7,035–7,749 with a 0.6 ms wait for seven in eight of them; letting the callers
+    /// that can run at once go first (one `Task.yield()`) gave 7,738–9,378, since the requests
+    /// being read then go first too. In-process (`wallet bench`, whose callers come back at
+    /// once) batches hold about 35 operations instead of 63, and the rate is about 5% lower
+    /// (README "Performance", "Fifth sitting").
     package var batchLinger: Duration { .zero }
 
     /// Opens (and on first use creates) the database at `path`.

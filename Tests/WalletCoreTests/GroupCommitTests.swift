@@ -214,7 +214,7 @@ struct GroupCommitTests {
             #expect(recording.queries.isEmpty, "the replays answered from what the prefetch read: \(recording.queries)")
             var expected: [Int64: [Lot]] = [:]
             for (owner, currency) in owners {
-                guard let account = try Account.find(db, context: context, owner: owner, currency: currency) else { continue }
+                guard let account = try Self.account(db, context, owner: owner, currency: currency) else { continue }
                 expected[account.id] = try LotStorage.first(db, accountID: account.id, limit: LotStorage.debitReadFirst)
             }
             return (context.firstLots, context.withoutOpenHolds, expected)
@@ -226,9 +226,9 @@ struct GroupCommitTests {
         #expect(withoutOpenHolds == [BatchContext.ExactPair("p1", "credits"), BatchContext.ExactPair("p3", "credits")])
     }
 
-    /// A write reads its player's account once: the read that decides it (`LedgerWrites.load`)
+    /// A write reads its player's account once: the lookup that decides it (`Account.find`)
     /// keeps the account in the batch, and the write that posts to it takes it from there (it
-    /// read it a second time before). A refused write leaves nothing kept.
+    /// read it a second time before). A refused write's lookups are undone with it.
     @Test("a spend reads its player's account once, and a refused one keeps nothing", arguments: TestBackend.all)
     func accountReadOnce(backend: TestBackend) async throws {
         let store = try await Self.store(on: backend)
@@ -253,11 +253,21 @@ struct GroupCommitTests {
             // A spend the funds refuse, in a fresh batch: what it read is undone with it.
             context = BatchContext(makeTransactionID: { RandomID.uuid() })
             let checkpoint = context.checkpoint()
-            #expect(throws: WalletError.self) { _ = try spend(10, "s3") }
+            let refused = #expect(throws: WalletError.self) { _ = try spend(10, "s3") }
+            #expect(refused?.code == "insufficient_funds", "\(String(describing: refused))")
+            #expect(context.accounts[BatchContext.AccountKey(owner, "credits")]?.balance == 3, "the spend read the account before it was refused")
             context.rollBack(to: checkpoint)
             #expect(context.accounts[BatchContext.AccountKey(owner, "credits")] == nil, "a refused spend kept the account it read")
+            // A grant reads the balance it decides on through `balanceOf`: once too, with the
+            // account the store's credits come from.
+            let recording = RecordingSession(db)
+            let granted = try LedgerWrites.grant(
+                recording, Checked(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "t2", productID: "pack", quantity: 1, actor: "t")),
+                now: Date(), context: &context)
+            #expect(granted.balance == 8 && recording.reads(of: "accounts") == 2, "\(recording.queries.filter { $0.contains("accounts") })")
+            try context.writeBalances(db)
         }
-        #expect(try await store.balances(playerID: "p1").balances["credits"] == 3)
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 8)
         #expect(try await store.verify().ok)
     }
 
@@ -290,6 +300,13 @@ struct GroupCommitTests {
         }
     }
 
+    /// The account of `owner` in `currency` as a write of the batch finds it, leaving `context`
+    /// as it was (a lookup keeps what it read in the batch).
+    static func account(_ db: any SQLSession, _ context: BatchContext, owner: String, currency: String) throws -> Account? {
+        var lookup = context
+        return try Account.find(db, context: &lookup, owner: owner, currency: currency)
+    }
+
     /// The lots a batch keeps for an account, checked against the table after `label`: the head
     /// of its burn order, or all of it.
     static func knownLots(_ context: BatchContext, _ db: any SQLSession, accountID: Int64, _ label: String) throws -> BatchContext.FirstLots? {
@@ -318,7 +335,7 @@ struct GroupCommitTests {
         try await store.engine.transaction { db in
             var context = BatchContext(makeTransactionID: { RandomID.uuid() })
             try context.prefetch(db, keys: [], accounts: [(owner: owner, currency: "credits")])
-            let account = try #require(try Account.find(db, context: context, owner: owner, currency: "credits"))
+            let account = try #require(try Self.account(db, context, owner: owner, currency: "credits"))
             func known(_ label: String) throws -> BatchContext.FirstLots? { try Self.knownLots(context, db, accountID: account.id, label) }
             let recording = RecordingSession(db)
             func spend(_ amount: Int64, _ key: String) throws -> Int64 {
@@ -369,7 +386,7 @@ struct GroupCommitTests {
         try await store.engine.transaction { db in
             var context = BatchContext(makeTransactionID: { RandomID.uuid() })
             try context.prefetch(db, keys: [], accounts: [(owner: owner, currency: "credits")])
-            let account = try #require(try Account.find(db, context: context, owner: owner, currency: "credits"))
+            let account = try #require(try Self.account(db, context, owner: owner, currency: "credits"))
             func known(_ label: String) throws -> [Int64]? { try Self.knownLots(context, db, accountID: account.id, label)?.lots.map(\.remaining) }
             func hold(_ key: String, at now: Date) throws -> HoldResult {
                 try LedgerWrites.createHold(
@@ -500,7 +517,7 @@ struct GroupCommitTests {
             #expect(context.head == nil)
             try context.prefetch(db, keys: [(scope: "player:p1", key: "k1"), (scope: "player:p1", key: "k2")], accounts: owners)
             let account = { (player: String) throws -> Account in
-                try #require(try Account.find(db, context: context, owner: AccountOwner.player(player).text, currency: "credits"))
+                try #require(try Self.account(db, context, owner: AccountOwner.player(player).text, currency: "credits"))
             }
             let (p1, p3) = (try account("p1"), try account("p3"))
             // Before the checkpoint: an earlier operation's changes, which stay.
