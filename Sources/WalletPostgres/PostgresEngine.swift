@@ -26,9 +26,9 @@ package struct PostgresEngine: SQLEngine {
     package let location: String
     package var defersStatements: Bool { true }
     /// A batch takes the ledger lock, prefetches and commits, round trips each whatever its
-    /// size: waiting up to 0.6 ms for the callers of the last batch keeps batches full (63.7
-    /// operations against 39–42 without the wait, 1,648 ops/s against 1,571–1,574 in
-    /// `wallet bench`).
+    /// size: waiting up to 0.6 ms for the callers of the last batch keeps batches full (64
+    /// operations against 39–42 without the wait; 1,648 ops/s against 1,571 and 1,574 in
+    /// `wallet bench`, one round each way).
     package var batchLinger: Duration { .microseconds(600) }
     /// The pool's task: started on open, cancelled by `close()` (which closes the pool).
     private let poolTask: Task<Void, Never>

@@ -20,7 +20,8 @@ struct Account: Equatable {
     /// The account of `owner` in `currency`, nil if it does not exist. An account the batch
     /// read or changed is taken from `context` (a changed one's row is written only when the
     /// batch ends), as is one its prefetch found missing; one read here is kept in `context`,
-    /// so that the write which decided on it and then posts to it reads it once.
+    /// so that the write which decided on it and then posts to it reads it once. (One found
+    /// missing is not: the write that creates it looks once more.)
     static func find(_ db: any SQLSession, context: inout BatchContext, owner: String, currency: String) throws -> Account? {
         let key = BatchContext.AccountKey(owner, currency)
         if let account = context.accounts[key] { return account }

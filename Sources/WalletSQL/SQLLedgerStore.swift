@@ -16,8 +16,9 @@ package protocol SQLEngine: Sendable {
     /// the group commit then pipelines a batch's operations.
     var defersStatements: Bool { get }
     /// The longest the group commit waits, under load, for the callers its last batch answered
-    /// to come back before it starts the next batch (`GroupCommitWriter.drain`): worth it where a
-    /// batch costs round trips of its own (PostgreSQL), not where it costs one fsync (SQLite).
+    /// to come back before it starts the next batch (`GroupCommitWriter.drain`): kept where a
+    /// batch costs round trips of its own (PostgreSQL); none on SQLite, where the writer would
+    /// wait while the server reads those callers' next requests (`SQLiteEngine.batchLinger`).
     var batchLinger: Duration { get }
     /// Any error of this engine as a `WalletError` a caller can report.
     func mapped(_ error: any Error) -> WalletError

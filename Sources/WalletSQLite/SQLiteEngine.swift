@@ -22,8 +22,8 @@ package struct SQLiteEngine: SQLEngine {
     /// against 7,035–7,749 with a 0.6 ms wait for seven in eight of them; letting the callers
     /// that can run at once go first (one `Task.yield()`) gave 7,738–9,378, since the requests
     /// being read then go first too. In-process (`wallet bench`, whose callers come back at
-    /// once) batches hold about 35 operations instead of 63, and the rate is about 5% lower
-    /// (README "Performance", "Fifth sitting").
+    /// once) batches hold about 35 operations instead of 63–64, and the rate is 5% lower on
+    /// average (README "Performance", "Fifth sitting").
     package var batchLinger: Duration { .zero }
 
     /// Opens (and on first use creates) the database at `path`.
