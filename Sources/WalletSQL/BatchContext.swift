@@ -371,7 +371,9 @@ package struct BatchContext {
             var size = 2
             while size < chunk.count { size *= 2 }
             chunk += Array(repeating: last, count: size - chunk.count)
-            guard let statement = Self.balanceStatements[size] else { preconditionFailure("no balance statement for \(size) accounts") }
+            // Never nil (chunks hold at most `balancesPerStatementMax`, a power of two the texts
+            // cover); if it were, the batch fails and nothing of it commits.
+            guard let statement = Self.balanceStatements[size] else { throw WalletError.storage("no balance statement for \(size) accounts") }
             try db.execute(statement, chunk.flatMap { [SQLValue.integer($0.key), .integer($0.value)] })
         }
     }
