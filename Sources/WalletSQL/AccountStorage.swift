@@ -19,9 +19,8 @@ struct Account: Equatable {
 
     /// The account of `owner` in `currency`, nil if it does not exist. An account the batch
     /// read or changed is taken from `context` (a changed one's row is written only when the
-    /// batch ends), as is one its prefetch found missing; one read here is kept in `context`,
-    /// so that the write which decided on it and then posts to it reads it once. (One found
-    /// missing is not: the write that creates it looks once more.)
+    /// batch ends), as is one found missing; what is read here is kept in `context`, so that
+    /// the write which decided on it and then posts to it (or creates it) reads it once.
     static func find(_ db: any SQLSession, context: inout BatchContext, owner: String, currency: String) throws -> Account? {
         let key = BatchContext.AccountKey(owner, currency)
         if let account = context.accounts[key] { return account }
@@ -29,7 +28,7 @@ struct Account: Equatable {
         let account = try db.first("SELECT id, balance FROM accounts WHERE owner = ? AND currency = ?", [.text(owner), .text(currency)]) { row in
             Account(id: try row.integer(0), owner: owner, currency: currency, balance: try row.integer(1))
         }
-        if let account { context.remember(account) }
+        if let account { context.remember(account) } else { context.rememberAbsent(key) }
         return account
     }
 }

@@ -42,7 +42,8 @@ package struct BatchContext {
     /// deleted by hand under a running process fails the write on `accounts`' reference to it,
     /// as a storage error instead of `unknown_currency`.)
     private(set) var knownCurrencies: Set<Identifier>
-    /// Accounts the batch's prefetch found missing: an operation creates them without asking.
+    /// Accounts the batch's prefetch or a lookup (`Account.find`) found missing: an operation
+    /// creates them without asking.
     private(set) var absentAccounts: Set<AccountKey> = []
     /// Idempotency keys looked up or recorded in this batch, by their exact bytes.
     private(set) var keys: [KeyID: KeyState] = [:]
@@ -92,6 +93,7 @@ package struct BatchContext {
         case changedBalance(Int64, Int64?)
         case knownCurrency(Identifier)
         case absentAccount(AccountKey)
+        case notAbsentAccount(AccountKey)
         case key(KeyID, KeyState?)
         case firstLots(Int64, FirstLots?)
         case withoutOpenHold(ExactPair)
@@ -119,6 +121,7 @@ package struct BatchContext {
             case .changedBalance(let id, let previous): changedBalances[id] = previous
             case .knownCurrency(let code): knownCurrencies.remove(code)
             case .absentAccount(let key): absentAccounts.insert(key)
+            case .notAbsentAccount(let key): absentAccounts.remove(key)
             case .key(let id, let previous): keys[id] = previous
             case .firstLots(let id, let previous): firstLots[id] = previous
             case .withoutOpenHold(let wallet): withoutOpenHolds.insert(wallet)
@@ -222,6 +225,12 @@ package struct BatchContext {
             accounts[key] = account
             undoLog.append(.account(key, nil))
         }
+    }
+
+    /// Keeps that the account of `key` does not exist, as a lookup found (only `remember` of the
+    /// account, once created, ends that).
+    mutating func rememberAbsent(_ key: AccountKey) {
+        if absentAccounts.insert(key).inserted { undoLog.append(.notAbsentAccount(key)) }
     }
 
     /// Records a key used by an operation of this batch.

@@ -265,9 +265,26 @@ struct GroupCommitTests {
                 recording, Checked(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "t2", productID: "pack", quantity: 1, actor: "t")),
                 now: Date(), context: &context)
             #expect(granted.balance == 8 && recording.reads(of: "accounts") == 2, "\(recording.queries.filter { $0.contains("accounts") })")
+            // A new player's first grant: its account is looked up once, found missing, and
+            // created without another look.
+            let newcomer = RecordingSession(db)
+            let newGrant = try LedgerWrites.grant(
+                newcomer, Checked(GrantRequest(playerID: "p2", store: "apple", storeTransactionID: "t3", productID: "pack", quantity: 1, actor: "t")),
+                now: Date(), context: &context)
+            #expect(newGrant.balance == 5 && newcomer.reads(of: "accounts") == 1, "\(newcomer.queries.filter { $0.contains("accounts") })")
+            // A refused lookup of a missing account is undone with its operation.
+            let beforeMissing = context.checkpoint()
+            #expect(try Self.account(db, context, owner: AccountOwner.player("p3").text, currency: "credits") == nil)
+            #expect(throws: WalletError.self) {
+                _ = try LedgerWrites.spend(db, Checked(SpendRequest(playerID: "p3", amount: 1, idempotencyKey: "s4", actor: "t")), now: Date(), context: &context)
+            }
+            #expect(context.absentAccounts.contains(BatchContext.AccountKey(AccountOwner.player("p3").text, "credits")))
+            context.rollBack(to: beforeMissing)
+            #expect(!context.absentAccounts.contains(BatchContext.AccountKey(AccountOwner.player("p3").text, "credits")))
             try context.writeBalances(db)
         }
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 8)
+        #expect(try await store.balances(playerID: "p2").balances["credits"] == 5)
         #expect(try await store.verify().ok)
     }
 
