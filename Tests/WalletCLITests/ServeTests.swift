@@ -17,12 +17,14 @@ func freeLoopbackPort() throws -> Int {
 }
 
 /// One HTTP request; nil when the connection failed.
-func send(_ method: String, _ url: String, headers: [String: String] = [:], body: String? = nil) async -> (status: Int, body: String)? {
+func send(
+    _ method: String, _ url: String, headers: [String: String] = [:], body: String? = nil, timeout: TimeInterval = 60
+) async -> (status: Int, body: String)? {
     var request = URLRequest(url: URL(string: url)!)
     request.httpMethod = method
     // Generous: under the whole suite on two cores a first answer (a token exchange, a store call, a
     // commit) can take seconds; a client that gives up early makes a retry look like a second request.
-    request.timeoutInterval = 60
+    request.timeoutInterval = timeout
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     request.httpBody = body.map { Data($0.utf8) }
     guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { return nil }
@@ -197,24 +199,39 @@ struct ServeTests {
 
     /// Starts `wallet serve` on a free loopback port and waits until it answers; returns the
     /// process and the base URL.
+    /// A server that exits because another process took its port between `freeLoopbackPort` and
+    /// its bind starts again on another port, twice at most; any other early exit fails at once
+    /// with what the server printed (a failure once said only "the server did not start").
     static func serve(_ cli: CLI, environment: [String: String]? = nil, arguments: [String] = []) async throws -> ((ChildProcess, ChildPipe, ChildPipe), String) {
-        let port = try freeLoopbackPort()
-        let server = try cli.start(["serve", "--port", "\(port)", "--log-level", "warning"] + arguments, environment: environment)
-        let base = "http://127.0.0.1:\(port)"
-        // A bound in time, not in tries: a debug build starting beside the whole suite on two cores
-        // once took longer than the ten seconds a hundred tries gave it.
-        var up = false
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !up, ContinuousClock.now < deadline {
-            up = await send("GET", "\(base)/healthz")?.status == 200
-            if !up { try await Task.sleep(for: .milliseconds(100)) }
+        var failure = ""
+        for _ in 1...3 {
+            let port = try freeLoopbackPort()
+            let server = try cli.start(["serve", "--port", "\(port)", "--log-level", "warning"] + arguments, environment: environment)
+            let base = "http://127.0.0.1:\(port)"
+            // A bound in time, not in tries: a debug build starting beside the whole suite on two
+            // cores once took longer than the ten seconds a hundred tries gave it. Each try is
+            // short, so that one connection that hangs does not use the whole bound.
+            var up = false
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !up, !server.0.hasExited, ContinuousClock.now < deadline {
+                up = await send("GET", "\(base)/healthz", timeout: 5)?.status == 200
+                if !up { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            if up { return (server, base) }
+            let exited = server.0.hasExited
+            if !exited { server.0.terminate() }
+            let output = CLI.finishBlocking(server)
+            failure = exited
+                ? "the server exited with \(output.status) before it answered: \(output.stderr.suffix(2_000))"
+                : "the server did not answer /healthz within 60 s: \(output.stderr.suffix(2_000))"
+            guard exited, output.stderr.localizedCaseInsensitiveContains("address already in use") else { break }
         }
-        if !up {
-            server.0.terminate()
-            _ = CLI.finishBlocking(server)
-        }
-        try #require(up, "the server did not start")
-        return (server, base)
+        throw ServerDidNotStart(description: failure)
+    }
+
+    /// Why `serve` gave up, as the test's failure shows it.
+    struct ServerDidNotStart: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// Starts `wallet serve`, sends 60 concurrent spends, and sends `signal` once some were

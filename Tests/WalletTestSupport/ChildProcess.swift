@@ -94,6 +94,18 @@ public final class ChildProcess: @unchecked Sendable {
         waitStatus = status
     }
 
+    /// Whether the child has exited, without waiting for it (its status is kept for
+    /// `terminationStatus`).
+    public var hasExited: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard waitStatus == nil else { return true }
+        var status: Int32 = 0
+        guard waitpid(processIdentifier, &status, WNOHANG) == processIdentifier else { return false }
+        waitStatus = status
+        return true
+    }
+
     /// The exit code, or the number of the signal that ended it, as `Process` answers: zero only
     /// for a child that exited with 0.
     /// `waitUntilExit` on a thread of its own: a test waiting for a child must not hold one of
