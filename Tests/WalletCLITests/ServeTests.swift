@@ -199,9 +199,10 @@ struct ServeTests {
 
     /// Starts `wallet serve` on a free loopback port and waits until it answers; returns the
     /// process and the base URL.
-    /// A server that exits because another process took its port between `freeLoopbackPort` and
-    /// its bind starts again on another port, twice at most; any other early exit fails at once
-    /// with what the server printed (a failure once said only "the server did not start").
+    /// A server that exits because another program took its port between `freeLoopbackPort` and
+    /// its bind starts again on another port, twice at most (this process never hands out one
+    /// port twice); any other early exit fails at once with what the server printed (a failure
+    /// once said only "the server did not start").
     static func serve(_ cli: CLI, environment: [String: String]? = nil, arguments: [String] = []) async throws -> ((ChildProcess, ChildPipe, ChildPipe), String) {
         var failure = ""
         for _ in 1...3 {
@@ -220,7 +221,7 @@ struct ServeTests {
             if up { return (server, base) }
             let exited = server.0.hasExited
             if !exited { server.0.terminate() }
-            let output = CLI.finishBlocking(server)
+            let output = await CLI.finish(server)
             failure = exited
                 ? "the server exited with \(output.status) before it answered: \(output.stderr.suffix(2_000))"
                 : "the server did not answer /healthz within 60 s: \(output.stderr.suffix(2_000))"

@@ -81,7 +81,14 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Asks the child to stop (SIGTERM), as `Process.terminate()` does.
+    /// Nothing is sent to a child already reaped (`hasExited`): its pid may be another process's.
+    /// Never waits for the lock, which `waitUntilExit` holds until the child exits: a caller that
+    /// stops a child another task waits for must not wait for that child itself.
     public func terminate() {
+        if lock.try() {
+            defer { lock.unlock() }
+            guard waitStatus == nil else { return }
+        }
         kill(processIdentifier, SIGTERM)
     }
 

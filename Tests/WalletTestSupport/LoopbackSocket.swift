@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -15,8 +16,21 @@ public final class LoopbackSocket: @unchecked Sendable {
 
     let descriptor: Int32
 
-    /// A TCP port of 127.0.0.1 that nothing listens on now.
+    /// Ports `freePort` gave out in this process.
+    private static let givenPorts = Mutex<Set<Int>>([])
+
+    /// A TCP port of 127.0.0.1 that nothing listens on now, and that this process was not given
+    /// before: two servers of one test run never get the same port, where the one that binds
+    /// second would fail and its test would talk to the other.
     public static func freePort() throws -> Int {
+        for _ in 0..<100 {
+            let port = try anyFreePort()
+            if givenPorts.withLock({ $0.insert(port).inserted }) { return port }
+        }
+        throw Failure(description: "no free port that was not given before in 100 tries")
+    }
+
+    private static func anyFreePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
         defer { close(descriptor) }
