@@ -33,6 +33,18 @@ func send(
 
 @Suite("wallet serve and wallet keys, as processes", .throttled)
 struct ServeTests {
+    @Test("a server that exits before it answers fails `serve` at once, with its exit status and what it printed")
+    func serveReportsAnEarlyExit() async throws {
+        let cli = try CLI()
+        do {
+            _ = try await Self.serve(cli, arguments: ["--no-such-option"])
+            Issue.record("serve returned for a server that cannot start")
+        } catch let failure as ServerDidNotStart {
+            // "exited with": the helper saw the exit instead of waiting out its 60 s for /healthz.
+            #expect(failure.description.contains("exited with 64") && failure.description.contains("no-such-option"), "\(failure)")
+        }
+    }
+
     @Test("keys are created with their secret once, listed without it, and revoked")
     func keys() async throws {
         let cli = try CLI()
