@@ -10,8 +10,11 @@ import Synchronization
 /// `SQLSession` on one leased PostgreSQL connection. Statements that return no row are queued
 /// without waiting for their answer, which comes in order before the answer of the next query
 /// that returns rows, or at `sync()`: this thread waits for an operation's reads and once for
-/// all its writes (postgres-nio still runs the queued statements one after another), and the
-/// first failed write is reported at the next wait, before anything that came after it.
+/// all its writes (postgres-nio still runs the queued statements one after another, a round
+/// trip each), and the first failed write is reported at the next wait, before anything that
+/// came after it. Rows written by a `RowWrite` are held back until any other statement is sent,
+/// or `sync()`: then each write's rows go in as few statements as it makes, so the operations
+/// of a batch that only append to the ledger send five statements between them, not five each.
 ///
 /// No wait is unbounded. postgres-nio drops a statement written to a connection that has already
 /// closed without ever answering it (the write reaches no handler), so a session whose connection
@@ -27,6 +30,8 @@ final class PostgresSession: SQLSession {
     private let answerWait: Duration
     /// Whether a statement was sent on this session.
     private var sentAny = false
+    /// Rows held back (`write`), by write, in the order of their ranks.
+    private var held: [(write: RowWrite, rows: [[SQLValue]])] = []
 
     /// The most parameters a statement can bind: the wire protocol counts them in 16 bits.
     static let bindsMax = 65_535
@@ -41,11 +46,43 @@ final class PostgresSession: SQLSession {
 
     func execute(_ sql: String, _ values: [SQLValue]) throws {
         changesSent += 1
+        try sendHeld()
         pending.append(try send(sql, values))
+    }
+
+    /// Holds `rows` back until another statement is sent, or `sync()`.
+    func write(_ write: RowWrite, _ rows: [[SQLValue]]) throws {
+        changesSent += 1
+        if let index = held.firstIndex(where: { $0.write.rank >= write.rank }), held[index].write.rank == write.rank {
+            // Two writes of one rank would have their rows sent as one's.
+            guard held[index].write.table == write.table else { throw WalletError.storage("writes to \(held[index].write.table) and \(write.table) share rank \(write.rank)") }
+            held[index].rows += rows
+        } else {
+            held.insert((write, rows), at: held.firstIndex { $0.write.rank > write.rank } ?? held.endIndex)
+        }
+        heldRows += rows.count
+        // A batch holds a few hundred rows; one that takes from each of a wallet's lots, thousands.
+        if heldRows >= Self.heldRowsMax { try sendHeld() }
+    }
+
+    /// Rows held back at most before they are sent, whatever comes next.
+    static let heldRowsMax = 4_096
+    private var heldRows = 0
+
+    /// Sends the rows held back, each write's in its statements, lowest rank first.
+    private func sendHeld() throws {
+        guard !held.isEmpty else { return }
+        let writes = held
+        held = []
+        heldRows = 0
+        for (write, rows) in writes {
+            for statement in try write.statements(rows) { pending.append(try send(statement.sql, statement.values)) }
+        }
     }
 
     func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
         if !sql.hasPrefix("SELECT") { changesSent += 1 }
+        try sendHeld()
         let answer = try send(sql, values)
         // The writes sent before this query were answered before it: their failure comes first.
         try sync()
@@ -54,8 +91,11 @@ final class PostgresSession: SQLSession {
         }
     }
 
-    /// Waits for every statement sent so far; throws the first one's failure.
+    /// Sends what is held back, and waits for every statement sent so far; throws the first
+    /// one's failure.
     func sync() throws {
+        var unsent: (any Error)?
+        do { try sendHeld() } catch { unsent = error }
         let sent = pending
         pending = []
         var failure: (any Error)?
@@ -66,7 +106,8 @@ final class PostgresSession: SQLSession {
                 if failure == nil { failure = error }
             }
         }
-        if let failure { throw failure }
+        // A statement sent before the held rows failed first.
+        if let failure = failure ?? unsent { throw failure }
     }
 
     /// Runs `begin`, then `body`, then COMMIT, and checks that the server committed: a
@@ -80,6 +121,9 @@ final class PostgresSession: SQLSession {
             guard tag == "COMMIT" else { throw WalletError.storage("PostgreSQL rolled the transaction back at commit; nothing was written, try again") }
             return result
         } catch {
+            // Rows held back would only be rolled back.
+            held = []
+            heldRows = 0
             try? sync()
             _ = try? wait(connection.query("ROLLBACK", logger: Self.logger))
             throw error

@@ -234,11 +234,20 @@ final class GroupCommitWriter: Sendable {
                     pending.fail(error)
                 }
             }
-            try context.writeBalances(db)
-            if pipelined {
-                // Every statement answered before the engine sends COMMIT: a failure here means
-                // nothing committed, and the batch may run again awaited.
-                do { try db.sync() } catch let error as SQLRetry { throw error } catch { throw PipelineBroken() }
+            guard pipelined else {
+                try context.writeBalances(db)
+                return context.knownCurrencies
+            }
+            // Every statement answered before the engine sends COMMIT: a failure here (the
+            // operations' held rows are sent with the balances, or at the sync) means nothing
+            // committed, and the batch may run again awaited.
+            do {
+                try context.writeBalances(db)
+                try db.sync()
+            } catch let error as SQLRetry {
+                throw error
+            } catch {
+                throw PipelineBroken()
             }
             return context.knownCurrencies
         }

@@ -28,7 +28,7 @@ extension IdempotencyKey {
     }
 
     func record(_ db: any SQLSession, seq: Int64, context: inout BatchContext) throws {
-        try db.execute("INSERT INTO idempotency_keys (scope, key, request_hash, seq) VALUES (?, ?, ?, ?)", [.text(scope), .text(key), .text(requestHash), .integer(seq)])
+        try db.write(.idempotencyKey, [[.text(scope), .text(key), .text(requestHash), .integer(seq)]])
         context.recordKey(scope: scope, key: key, requestHash: requestHash, seq: seq)
     }
 }

@@ -99,11 +99,7 @@ enum LedgerReads {
     }
     static let transactionColumnList = transactionColumns()
 
-    /// The statement that appends a transaction row, its values in `TransactionField` order.
-    static let insertTransaction =
-        "INSERT INTO transactions (\(transactionColumnList)) VALUES (\(transactionColumnNames.map { _ in "?" }.joined(separator: ", ")))"
-
-    /// The values of `insertTransaction` for `transaction`.
+    /// A transaction's row as `RowWrite.transaction` writes it, in `TransactionField` order.
     static func values(of transaction: LedgerTransaction) -> [SQLValue] {
         TransactionField.allCases.map { field in
             switch field.value(of: transaction) {

@@ -70,10 +70,9 @@ extension LedgerWrites {
             draft, legs: legs.map { LedgerRules.Leg(owner: $0.account.owner, currency: $0.account.currency, balance: $0.account.balance, amount: $0.amount) },
             head: head, id: context.makeTransactionID(), now: now)
         try insert(db, transaction)
-        // The postings in one statement: one round trip fewer on PostgreSQL.
-        try db.execute(
-            legs.count == 2 ? insertTwoPostings : insertPostings(count: legs.count),
-            zip(legs, balancesAfter).flatMap { leg, balanceAfter in
+        try db.write(
+            .posting,
+            zip(legs, balancesAfter).map { leg, balanceAfter in
                 [SQLValue.integer(transaction.seq), .integer(leg.account.id), .integer(leg.amount), .integer(balanceAfter)]
             })
         try key.record(db, seq: transaction.seq, context: &context)
@@ -87,13 +86,18 @@ extension LedgerWrites {
         return MutationResult(transaction: transaction, balance: balancesAfter[0], replayed: false)
     }
 
-    private static let insertTwoPostings = insertPostings(count: 2)
-
-    private static func insertPostings(count: Int) -> String {
-        "INSERT INTO postings (seq, account_id, amount, balance_after) VALUES " + Array(repeating: "(?, ?, ?, ?)", count: count).joined(separator: ", ")
-    }
-
     private static func insert(_ db: any SQLSession, _ transaction: LedgerTransaction) throws {
-        try db.execute(LedgerReads.insertTransaction, LedgerReads.values(of: transaction))
+        try db.write(.transaction, [LedgerReads.values(of: transaction)])
     }
+}
+
+/// The rows appending a transaction writes (`SQLSession.write`), which a session may hold back
+/// and send many transactions' at once: each ranked after the rows it refers to.
+extension RowWrite {
+    static let transaction = RowWrite.insert(into: "transactions", columns: LedgerReads.transactionColumnNames, rank: 0)
+    static let posting = RowWrite.insert(into: "postings", columns: ["seq", "account_id", "amount", "balance_after"], rank: 1)
+    /// What a draw takes from a lot's `remaining` (negative: gives back).
+    static let lotDrawn = RowWrite.subtract(from: "lots", column: "remaining", key: "id", rank: 2)
+    static let lotDraw = RowWrite.insert(into: "lot_draws", columns: ["seq", "lot_id", "amount"], rank: 3)
+    static let idempotencyKey = RowWrite.insert(into: "idempotency_keys", columns: ["scope", "key", "request_hash", "seq"], rank: 4)
 }

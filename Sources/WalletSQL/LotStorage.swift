@@ -114,36 +114,11 @@ enum LotStorage {
         try db.integer("SELECT max(seq) FROM lot_draws WHERE lot_id = ?", [.integer(lot.id)]) ?? lot.sourceSeq
     }
 
-    /// Lots one statement takes from at most: 3 parameters each, far under SQLite's 32,766 and
-    /// PostgreSQL's 65,535 parameters a statement, so a debit from every one of a wallet's lots
-    /// (`Limits.openLotsPerWalletMax`) is a few hundred statements, never one too large. Chunks
-    /// are powers of two, so an engine prepares at most ten texts of each statement.
-    static let drawRowsPerStatementMax = 512
-
     /// Records a transaction's breakdown and takes it from (or, negative, gives it back to) the
-    /// lots: per chunk of lots, one UPDATE and one INSERT (a round trip each on PostgreSQL).
+    /// lots, as rows a session may hold back and send with other transactions' (`RowWrite`).
     static func apply(_ db: any SQLSession, seq: Int64, draws: [LotDraw]) throws {
-        var start = draws.startIndex
-        while start < draws.endIndex {
-            var size = drawRowsPerStatementMax
-            while size > draws.endIndex - start { size /= 2 }
-            let chunk = draws[start..<start + size]
-            if chunk.count == 1, let draw = chunk.first {
-                try db.execute(updateOneLot, [.integer(draw.amount), .integer(draw.lotID)])
-                try db.execute(insertOneDraw, [.integer(seq), .integer(draw.lotID), .integer(draw.amount)])
-            } else {
-                try db.execute(
-                    "UPDATE lots SET remaining = remaining - CASE id " + Array(repeating: "WHEN ? THEN CAST(? AS BIGINT) ", count: chunk.count).joined()
-                        + "END WHERE id IN (" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")",
-                    chunk.flatMap { [SQLValue.integer($0.lotID), .integer($0.amount)] } + chunk.map { .integer($0.lotID) })
-                try db.execute(
-                    "INSERT INTO lot_draws (seq, lot_id, amount) VALUES " + Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", "),
-                    chunk.flatMap { [SQLValue.integer(seq), .integer($0.lotID), .integer($0.amount)] })
-            }
-            start = chunk.endIndex
-        }
+        guard !draws.isEmpty else { return }
+        try db.write(.lotDrawn, draws.map { [.integer($0.lotID), .integer($0.amount)] })
+        try db.write(.lotDraw, draws.map { [.integer(seq), .integer($0.lotID), .integer($0.amount)] })
     }
-
-    private static let updateOneLot = "UPDATE lots SET remaining = remaining - ? WHERE id = ?"
-    private static let insertOneDraw = "INSERT INTO lot_draws (seq, lot_id, amount) VALUES (?, ?, ?)"
 }

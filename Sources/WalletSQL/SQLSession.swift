@@ -8,6 +8,11 @@ import WalletCore
 package protocol SQLSession {
     /// Runs a statement that returns no row.
     func execute(_ sql: String, _ values: [SQLValue]) throws
+    /// Writes `rows` by `write`: at once, or held back (PostgreSQL) and sent before the next
+    /// statement of any other kind, or at `sync()`, each `RowWrite`'s held rows in as few
+    /// statements as `RowWrite.statements` makes, in the order of their ranks. So a row held
+    /// back is written before anything that could read it, or refer to it, is sent.
+    func write(_ write: RowWrite, _ rows: [[SQLValue]]) throws
     /// Runs a query and hands each row to `body`, in order.
     func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws
     /// Waits until every statement run so far has been answered, and throws the first failure:
@@ -20,6 +25,11 @@ package protocol SQLSession {
 
 extension SQLSession {
     package func execute(_ sql: String) throws { try execute(sql, []) }
+
+    /// At once, in `write`'s statements.
+    package func write(_ write: RowWrite, _ rows: [[SQLValue]]) throws {
+        for statement in try write.statements(rows) { try execute(statement.sql, statement.values) }
+    }
 
     /// The first row of a query, read by `read`; nil if there is none.
     package func first<Result>(_ sql: String, _ values: [SQLValue] = [], _ read: (any SQLRow) throws -> Result) throws -> Result? {
@@ -82,4 +92,118 @@ package struct SQLRetry: Error, CustomStringConvertible {
     package let description: String
 
     package init(_ description: String) { self.description = description }
+}
+
+/// A write of rows that one statement makes whatever their number, so that a session may hold
+/// such rows back and send those of each `RowWrite` in one statement (`SQLSession.write`): an
+/// INSERT of rows, or an UPDATE that subtracts an amount from a column of rows found by key.
+/// The ledger appends a transaction as five of them (its row, its postings, the lots it draws
+/// from, its breakdown, its key), one row each, and a batch of 40 operations sent them as 200
+/// statements: on PostgreSQL a round trip each, most of a batch's time (README "Performance").
+package struct RowWrite: Sendable {
+    package enum Kind: Sendable {
+        /// `INSERT INTO table (columns) VALUES (...), ...`: a row is the columns' values.
+        case insert
+        /// `UPDATE table SET columns[1] = columns[1] - amount WHERE columns[0] = key`: a row is
+        /// (key, amount), an integer each; the rows of one key add up.
+        case subtract
+    }
+
+    let kind: Kind
+    package let table: String
+    let columns: [String]
+    /// Where a session sends these rows among others it holds: after those of every write of a
+    /// lower rank, so that a row is written after the rows it refers to (a transaction's
+    /// postings after it). Each `RowWrite` has its own.
+    package let rank: Int
+    /// The statement for 1, 2, 4, ... rows, as many as one statement takes, made once.
+    private let texts: [String]
+
+    /// Parameters one statement binds at most, far under SQLite's 32,766 and PostgreSQL's 65,535:
+    /// 64 transaction rows of 21 columns, 512 rows of the narrower writes.
+    static let parametersPerStatementMax = 2_048
+    /// Rows one statement writes at most, whatever their width: a debit from each of a wallet's
+    /// lots (`Limits.openLotsPerWalletMax`) is a few hundred statements, never one too large.
+    static let rowsPerStatementMax = 512
+
+    /// Rows one statement of this write takes at most: a power of two, as the number every
+    /// statement writes is, so that an engine prepares at most ten texts of each write.
+    var rowsMax: Int { 1 << (texts.count - 1) }
+
+    private init(_ kind: Kind, table: String, columns: [String], rank: Int) {
+        self.kind = kind
+        self.table = table
+        self.columns = columns
+        self.rank = rank
+        var texts: [String] = []
+        var rows = 1
+        while rows <= Self.rowsPerStatementMax, rows * columns.count <= Self.parametersPerStatementMax {
+            texts.append(Self.text(kind, table: table, columns: columns, rows: rows))
+            rows *= 2
+        }
+        self.texts = texts
+    }
+
+    package static func insert(into table: String, columns: [String], rank: Int) -> RowWrite {
+        RowWrite(.insert, table: table, columns: columns, rank: rank)
+    }
+
+    package static func subtract(from table: String, column: String, key: String, rank: Int) -> RowWrite {
+        RowWrite(.subtract, table: table, columns: [key, column], rank: rank)
+    }
+
+    private static func text(_ kind: Kind, table: String, columns: [String], rows: Int) -> String {
+        switch kind {
+        case .insert:
+            let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+            return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES " + Array(repeating: row, count: rows).joined(separator: ", ")
+        case .subtract:
+            let (key, column) = (columns[0], columns[1])
+            guard rows > 1 else { return "UPDATE \(table) SET \(column) = \(column) - ?2 WHERE \(key) = ?1" }
+            // Joined from a VALUES list, as `BatchContext.writeBalances` is (both engines read
+            // the list's columns as column1, column2).
+            return "UPDATE \(table) SET \(column) = \(column) - changed.column2 FROM (VALUES "
+                + Array(repeating: "(CAST(? AS BIGINT), CAST(? AS BIGINT))", count: rows).joined(separator: ", ")
+                + ") AS changed WHERE \(table).\(key) = changed.column1"
+        }
+    }
+
+    /// The statements that write `rows`, in order: at most `rowsMax` rows each, in powers of
+    /// two, largest first. For a subtraction, the rows of one key become one row of
+    /// their sum first (an UPDATE joined from a list that names a row twice changes it once), in
+    /// the order each key came first; a sum that overflows is a storage error.
+    package func statements(_ rows: [[SQLValue]]) throws -> [(sql: String, values: [SQLValue])] {
+        if kind == .insert, rows.count == 1, let row = rows.first { return [(texts[0], row)] }
+        var rows = rows
+        if kind == .subtract { rows = try Self.summedByKey(rows) }
+        var statements: [(sql: String, values: [SQLValue])] = []
+        var start = 0
+        while start < rows.count {
+            var power = texts.count - 1
+            while 1 << power > rows.count - start { power -= 1 }
+            let end = start + 1 << power
+            statements.append((texts[power], rows[start..<end].flatMap { $0 }))
+            start = end
+        }
+        return statements
+    }
+
+    private static func summedByKey(_ rows: [[SQLValue]]) throws -> [[SQLValue]] {
+        var order: [Int64] = []
+        var sums: [Int64: Int64] = [:]
+        for row in rows {
+            guard row.count == 2, case .integer(let key) = row[0], case .integer(let amount) = row[1] else {
+                throw WalletError.storage("a subtraction's row is not (key, amount)")
+            }
+            guard let sum = sums[key] else {
+                order.append(key)
+                sums[key] = amount
+                continue
+            }
+            let (total, overflow) = sum.addingReportingOverflow(amount)
+            guard !overflow else { throw WalletError.storage("amounts subtracted from one row overflow") }
+            sums[key] = total
+        }
+        return order.map { key in [.integer(key), .integer(sums[key] ?? 0)] }
+    }
 }

@@ -623,6 +623,25 @@ struct GroupCommitTests {
         #expect(balances[2] == (0..<600).map { Int64(600_000 + $0) })
     }
 
+    /// `RowWrite.statements` is what every session sends for rows written together: powers of
+    /// two up to the write's own maximum, largest first, rows in order; a subtraction's rows of
+    /// one key summed into one (an UPDATE joined from a list naming a row twice changes it once).
+    @Test("rows written together go out in powers of two, in order; a subtraction sums each key's rows, and refuses a sum that overflows")
+    func rowWriteStatements() throws {
+        let rows = (1...37).map { [SQLValue.integer(Int64($0)), .integer(0), .integer(1), .integer(2)] }
+        let postings = try RowWrite.posting.statements(rows)
+        #expect(postings.map { $0.values.count / 4 } == [32, 4, 1])
+        #expect(postings.flatMap { $0.values } == rows.flatMap { $0 }, "every value once, in order")
+        #expect(postings[0].sql.hasPrefix("INSERT INTO postings (seq, account_id, amount, balance_after) VALUES (?, ?, ?, ?), (?, ?, ?, ?)"))
+        #expect(RowWrite.transaction.rowsMax == 64 && RowWrite.posting.rowsMax == 512, "64 rows of 21 columns, 512 of 4")
+        #expect(try RowWrite.transaction.statements(Array(repeating: Array(repeating: SQLValue.null, count: 21), count: 200)).map { $0.values.count / 21 } == [64, 64, 64, 8])
+        let drawn = try RowWrite.lotDrawn.statements([[.integer(7), .integer(3)], [.integer(9), .integer(1)], [.integer(7), .integer(-2)], [.integer(5), .integer(4)]])
+        #expect(drawn.map(\.values) == [[.integer(7), .integer(1), .integer(9), .integer(1)], [.integer(5), .integer(4)]])
+        #expect(drawn[1].sql == "UPDATE lots SET remaining = remaining - ?2 WHERE id = ?1")
+        #expect(throws: WalletError.self) { try RowWrite.lotDrawn.statements([[.integer(7), .integer(.max)], [.integer(7), .integer(1)]]) }
+        #expect(throws: WalletError.self) { try RowWrite.lotDrawn.statements([[.integer(7), .text("3")]]) }
+    }
+
     /// Currency codes are never removed, so a code a committed batch found stays known to the
     /// batches after it, and they do not look it up again; an operation that failed, or a code
     /// that is missing, hands nothing on.

@@ -201,6 +201,61 @@ struct PostgresStoreTests {
         #expect(try await store.verify().ok)
     }
 
+    /// A batch's ledger rows are held back (`RowWrite`) and sent a table at a time, in as few
+    /// statements as powers of two make, each table after those it refers to; a read in the
+    /// batch sends them first, so it sees them. Counted by statement-level triggers.
+    @Test("a batch's ledger rows go out in a few statements a table, after what they refer to, and a read in the batch sees them")
+    func heldRows() async throws {
+        let store = try await PostgresEngine.open(url: await TestPostgres.freshDatabase(), poolSize: 2, writeMode: .default, clock: { Date() })
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        for index in 0..<10 {
+            _ = try await store.grant(GrantRequest(playerID: try PlayerID("p\(index)"), store: "apple", storeTransactionID: "seed-\(index)", productID: "pack", quantity: 4, actor: "t"))
+        }
+        let tables = ["transactions", "postings", "lots", "lot_draws", "idempotency_keys"]
+        _ = try await store.write { db, _, _ in
+            try db.execute("CREATE TABLE statements_seen (name TEXT NOT NULL)")
+            try db.execute(
+                "CREATE FUNCTION statement_seen() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO statements_seen VALUES (TG_TABLE_NAME); RETURN NULL; END $$")
+            for table in tables {
+                try db.execute("CREATE TRIGGER seen_\(table) AFTER INSERT OR UPDATE ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION statement_seen()")
+            }
+        }
+        func statements() async throws -> [String: Int64] {
+            try await store.read { db in
+                var counts: [String: Int64] = [:]
+                try db.forEach("SELECT name, count(*) FROM statements_seen GROUP BY name", []) { row in counts[try row.text(0)] = try row.integer(1) }
+                try db.forEach("SELECT 'all', count(*) FROM statements_seen", []) { row in counts["all"] = try row.integer(1) }
+                return counts
+            }
+        }
+        let before = try await statements()
+        // 37 spends over ten wallets (so two to four draws from each wallet's one lot), and one refused.
+        var operations = try (0..<37).map { index in GroupCommitTests.spend(store, try PlayerID("p\(index % 10)"), 1, "s-\(index)") }
+        operations.append(GroupCommitTests.spend(store, "p0", 1_000, "too-much"))
+        let results = try await GroupCommitTests.inOneBatch(store, operations)
+        #expect(results.prefix(37).allSatisfy { (try? $0.get()) != nil })
+        #expect((try? results[37].get()) == nil)
+        let after = try await statements()
+        func sent(_ table: String) -> Int64 { (after[table] ?? 0) - (before[table] ?? 0) }
+        // 37 rows: 32, 4 and 1; 74 postings: 64, 8, 2; ten lots drawn from: 8 and 2 (a lot's
+        // draws summed into one row); no table's rows went out one statement each.
+        #expect([sent("transactions"), sent("postings"), sent("lot_draws"), sent("idempotency_keys")] == [3, 3, 3, 3], "\(after)")
+        #expect(sent("lots") == 2, "\(after)")
+        #expect(store.groupCommitStatistics?.awaitedReruns == 0)
+        #expect(try await store.read { db in try db.integer("SELECT CAST(sum(remaining) AS BIGINT) FROM lots") } == 200 - 37)
+        for index in 0..<10 {
+            #expect(try await store.balances(playerID: try PlayerID("p\(index)")).balances["credits"] == (index < 7 ? 16 : 17))
+        }
+        // A purchase and its refund in one batch: the refund reads the purchase, held back until then.
+        let refunded = try await GroupCommitTests.inOneBatch(store, [
+            GroupCommitTests.grant(store, "p20", "bought-and-refunded"),
+            { try await store.refund(RefundRequest(store: "apple", storeTransactionID: "bought-and-refunded", actor: "t")) },
+        ])
+        #expect(refunded.map { (try? $0.get())?.balance } == [5, 0])
+        let report = try await store.verify()
+        #expect(report.ok && report.transactions == 10 + 37 + 2)
+    }
+
     @Test("a database of another program, or of a newer wallet, is refused and left untouched")
     func foreignDatabases() async throws {
         let foreign = try await TestPostgres.freshDatabase()
