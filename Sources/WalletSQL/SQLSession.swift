@@ -173,7 +173,11 @@ package struct RowWrite: Sendable {
     /// their sum first (an UPDATE joined from a list that names a row twice changes it once), in
     /// the order each key came first; a sum that overflows is a storage error.
     package func statements(_ rows: [[SQLValue]]) throws -> [(sql: String, values: [SQLValue])] {
-        if kind == .insert, rows.count == 1, let row = rows.first { return [(texts[0], row)] }
+        // One row, the usual case where a session sends at once (SQLite): nothing to sum or join.
+        if rows.count == 1, let row = rows.first {
+            if kind == .subtract { _ = try Self.keyAndAmount(row) }
+            return [(texts[0], row)]
+        }
         var rows = rows
         if kind == .subtract { rows = try Self.summedByKey(rows) }
         var statements: [(sql: String, values: [SQLValue])] = []
@@ -192,9 +196,7 @@ package struct RowWrite: Sendable {
         var order: [Int64] = []
         var sums: [Int64: Int64] = [:]
         for row in rows {
-            guard row.count == 2, case .integer(let key) = row[0], case .integer(let amount) = row[1] else {
-                throw WalletError.storage("a subtraction's row is not (key, amount)")
-            }
+            let (key, amount) = try keyAndAmount(row)
             guard let sum = sums[key] else {
                 order.append(key)
                 sums[key] = amount
@@ -205,5 +207,12 @@ package struct RowWrite: Sendable {
             sums[key] = total
         }
         return order.map { key in [.integer(key), .integer(sums[key] ?? 0)] }
+    }
+
+    private static func keyAndAmount(_ row: [SQLValue]) throws -> (key: Int64, amount: Int64) {
+        guard row.count == 2, case .integer(let key) = row[0], case .integer(let amount) = row[1] else {
+            throw WalletError.storage("a subtraction's row is not (key, amount)")
+        }
+        return (key, amount)
     }
 }
