@@ -30,8 +30,8 @@ final class PostgresSession: SQLSession {
     private let answerWait: Duration
     /// Whether a statement was sent on this session.
     private var sentAny = false
-    /// Rows held back (`write`), by write, in the order of their ranks.
-    private var held: [(write: RowWrite, rows: [[SQLValue]])] = []
+    /// Rows held back (`write`).
+    private var held = HeldRows()
 
     /// The most parameters a statement can bind: the wire protocol counts them in 16 bits.
     static let bindsMax = 65_535
@@ -53,31 +53,12 @@ final class PostgresSession: SQLSession {
     /// Holds `rows` back until another statement is sent, or `sync()`.
     func write(_ write: RowWrite, _ rows: [[SQLValue]]) throws {
         changesSent += 1
-        if let index = held.firstIndex(where: { $0.write.rank >= write.rank }), held[index].write.rank == write.rank {
-            // Two writes of one rank would have their rows sent as one's.
-            guard held[index].write.table == write.table else { throw WalletError.storage("writes to \(held[index].write.table) and \(write.table) share rank \(write.rank)") }
-            held[index].rows += rows
-        } else {
-            held.insert((write, rows), at: held.firstIndex { $0.write.rank > write.rank } ?? held.endIndex)
-        }
-        heldRows += rows.count
-        // A batch holds a few hundred rows; one that takes from each of a wallet's lots, thousands.
-        if heldRows >= Self.heldRowsMax { try sendHeld() }
+        if try held.hold(write, rows) { try sendHeld() }
     }
 
-    /// Rows held back at most before they are sent, whatever comes next.
-    static let heldRowsMax = 4_096
-    private var heldRows = 0
-
-    /// Sends the rows held back, each write's in its statements, lowest rank first.
+    /// Sends the rows held back.
     private func sendHeld() throws {
-        guard !held.isEmpty else { return }
-        let writes = held
-        held = []
-        heldRows = 0
-        for (write, rows) in writes {
-            for statement in try write.statements(rows) { pending.append(try send(statement.sql, statement.values)) }
-        }
+        for statement in try held.take() { pending.append(try send(statement.sql, statement.values)) }
     }
 
     func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
@@ -122,8 +103,7 @@ final class PostgresSession: SQLSession {
             return result
         } catch {
             // Rows held back would only be rolled back.
-            held = []
-            heldRows = 0
+            held.drop()
             try? sync()
             _ = try? wait(connection.query("ROLLBACK", logger: Self.logger))
             throw error

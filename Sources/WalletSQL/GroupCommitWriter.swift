@@ -171,7 +171,7 @@ final class GroupCommitWriter: Sendable {
         let knownCurrencies = state.withLock { $0.knownCurrencies }
         var found: Set<Identifier> = []
         do {
-            found = try await apply(batch, pipelined: engine.defersStatements, knownCurrencies: knownCurrencies)
+            found = try await apply(batch, pipelined: true, knownCurrencies: knownCurrencies)
         } catch is PipelineBroken {
             // A statement of the pipelined run failed before its COMMIT was sent, so nothing
             // of it committed: run the batch again awaiting each operation's writes, so each
@@ -199,19 +199,20 @@ final class GroupCommitWriter: Sendable {
 
     /// Runs the batch in one transaction: its prefetch, then each operation (`Savepoint.run`).
     /// Awaited, each operation runs in a savepoint and its writes are answered before the next
-    /// starts. `pipelined` (on an engine that defers statements), none of that: the batch's
-    /// statements go out in a row, and any failure but a rule's refusal before the operation
-    /// wrote ends the run (`PipelineBroken`, or the database's error at the commit); the caller
-    /// then runs the batch again awaited. Returns the currency codes the batch knows of, for the
-    /// batches after it.
+    /// starts. `pipelined` (a batch's first run), none of that: the operations run one after
+    /// another without a savepoint each, their ledger rows held back and written a table at a
+    /// time (`RowWrite`), on PostgreSQL without waiting for the answers; any failure but a
+    /// rule's refusal before the operation wrote ends the run (`PipelineBroken`, or the
+    /// database's error at the commit), and the caller then runs the batch again awaited. A
+    /// refusal after a write (rare: a refund refused once its wallet was settled) costs a rerun.
+    /// Returns the currency codes the batch knows of, for the batches after it.
     private func apply(_ batch: [any PendingWrite], pipelined: Bool, knownCurrencies: Set<Identifier>) async throws -> Set<Identifier> {
         let clock = self.clock
         let makeTransactionID = self.makeTransactionID
-        let prefetch = engine.defersStatements
+        let prefetch = engine.prefetches
         return try await engine.transaction { db in
             var context = BatchContext(makeTransactionID: makeTransactionID, knownCurrencies: knownCurrencies)
-            // Where each lookup is a round trip (PostgreSQL), the batch makes them all at once;
-            // SQLite's are in-process B-tree probes, and measured 10% faster made one by one.
+            // Where each lookup is a round trip (PostgreSQL), the batch makes them all at once.
             if prefetch {
                 try context.prefetch(
                     db, keys: batch.flatMap(\.hints.keys), accounts: batch.flatMap(\.hints.accounts), storeTransactions: batch.flatMap(\.hints.storeTransactions))

@@ -12,9 +12,9 @@ package protocol SQLEngine: Sendable {
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result
     /// Runs `body` on one consistent snapshot, without waiting for writers.
     func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result
-    /// Whether its sessions send statements without waiting for their answers (PostgreSQL):
-    /// the group commit then pipelines a batch's operations.
-    var defersStatements: Bool { get }
+    /// Whether the group commit reads what a batch's operations will look up ahead, in a few
+    /// statements (`BatchContext.prefetch`): where each lookup is a round trip (PostgreSQL).
+    var prefetches: Bool { get }
     /// The longest the group commit waits, under load, for the callers its last batch answered
     /// to come back before it starts the next batch (`GroupCommitWriter.drain`): kept where a
     /// batch costs round trips of its own (PostgreSQL); none on SQLite, where the writer would

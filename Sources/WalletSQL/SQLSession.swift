@@ -8,25 +8,27 @@ import WalletCore
 package protocol SQLSession {
     /// Runs a statement that returns no row.
     func execute(_ sql: String, _ values: [SQLValue]) throws
-    /// Writes `rows` by `write`: at once, or held back (PostgreSQL) and sent before the next
-    /// statement of any other kind, or at `sync()`, each `RowWrite`'s held rows in as few
-    /// statements as `RowWrite.statements` makes, in the order of their ranks. So a row held
-    /// back is written before anything that could read it, or refer to it, is sent.
+    /// Writes `rows` by `write`, held back (`HeldRows`) until the next statement of any other
+    /// kind, or `sync()`: then each `RowWrite`'s held rows go in as few statements as
+    /// `RowWrite.statements` makes, in the order of their ranks. So a row held back is written
+    /// before anything that could read it, or refer to it, runs.
     func write(_ write: RowWrite, _ rows: [[SQLValue]]) throws
     /// Runs a query and hands each row to `body`, in order.
     func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws
-    /// Waits until every statement run so far has been answered, and throws the first failure:
-    /// a session may send statements without waiting for them (PostgreSQL pipelines them).
+    /// Writes the rows held back, and waits until every statement run so far has been
+    /// answered; throws the first failure: a session may send statements without waiting for
+    /// them (PostgreSQL pipelines them). An engine syncs before it commits.
     func sync() throws
-    /// How many statements that may change the database this session sent so far: a session
-    /// whose statements are deferred tells by it whether an operation wrote anything.
+    /// How many statements (or rows held back) that may change the database this session was
+    /// given so far: a batch run without savepoints tells by it whether an operation wrote
+    /// anything (`Savepoint.run`).
     var changesSent: Int { get }
 }
 
 extension SQLSession {
     package func execute(_ sql: String) throws { try execute(sql, []) }
 
-    /// At once, in `write`'s statements.
+    /// At once, in `write`'s statements: for a session that wraps another (a test's).
     package func write(_ write: RowWrite, _ rows: [[SQLValue]]) throws {
         for statement in try write.statements(rows) { try execute(statement.sql, statement.values) }
     }
@@ -214,5 +216,47 @@ package struct RowWrite: Sendable {
             throw WalletError.storage("a subtraction's row is not (key, amount)")
         }
         return (key, amount)
+    }
+}
+
+/// The rows a session holds back (`SQLSession.write`) until it sends any other statement, or
+/// syncs: each write's rows together, in the order of their ranks, sent by `take()`.
+package struct HeldRows {
+    private var writes: [(write: RowWrite, rows: [[SQLValue]])] = []
+    private var count = 0
+
+    /// Rows held back at most: a batch holds a few hundred, one that takes from each of a
+    /// wallet's lots thousands; beyond this they go out whatever comes next.
+    package static let rowsMax = 4_096
+
+    package init() {}
+
+    /// Holds `rows` of `write`; true once as many are held as should be sent now.
+    package mutating func hold(_ write: RowWrite, _ rows: [[SQLValue]]) throws -> Bool {
+        if let index = writes.firstIndex(where: { $0.write.rank >= write.rank }), writes[index].write.rank == write.rank {
+            // Two writes of one rank would have their rows sent as one's.
+            guard writes[index].write.table == write.table else {
+                throw WalletError.storage("writes to \(writes[index].write.table) and \(write.table) share rank \(write.rank); nothing was written")
+            }
+            writes[index].rows += rows
+        } else {
+            writes.insert((write, rows), at: writes.firstIndex { $0.write.rank > write.rank } ?? writes.endIndex)
+        }
+        count += rows.count
+        return count >= Self.rowsMax
+    }
+
+    /// The statements that write every row held, in order, holding none after.
+    package mutating func take() throws -> [(sql: String, values: [SQLValue])] {
+        guard !writes.isEmpty else { return [] }
+        let taken = writes
+        drop()
+        return try taken.flatMap { try $0.write.statements($0.rows) }
+    }
+
+    /// Forgets the rows held: their transaction is being rolled back.
+    package mutating func drop() {
+        writes = []
+        count = 0
     }
 }

@@ -14,7 +14,9 @@ package struct SQLiteEngine: SQLEngine {
     static let busyTimeoutSeconds: TimeInterval = 30
 
     package var location: String { writer.path }
-    package var defersStatements: Bool { false }
+    /// A lookup is a B-tree probe in this process: read one by one, measured 10% faster than
+    /// read ahead.
+    package var prefetches: Bool { false }
     /// None: a batch starts with whoever is waiting, so that while one batch commits, the server
     /// already reads and checks the requests of the next, instead of the writer idling while
     /// the cores parse the requests its last batch's callers sent next. Over HTTP (`wrk -t2
@@ -109,7 +111,13 @@ package struct SQLiteEngine: SQLEngine {
     }
 
     package func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
-        try await writer.write { db in try body(SQLiteSession(db: db)) }
+        try await writer.write { db in
+            let session = SQLiteSession(db: db)
+            let result = try body(session)
+            // The rows it held back, before GRDB commits.
+            try session.sync()
+            return result
+        }
     }
 
     package func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
