@@ -8,10 +8,10 @@ import WalletCore
 package protocol SQLSession {
     /// Runs a statement that returns no row.
     func execute(_ sql: String, _ values: [SQLValue]) throws
-    /// Writes `rows` by `write`, held back (`HeldRows`) until the next statement of any other
-    /// kind, or `sync()`: then each `RowWrite`'s held rows go in as few statements as
-    /// `RowWrite.statements` makes, in the order of their ranks. So a row held back is written
-    /// before anything that could read it, or refer to it, runs.
+    /// Writes `rows` by `write` (`RowWrite.statements`): at once, or held back (PostgreSQL,
+    /// `HeldRows`) until the next statement of any other kind, or `sync()`, then each
+    /// `RowWrite`'s held rows in as few statements as it makes, in the order of their ranks. So
+    /// a row held back is written before anything that could read it, or refer to it, runs.
     func write(_ write: RowWrite, _ rows: [[SQLValue]]) throws
     /// Runs a query and hands each row to `body`, in order.
     func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws
@@ -28,7 +28,7 @@ package protocol SQLSession {
 extension SQLSession {
     package func execute(_ sql: String) throws { try execute(sql, []) }
 
-    /// At once, in `write`'s statements: for a session that wraps another (a test's).
+    /// At once, in `write`'s statements (SQLite, where a statement is no round trip).
     package func write(_ write: RowWrite, _ rows: [[SQLValue]]) throws {
         for statement in try write.statements(rows) { try execute(statement.sql, statement.values) }
     }

@@ -111,13 +111,7 @@ package struct SQLiteEngine: SQLEngine {
     }
 
     package func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
-        try await writer.write { db in
-            let session = SQLiteSession(db: db)
-            let result = try body(session)
-            // The rows it held back, before GRDB commits.
-            try session.sync()
-            return result
-        }
+        try await writer.write { db in try body(SQLiteSession(db: db)) }
     }
 
     package func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {

@@ -15,13 +15,10 @@ import GRDBSQLite
 /// rolled the transaction back (disk full, I/O error), GRDB would refuse the next statement,
 /// and so does this — a write must never autocommit on its own outside its batch.
 ///
-/// Rows written by a `RowWrite` are held back until any other statement runs, or `sync()`
-/// (which `SQLiteEngine.transaction` calls before it commits): then each write's rows go in
-/// as few statements as it makes, so a batch of spends steps five statements of ledger rows
-/// in all instead of five a spend.
+/// Rows written by a `RowWrite` are written at once (a statement is no round trip here), one
+/// statement per write of one transaction: its postings together, its draws from lots together.
 final class SQLiteSession: SQLSession {
     let db: Database
-    private var held = HeldRows()
     /// Every statement but a query that starts with SELECT counts: cautious, never short.
     private(set) var changesSent = 0
 
@@ -29,19 +26,11 @@ final class SQLiteSession: SQLSession {
 
     func execute(_ sql: String, _ values: [SQLValue]) throws {
         changesSent += 1
-        try runHeld()
         try run(sql, values)
-    }
-
-    /// Holds `rows` back until another statement runs, or `sync()`.
-    func write(_ write: RowWrite, _ rows: [[SQLValue]]) throws {
-        changesSent += 1
-        if try held.hold(write, rows) { try runHeld() }
     }
 
     func forEach(_ sql: String, _ values: [SQLValue], _ body: (any SQLRow) throws -> Void) throws {
         if !sql.hasPrefix("SELECT") { changesSent += 1 }
-        try runHeld()
         let statement = try prepared(sql, values)
         defer { sqlite3_reset(statement) }
         while true {
@@ -53,12 +42,8 @@ final class SQLiteSession: SQLSession {
         }
     }
 
-    /// Runs the rows held back: everything else runs at once.
-    func sync() throws { try runHeld() }
-
-    private func runHeld() throws {
-        for statement in try held.take() { try run(statement.sql, statement.values) }
-    }
+    /// SQLite runs each statement to its end before it returns: nothing is ever pending.
+    func sync() throws {}
 
     private func run(_ sql: String, _ values: [SQLValue]) throws {
         let statement = try prepared(sql, values)

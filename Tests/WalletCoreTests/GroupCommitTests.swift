@@ -623,6 +623,133 @@ struct GroupCommitTests {
         #expect(balances[2] == (0..<600).map { Int64(600_000 + $0) })
     }
 
+    /// An operation whose write the database refuses at the end of the batch (no rule saw it
+    /// coming): the batch ran without a savepoint per operation, so it runs again awaiting
+    /// each, and only that operation's caller fails.
+    @Test("a write that fails in a batch run without savepoints reruns the batch awaiting each, so only its own caller fails", arguments: TestBackend.all)
+    func pipelinedFailure(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        _ = try await store.grant(GrantRequest(playerID: "p1", store: "apple", storeTransactionID: "T1", productID: "com.example.consume5credits", quantity: 20, actor: "t"))
+        // The database refuses some keys only when their row is written.
+        _ = try await store.write { db, _, _ in
+            switch backend {
+            case .postgres:
+                try db.execute(
+                    """
+                    CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        IF NEW.key LIKE 'poison-%' THEN RAISE EXCEPTION 'poisoned key' USING ERRCODE = '23514'; END IF;
+                        RETURN NEW;
+                    END
+                    $$
+                    """)
+                try db.execute("CREATE TRIGGER poison BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION poison()")
+            case .sqlite:
+                try db.execute("CREATE TRIGGER poison BEFORE INSERT ON idempotency_keys WHEN NEW.key LIKE 'poison-%' BEGIN SELECT RAISE(ABORT, 'poisoned key'); END")
+            }
+        }
+        let keys = (0..<60).map { index in index % 10 == 3 ? "poison-\(index)" : "k-\(index)" }
+        let outcomes = try await withThrowingTaskGroup(of: (String, String).self) { group in
+            for key in keys {
+                group.addTask {
+                    do {
+                        _ = try await store.spend(SpendRequest(playerID: "p1", amount: 1, idempotencyKey: key, actor: "t"))
+                        return (key, "ok")
+                    } catch let error as WalletError {
+                        return (key, error.code)
+                    }
+                }
+            }
+            return try await group.reduce(into: [String: String]()) { $0[$1.0] = $1.1 }
+        }
+        for key in keys {
+            #expect(outcomes[key] == (key.hasPrefix("poison") ? "storage_error" : "ok"), "\(key): \(outcomes[key] ?? "none")")
+        }
+        #expect((store.groupCommitStatistics?.awaitedReruns ?? 0) > 0, "a batch met the poisoned write and ran again awaited")
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 100 - 54)
+        #expect((store.groupCommitStatistics?.largestBatch ?? 0) > 1, "the spends shared batches")
+        let poisoned = try await store.read { db in try db.integer("SELECT count(*) FROM idempotency_keys WHERE key LIKE 'poison-%'") }
+        #expect(poisoned == 0)
+        #expect(try await store.verify().ok)
+    }
+
+    /// Counts, from now on, the statements that write each ledger table (by table name): on
+    /// PostgreSQL by statement-level triggers, on SQLite (which has none) by the writer's
+    /// statement trace.
+    static func countLedgerStatements(_ store: SQLLedgerStore, on backend: TestBackend) async throws -> @Sendable () async throws -> [String: Int] {
+        let tables = ["transactions", "postings", "lots", "lot_draws", "idempotency_keys"]
+        switch backend {
+        case .postgres:
+            _ = try await store.write { db, _, _ in
+                try db.execute("CREATE TABLE statements_seen (name TEXT NOT NULL)")
+                try db.execute(
+                    "CREATE FUNCTION statement_seen() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO statements_seen VALUES (TG_TABLE_NAME); RETURN NULL; END $$")
+                for table in tables {
+                    try db.execute("CREATE TRIGGER seen_\(table) AFTER INSERT OR UPDATE ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION statement_seen()")
+                }
+            }
+            return {
+                try await store.read { db in
+                    try db.all("SELECT name, CAST(count(*) AS BIGINT) FROM statements_seen GROUP BY name") { row in (try row.text(0), Int(try row.integer(1))) }
+                        .reduce(into: [:]) { $0[$1.0] = $1.1 }
+                }
+            }
+        case .sqlite:
+            let seen = Mutex<[String: Int]>([:])
+            _ = try await store.write { db, _, _ in
+                guard let session = db as? SQLiteSession else { throw WalletError.storage("not a SQLite session") }
+                session.db.trace { event in
+                    let sql = event.description
+                    for table in tables where sql.hasPrefix("INSERT INTO \(table) (") || sql.hasPrefix("UPDATE \(table) SET") {
+                        seen.withLock { $0[table, default: 0] += 1 }
+                    }
+                }
+            }
+            return { seen.withLock { $0 } }
+        }
+    }
+
+    /// On PostgreSQL a batch's ledger rows are held back (`RowWrite`) and written a table at a
+    /// time, in as few statements as powers of two make, each table after those it refers to;
+    /// a read in the batch writes them first, so it sees them. SQLite writes them at once.
+    @Test("PostgreSQL sends a batch's ledger rows in a few statements a table, after what they refer to, and a read in the batch sees them", arguments: TestBackend.all)
+    func heldRows(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        _ = try await store.setProduct(ProductUpdate(productID: "pack", credits: 5))
+        for index in 0..<10 {
+            _ = try await store.grant(GrantRequest(playerID: try PlayerID("p\(index)"), store: "apple", storeTransactionID: "seed-\(index)", productID: "pack", quantity: 4, actor: "t"))
+        }
+        let statements = try await Self.countLedgerStatements(store, on: backend)
+        let before = try await statements()
+        // 37 spends over ten wallets (so three or four draws from each wallet's one lot), and one refused.
+        var operations = try (0..<37).map { index in Self.spend(store, try PlayerID("p\(index % 10)"), 1, "s-\(index)") }
+        operations.append(Self.spend(store, "p0", 1_000, "too-much"))
+        let results = try await Self.inOneBatch(store, operations)
+        #expect(results.prefix(37).allSatisfy { (try? $0.get()) != nil })
+        #expect((try? results[37].get()) == nil)
+        let after = try await statements()
+        func sent(_ table: String) -> Int { (after[table] ?? 0) - (before[table] ?? 0) }
+        // PostgreSQL holds them back: 37 rows are 32, 4 and 1; 74 postings 64, 8, 2; ten lots
+        // drawn from 8 and 2 (a lot's draws summed into one row). SQLite writes each
+        // transaction's at once, one statement a table (its two postings in one).
+        let expected = backend == .postgres ? [3, 3, 2, 3, 3] : [37, 37, 37, 37, 37]
+        #expect(["transactions", "postings", "lots", "lot_draws", "idempotency_keys"].map(sent) == expected, "\(before) then \(after)")
+        #expect(store.groupCommitStatistics?.awaitedReruns == 0)
+        #expect(try await store.read { db in try db.integer("SELECT CAST(sum(remaining) AS BIGINT) FROM lots") } == 200 - 37)
+        for index in 0..<10 {
+            #expect(try await store.balances(playerID: try PlayerID("p\(index)")).balances["credits"] == (index < 7 ? 16 : 17))
+        }
+        // A purchase and its refund in one batch: the refund reads the purchase, held back until then.
+        let refunded = try await Self.inOneBatch(store, [
+            Self.grant(store, "p20", "bought-and-refunded"),
+            { try await store.refund(RefundRequest(store: "apple", storeTransactionID: "bought-and-refunded", actor: "t")) },
+        ])
+        #expect(refunded.map { (try? $0.get())?.balance } == [5, 0])
+        let report = try await store.verify()
+        #expect(report.ok && report.transactions == 10 + 37 + 2)
+    }
+
     /// `RowWrite.statements` is what every session sends for rows written together: powers of
     /// two up to the write's own maximum, largest first, rows in order; a subtraction's rows of
     /// one key summed into one (an UPDATE joined from a list naming a row twice changes it once).
