@@ -645,6 +645,7 @@ struct GroupCommitTests {
                     $$
                     """)
                 try db.execute("CREATE TRIGGER poison BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION poison()")
+            // SQLite only: its trigger syntax; the PostgreSQL case is above.
             case .sqlite:
                 try db.execute("CREATE TRIGGER poison BEFORE INSERT ON idempotency_keys WHEN NEW.key LIKE 'poison-%' BEGIN SELECT RAISE(ABORT, 'poisoned key'); END")
             }
@@ -695,6 +696,7 @@ struct GroupCommitTests {
                         .reduce(into: [:]) { $0[$1.0] = $1.1 }
                 }
             }
+        // SQLite only: it has no statement-level triggers; the PostgreSQL case is above.
         case .sqlite:
             let seen = Mutex<[String: Int]>([:])
             _ = try await store.write { db, _, _ in
