@@ -14,7 +14,8 @@ import Synchronization
 /// trip each), and the first failed write is reported at the next wait, before anything that
 /// came after it. Rows written by a `RowWrite` are held back until any other statement is sent,
 /// or `sync()`: then each write's rows go in as few statements as it makes, so the operations
-/// of a batch that only append to the ledger send five statements between them, not five each.
+/// of a batch that only append to the ledger send a few statements a table between them, not
+/// five each.
 ///
 /// No wait is unbounded. postgres-nio drops a statement written to a connection that has already
 /// closed without ever answering it (the write reaches no handler), so a session whose connection

@@ -21,7 +21,7 @@ package struct WriteHints: Sendable {
 /// store transactions' reported states, wallets' first lots and open holds), and the products
 /// its grants read. It spares each operation re-reading what the one before just wrote.
 ///
-/// An operation that fails is rolled back to its savepoint, and what it cached here must go
+/// An operation that fails leaves nothing in the database, and what it cached here must go
 /// with it: every change goes through a method below that logs how to undo it, and
 /// `rollBack(to:)` undoes the changes made since a `checkpoint()`. (Copying the whole context
 /// before each operation did the same, but the first change after each copy copied every

@@ -6,7 +6,8 @@ import Synchronization
 /// The single writer of DESIGN.md, "Storage and performance". Every ledger write of the process
 /// goes through `submit`; an operation's answer is given only once the transaction holding it
 /// has committed, so an answered write is on disk (with `synchronous=FULL`). A failing
-/// operation rolls back to its savepoint alone and its caller gets its own error; if the
+/// operation's caller gets its own error and nothing of it stays (a rule's refusal before it
+/// wrote; anything else reruns the batch with a savepoint per operation, `apply`); if the
 /// commit itself fails, every caller of the batch gets that error and nothing was written. If
 /// SQLite rolls the whole transaction back (disk full, I/O error), GRDB answers every later
 /// statement and the commit with `SQLITE_ABORT`, so the batch fails as a whole — no caller is
@@ -173,8 +174,9 @@ final class GroupCommitWriter: Sendable {
         do {
             found = try await apply(batch, pipelined: true, knownCurrencies: knownCurrencies)
         } catch is PipelineBroken {
-            // A statement of the pipelined run failed before its COMMIT was sent, so nothing
-            // of it committed: run the batch again awaiting each operation's writes, so each
+            // The pipelined run met a failure it cannot pin on one operation (a statement
+            // refused, a refusal after a write) before its COMMIT was sent, so nothing of it
+            // committed: run the batch again awaiting each operation's writes, so each
             // failure is its own operation's. A failure of the COMMIT itself is never run
             // again: the batch may have committed.
             state.withLock { $0.statistics.awaitedReruns += 1 }
@@ -269,7 +271,7 @@ private protocol PendingWrite: Sendable {
     var hints: WriteHints { get }
     /// Runs the operation inside the batch's transaction and keeps its outcome.
     func execute(_ db: any SQLSession, _ now: Date, _ context: inout BatchContext) throws
-    /// Records a failure of this operation alone (its savepoint rolled back).
+    /// Records a failure of this operation alone (nothing of it stays).
     func fail(_ error: any Error)
     /// Answers the caller once the batch committed, or with the commit's error.
     func complete(commitError: (any Error)?)

@@ -32,7 +32,7 @@ extension LedgerDatabase {
 /// How the store turns operations into SQL transactions.
 public enum WriteMode: Sendable, Equatable {
     /// One writer per process applies the operations that queued while the previous commit was
-    /// in flight together: each in its own savepoint, then one commit — one fsync — answers
+    /// in flight together, one after another, then one commit — one fsync — answers
     /// them all. `batchMax` bounds a batch, `queueMax` the operations waiting; beyond it callers
     /// get `overloaded` at once.
     case grouped(batchMax: Int = 512, queueMax: Int = 16_384)

@@ -76,7 +76,8 @@ extension LedgerWrites {
                 [SQLValue.integer(transaction.seq), .integer(leg.account.id), .integer(leg.amount), .integer(balanceAfter)]
             })
         try key.record(db, seq: transaction.seq, context: &context)
-        // Only now, with every statement done, may the batch's later operations rely on this one.
+        // Only now, with every statement run or held back, may the batch's later operations rely
+        // on this one.
         // The balances themselves are written once per account when the batch ends
         // (`BatchContext.writeBalances`), in the same SQL transaction.
         context.advance(head: (transaction.seq, transaction.hash))

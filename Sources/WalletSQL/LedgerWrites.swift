@@ -1,8 +1,8 @@
 import Foundation
 import WalletCore
 
-/// The ledger's write operations, each run inside one write transaction (or, batched, one
-/// savepoint) that the caller opens, on requests already validated and keyed (`Checked`). Each
+/// The ledger's write operations, each run inside one write transaction (or, batched, a part of
+/// one) that the caller opens, on requests already validated and keyed (`Checked`). Each
 /// reads as load, decide, apply: it replays a key used before, loads what Core's rule needs, asks
 /// `Decide`, and applies the plan (`LedgerWrites+Apply.swift`). Every business decision is Core's;
 /// what is here is reading and writing. The invariants of DESIGN.md hold by construction: postings

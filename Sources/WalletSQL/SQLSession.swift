@@ -19,7 +19,7 @@ package protocol SQLSession {
     /// answered; throws the first failure: a session may send statements without waiting for
     /// them (PostgreSQL pipelines them). An engine syncs before it commits.
     func sync() throws
-    /// How many statements (or rows held back) that may change the database this session was
+    /// How many statements (or writes held back) that may change the database this session was
     /// given so far: a batch run without savepoints tells by it whether an operation wrote
     /// anything (`Savepoint.run`).
     var changesSent: Int { get }
@@ -246,12 +246,13 @@ package struct HeldRows {
         return count >= Self.rowsMax
     }
 
-    /// The statements that write every row held, in order, holding none after.
+    /// The statements that write every row held, in order, holding none after; if they cannot
+    /// be made, the rows stay held, so that the transaction cannot commit without them.
     package mutating func take() throws -> [(sql: String, values: [SQLValue])] {
         guard !writes.isEmpty else { return [] }
-        let taken = writes
+        let statements = try writes.flatMap { try $0.write.statements($0.rows) }
         drop()
-        return try taken.flatMap { try $0.write.statements($0.rows) }
+        return statements
     }
 
     /// Forgets the rows held: their transaction is being rolled back.

@@ -17,8 +17,9 @@ enum Savepoint {
             } catch let error as SQLRetry {
                 throw error
             } catch {
-                // A database error may be an earlier operation's write, reported late.
-                guard error is WalletError, db.changesSent == changesBefore else { throw PipelineBroken() }
+                // A database error, or a storage error, may be an earlier operation's write
+                // reported late (a read sends the rows held back first).
+                guard let refusal = error as? WalletError, refusal.isRuleRefusal, db.changesSent == changesBefore else { throw PipelineBroken() }
                 throw error
             }
             return

@@ -8,7 +8,7 @@ import GRDBSQLite
 ///
 /// GRDB's `StatementArguments` boxes each value in an existential and converts it to a
 /// `DatabaseValue` before binding, and `Row` copies each result; on the write path, where one
-/// writer runs about eight statements per operation for every operation of the process, that
+/// writer runs six to ten statements per operation for every operation of the process, that
 /// was a third of the writer's time (`wallet bench`, see README "Performance").
 ///
 /// A statement is stepped only while the connection is inside a transaction: if SQLite has
