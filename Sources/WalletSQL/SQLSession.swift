@@ -128,6 +128,9 @@ package struct RowWrite: Sendable {
     /// lots (`Limits.openLotsPerWalletMax`) is a few hundred statements, never one too large.
     static let rowsPerStatementMax = 512
 
+    /// The values a row of this write has.
+    package var columnCount: Int { columns.count }
+
     /// Rows one statement of this write takes at most: a power of two, as the number every
     /// statement writes is, so that an engine prepares at most ten texts of each write.
     var rowsMax: Int { 1 << (texts.count - 1) }

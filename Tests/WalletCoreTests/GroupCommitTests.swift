@@ -771,6 +771,32 @@ struct GroupCommitTests {
         #expect(throws: WalletError.self) { try RowWrite.lotDrawn.statements([[.integer(7), .text("3")]]) }
     }
 
+    /// What a PostgreSQL session holds back comes out in the order of the writes' ranks,
+    /// whatever order it was held in; two writes of one rank are refused; past `rowsMax` rows
+    /// the session is told to send them; and rows whose statements cannot be made stay held, so
+    /// the transaction cannot commit without them.
+    @Test("held rows come out in rank order, a shared rank is refused, a full hold asks to be sent, and rows that cannot be written stay held")
+    func heldRowsOrder() throws {
+        var held = HeldRows()
+        #expect(try held.hold(.idempotencyKey, [[.text("spend:p1"), .text("k1"), .text(String(repeating: "a", count: 64)), .integer(2)]]) == false)
+        #expect(try held.hold(.posting, [[.integer(2), .integer(1), .integer(-1), .integer(4)], [.integer(2), .integer(9), .integer(1), .integer(1)]]) == false)
+        #expect(try held.hold(.transaction, [Array(repeating: .null, count: RowWrite.transaction.columnCount)]) == false)
+        let statements = try held.take()
+        #expect(statements.map { $0.sql.prefix(24) } == ["INSERT INTO transactions", "INSERT INTO postings (se", "INSERT INTO idempotency_"])
+        #expect(try held.take().isEmpty, "nothing is held after a take")
+        let twin = RowWrite.insert(into: "audit_rows", columns: ["seq"], rank: RowWrite.posting.rank)
+        _ = try held.hold(.posting, [[.integer(3), .integer(1), .integer(-1), .integer(3)]])
+        #expect(throws: WalletError.self) { try held.hold(twin, [[.integer(3)]]) }
+        held.drop()
+        var full = false
+        for seq in 1...HeldRows.rowsMax { full = try held.hold(.lotDraw, [[.integer(Int64(seq)), .integer(1), .integer(1)]]) }
+        #expect(full, "the rowsMax-th row asks for the rows to be sent")
+        held.drop()
+        _ = try held.hold(.lotDrawn, [[.integer(7), .integer(.max)], [.integer(7), .integer(1)]])
+        #expect(throws: WalletError.self) { try held.take() }
+        #expect(throws: WalletError.self, "still held: the transaction fails again at its sync") { try held.take() }
+    }
+
     /// Currency codes are never removed, so a code a committed batch found stays known to the
     /// batches after it, and they do not look it up again; an operation that failed, or a code
     /// that is missing, hands nothing on.
