@@ -100,7 +100,7 @@ package struct SQLRetry: Error, CustomStringConvertible {
 /// such rows back and send those of each `RowWrite` in one statement (`SQLSession.write`): an
 /// INSERT of rows, or an UPDATE that subtracts an amount from a column of rows found by key.
 /// The ledger appends a transaction as five of them (its row, its postings, the lots it draws
-/// from, its breakdown, its key), one row each, and a batch of 40 operations sent them as 200
+/// from, its breakdown, its key), a row or a few each, and a batch of 40 operations sent them as 200
 /// statements: on PostgreSQL a round trip each, most of a batch's time (README "Performance").
 package struct RowWrite: Sendable {
     package enum Kind: Sendable {

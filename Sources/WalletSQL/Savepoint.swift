@@ -42,7 +42,8 @@ enum Savepoint {
         try db.execute("RELEASE SAVEPOINT operation")
     }
 
-    /// Runs one part of a composite operation in its own (nested, awaited) savepoint: a rule's
+    /// Runs one part of a composite operation in its own awaited savepoint (nested in the
+    /// operation's, or in a batch run without them, in none): a rule's
     /// refusal undoes that part alone, and forgets what it cached, and is returned as its
     /// outcome; any other failure ends the whole operation.
     static func attempt<Result>(

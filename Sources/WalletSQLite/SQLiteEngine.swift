@@ -40,8 +40,8 @@ package struct SQLiteEngine: SQLEngine {
         configuration.label = "wallet"
         configuration.prepareDatabase { db in
             // Savepoint and statement journals in memory: a group commit's awaited rerun opens a
-            // savepoint per operation, and their journals are only for rolling back inside the
-            // transaction.
+            // savepoint per operation, a grant of several purchases one per purchase, and their
+            // journals are only for rolling back inside the transaction.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
             // The writer keeps a 64 MiB page cache, so the hot pages of the ledger's indexes stay
             // in memory; readers keep SQLite's 2 MiB, so a long export stays small.

@@ -15,8 +15,9 @@ import GRDBSQLite
 /// rolled the transaction back (disk full, I/O error), GRDB would refuse the next statement,
 /// and so does this — a write must never autocommit on its own outside its batch.
 ///
-/// Rows written by a `RowWrite` are written at once (a statement is no round trip here), one
-/// statement per write of one transaction: its postings together, its draws from lots together.
+/// Rows written by a `RowWrite` are written at once (a statement is no round trip here), a
+/// transaction's rows of one write together: its two postings in one statement, its draws from
+/// lots in a statement per power of two.
 final class SQLiteSession: SQLSession {
     let db: Database
     /// Every statement but a query that starts with SELECT counts: cautious, never short.

@@ -290,7 +290,8 @@ struct GroupCommitTests {
 
     /// Passes every statement to `session` and keeps the text of each (queries and changes apart),
     /// so that a test can tell what an operation read and what it took from the batch's caches
-    /// instead, and how many statements it sent.
+    /// instead, and how many statements it sent. Its `write` is the protocol's, which runs at
+    /// once through `execute`: rows written through it are never held back.
     final class RecordingSession: SQLSession {
         let session: any SQLSession
         private(set) var queries: [String] = []
@@ -673,6 +674,41 @@ struct GroupCommitTests {
         let poisoned = try await store.read { db in try db.integer("SELECT count(*) FROM idempotency_keys WHERE key LIKE 'poison-%'") }
         #expect(poisoned == 0)
         #expect(try await store.verify().ok)
+    }
+
+    /// A grant of several store transactions runs each in a savepoint of its own
+    /// (`Savepoint.attempt`), which in a batch run without savepoints has none around it: a part
+    /// refused rolls back alone, the others and the batch's other operations stay, and the batch
+    /// does not run again.
+    @Test("a multi-purchase grant in a shared batch: its refused part alone is undone, nothing reruns", arguments: TestBackend.all)
+    func grantEachInABatch(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        try await Self.seed(store)
+        let parts = Mutex<[Result<MutationResult, WalletError>]>([])
+        let results = try await Self.inOneBatch(store, [
+            Self.spend(store, "p1", 2, "before"),
+            {
+                let results = try await store.grantEach([
+                    GrantRequest(playerID: "p2", store: "apple", storeTransactionID: "each-1", productID: "pack", quantity: 1, actor: "t"),
+                    GrantRequest(playerID: "p2", store: "apple", storeTransactionID: "each-2", productID: "no-such-product", quantity: 1, actor: "t"),
+                    GrantRequest(playerID: "p2", store: "apple", storeTransactionID: "each-3", productID: "pack", quantity: 2, actor: "t"),
+                ])
+                parts.withLock { $0 = results }
+                return try results[0].get()
+            },
+            Self.spend(store, "p2", 20, "after"),
+        ])
+        #expect(results.map { (try? $0.get())?.balance } == [8, 15, 5])
+        let outcome = parts.withLock { $0 }
+        #expect(outcome.map { (try? $0.get())?.balance } == [15, nil, 25])
+        #expect(store.groupCommitStatistics?.awaitedReruns == 0)
+        let refusedRows = try await store.read { db in
+            try db.integer("SELECT count(*) FROM transactions WHERE store_transaction_id = 'each-2'")
+        }
+        #expect(refusedRows == 0)
+        #expect(try await store.balances(playerID: "p2").balances["credits"] == 5)
+        let report = try await store.verify()
+        #expect(report.ok && report.transactions == 2 + 1 + 2 + 1)
     }
 
     /// Counts, from now on, the statements that write each ledger table (by table name): on
