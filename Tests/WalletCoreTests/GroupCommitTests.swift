@@ -711,6 +711,35 @@ struct GroupCommitTests {
         #expect(report.ok && report.transactions == 2 + 1 + 2 + 1)
     }
 
+    /// One spend that draws from 5,000 lots: its draws are more rows than one statement takes
+    /// (512) and than a PostgreSQL session holds back (`HeldRows.rowsMax`, 4,096), so they go in
+    /// several statements and part of them before the operation ends; every lot is drawn once.
+    @Test("a spend drawing from 5,000 lots writes every draw, in statements of at most 512 rows, held rows sent once 4,096 are held", arguments: TestBackend.all)
+    func spendFromManyLots(backend: TestBackend) async throws {
+        let store = try await Self.store(on: backend)
+        let lots = 5_000
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<lots {
+                group.addTask {
+                    _ = try await store.bonus(BonusRequest(playerID: "p1", amount: 1, reasonCode: "event", idempotencyKey: "b\(index)", actor: "game"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let spent = try await store.spend(SpendRequest(playerID: "p1", amount: Int64(lots), idempotencyKey: "all", actor: "t"))
+        #expect(spent.balance == 0)
+        let (draws, drawn, open) = try await store.read { db in
+            (
+                try db.integer("SELECT count(*) FROM lot_draws WHERE seq = ?", [.integer(spent.transaction.seq)]),
+                try db.integer("SELECT CAST(sum(amount) AS BIGINT) FROM lot_draws WHERE seq = ?", [.integer(spent.transaction.seq)]),
+                try db.integer("SELECT count(*) FROM lots WHERE remaining <> 0")
+            )
+        }
+        #expect(draws == Int64(lots) && drawn == Int64(lots) && open == 0)
+        let report = try await store.verify()
+        #expect(report.ok && report.transactions == lots + 1)
+    }
+
     /// Counts, from now on, the statements that write each ledger table (by table name): on
     /// PostgreSQL by statement-level triggers, on SQLite (which has none) by the writer's
     /// statement trace.
