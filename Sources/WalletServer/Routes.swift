@@ -55,7 +55,6 @@ struct RouteRegistrar {
             try access.check(caller, walletPlayerID: walletPlayerID)
             context.caller = caller
             context.walletPlayerID = walletPlayerID
-            context.logger[metadataKey: "actor"] = .string(caller.actor)
             return try await handler(request, context)
         }
     }
@@ -76,7 +75,7 @@ extension WalletRequestContext {
 enum RequestBodyReader {
     static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request, bytesMax: Int = ServerLimits.bodyBytesMax) async throws -> Body {
         let bytes = try await self.bytes(of: request, bytesMax: bytesMax)
-        let value = try checkStrictly(bytes, fieldNames: Body.fieldNames)
+        let value = try checkStrictly(bytes, for: Body.self)
         do {
             return try JSONValueDecoder.decode(Body.self, from: value)
         } catch let error as DecodingError {
@@ -96,12 +95,12 @@ enum RequestBodyReader {
 
     /// The body's bytes, once its media type is JSON and it is at most `bytesMax` bytes long.
     static func bytes(of request: Request, bytesMax: Int = ServerLimits.bodyBytesMax) async throws -> [UInt8] {
-        if let contentType = request.headers[.contentType]?.lowercased(),
+        if let contentType = request.headers.value(.contentType)?.lowercased(),
             !(contentType.hasPrefix("application/json") || contentType.contains("+json"))
         {
             throw APIError(status: .unsupportedMediaType, code: .unsupportedMediaType, detail: "send the body as application/json")
         }
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > bytesMax {
+        if let length = request.headers.value(.contentLength).flatMap(Int.init), length > bytesMax {
             throw APIError.payloadTooLarge(bytesMax: bytesMax)
         }
         let buffer: ByteBuffer
@@ -125,24 +124,32 @@ enum RequestBodyReader {
     /// route's by their bytes (a misspelt optional field must not be silently ignored), no null
     /// (an optional field is left out: the document describes no nullable field), and numbers
     /// that are integers (`1.0`, `1e3` and `2.5` are not amounts).
-    private static func checkStrictly(_ bytes: [UInt8], fieldNames: Set<String>) throws(WalletError) -> JSONValue {
+    private static func checkStrictly<Body: StrictBody>(_ bytes: [UInt8], for _: Body.Type) throws(WalletError) -> JSONValue {
         let body = try JSONValue.strict(bytes, what: "the body")
         guard case .object(let members) = body else {
             throw .invalidRequest("the body must be a JSON object")
         }
-        let known = Set(fieldNames.map(Identifier.init))
+        let names = Body.CodingKeys.allCases.map(\.stringValue)
+        // One pass, nothing built for a sound body; a faulty one is then read in its members'
+        // byte order, so that the fault named does not depend on the order they came in.
+        guard members.contains(where: { fault(in: $0.key, $0.value, names: names) != nil }) else { return body }
         for (name, value) in members.sorted(by: { Identifier($0.key) < Identifier($1.key) }) {
-            guard known.contains(Identifier(name)) else {
-                throw .invalidRequest(
-                    "unknown field '\(name.prefix(64))'; this route accepts \(fieldNames.sorted().joined(separator: ", "))", field: name.isEmpty ? nil : String(name.prefix(64)))
-            }
-            switch value {
-            case .null: throw .invalidRequest("the field '\(name)' must not be null; leave it out instead", field: name)
-            case .number: throw .invalidRequest("the field '\(name)' holds a fraction; amounts and counts are whole numbers", field: name)
-            default: break
-            }
+            if let fault = fault(in: name, value, names: names) { throw fault }
         }
         return body
+    }
+
+    /// What is wrong with the top-level member `name`, if anything, given the route's field names.
+    private static func fault(in name: String, _ value: JSONValue, names: [String]) -> WalletError? {
+        guard names.contains(where: { Identifier.same($0, name) }) else {
+            return .invalidRequest(
+                "unknown field '\(name.prefix(64))'; this route accepts \(names.sorted().joined(separator: ", "))", field: name.isEmpty ? nil : String(name.prefix(64)))
+        }
+        switch value {
+        case .null: return .invalidRequest("the field '\(name)' must not be null; leave it out instead", field: name)
+        case .number: return .invalidRequest("the field '\(name)' holds a fraction; amounts and counts are whole numbers", field: name)
+        default: return nil
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Hummingbird
+import Logging
 import WalletApple
 import WalletCore
 
@@ -15,6 +16,24 @@ public struct WalletRequestContext: RequestContext {
 
     public init(source: Source) {
         coreContext = .init(source: source)
+    }
+
+    /// Logs with the request's `request_id` and, once the access check authenticated the caller,
+    /// its `actor`: every line a request logs carries them. They are added to the line, when
+    /// it is at or above the threshold, instead of being set on `logger` as each request
+    /// arrives, which copied the logger's handler twice a request for lines mostly not logged.
+    func log(
+        _ level: Logger.Level, _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata = [:],
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
+        logger.log(level: level, message(), metadata: requestMetadata(adding: metadata()), file: file, function: function, line: line)
+    }
+
+    private func requestMetadata(adding metadata: Logger.Metadata) -> Logger.Metadata {
+        var metadata = metadata
+        metadata["request_id"] = .string(requestID)
+        if let caller { metadata["actor"] = .string(caller.actor) }
+        return metadata
     }
 
     /// Request bodies are read by `RequestBodyReader`, which enforces this limit itself.

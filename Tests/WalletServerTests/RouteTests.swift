@@ -280,6 +280,39 @@ struct OperationsRouteTests {
         #expect(logged.first?.metadata["error"]?.contains("Surprise") == true)
     }
 
+    @Test("a line a handler logs carries the request id and the authenticated caller as actor; the request line carries the id")
+    func loggedWithRequest() async throws {
+        let server = try await TestServer(.sqlite)
+        let logs = LogRecorder()
+        try await Application(router: server.router, logger: logs.logger(label: "test-server", level: .info)).test(.router) { client in
+            let created = try await client.execute(
+                uri: "/v1/keys", method: .post, headers: server.bearer(.admin) + .jsonContent + [.requestID: "log-actor"],
+                body: json(#"{"role": "support", "name": "desk"}"#))
+            #expect(created.status == .created)
+            let refused = try await client.execute(uri: "/v1/keys", method: .get, headers: [.requestID: "log-anonymous"])
+            #expect(refused.status == .unauthorized)
+        }
+        let line = try #require(logs.recorded.first { $0.message == "api key created" })
+        let admin = try #require(line.metadata["by"])
+        #expect(line.metadata["request_id"] == "log-actor" && line.metadata["actor"] == admin && admin.hasPrefix("key_"))
+        let requests = logs.recorded.filter { $0.message == "request" }
+        #expect(requests.map { $0.metadata["request_id"] } == ["log-actor", "log-anonymous"])
+        #expect(requests.map { $0.metadata["status"] } == ["201", "401"] && requests.allSatisfy { $0.metadata["actor"] == nil })
+    }
+
+    @Test("a header is read as HTTPFields' subscript reads it (absent, one value, repeated ones joined), and set as it sets")
+    func headerValues() {
+        var fields: HTTPFields = [.contentType: "application/json", .requestID: "a", .idempotencyKey: "k"]
+        fields.append(HTTPField(name: .requestID, value: "b"))
+        for name: HTTPField.Name in [.contentType, .requestID, .idempotencyKey, .authorization, HTTPField.Name("x-REQUEST-id")!] {
+            #expect(fields.value(name) == fields[name], "\(name)")
+        }
+        #expect(fields.value(.requestID) == "a, b" && fields.value(.idempotencyKey) == "k" && fields.value(.authorization) == nil)
+        fields.set(.requestID, to: "c")
+        fields.set(.retryAfter, to: "1")
+        #expect(fields[values: .requestID] == ["c"] && fields[.retryAfter] == "1" && fields.count == 4)
+    }
+
     @Test("every ledger error maps to its status and code", arguments: [
         (WalletError.invalidRequest("x"), 400), (.insufficientFunds(balance: 1, currency: "credits"), 409), (.idempotencyKeyReused("x"), 409),
         (.unknownProduct("x"), 422), (.unknownCurrency("x"), 422), (.notFound("x"), 404), (.unsupportedDatabase("x"), 500), (.storage("x"), 503), (.corrupt("x"), 500), (.overloaded("x"), 503), (.purchaseInvalid("x"), 422), (.notConfigured("x"), 501), (.alreadyRefunded("x"), 409), (.storeUnavailable("x"), 503), (.forbidden("x"), 403), (.tooManyLots("x"), 409),

@@ -67,7 +67,7 @@ struct Authenticator: Sendable {
     var keys = APIKeyCache()
 
     func authenticate(_ request: Request) async throws -> Caller {
-        guard let header = request.headers[.authorization] else {
+        guard let header = request.headers.value(.authorization) else {
             throw APIError.unauthorized("send an API key or a player token as 'Authorization: Bearer <credential>'")
         }
         let parts = header.split(separator: " ", maxSplits: 1)

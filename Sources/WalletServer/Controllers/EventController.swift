@@ -129,8 +129,8 @@ struct EventController {
     }
 
     private func log(_ message: Logger.Message, _ endpoint: WebhookEndpoint, _ context: WalletRequestContext) {
-        context.logger.notice(
-            message,
+        context.log(
+            .notice, message,
             metadata: [
                 "webhook_id": .string(endpoint.id), "status": .string(endpoint.status.rawValue), "cursor_seq": .stringConvertible(endpoint.cursorSeq),
                 "by": .string((try? context.requireCaller().actor) ?? "?"),

@@ -67,13 +67,13 @@ struct GoogleController {
             throw WalletError.notConfigured(
                 "Google push notifications are not configured on this server: start it with --google-push-audience and --google-push-service-account")
         }
-        if let refusal = await push.refusal(authorization: request.headers[.authorization], now: Date()) {
-            context.logger.warning("google push refused", metadata: ["reason": .string(refusal)])
+        if let refusal = await push.refusal(authorization: request.headers.value(.authorization), now: Date()) {
+            context.log(.warning, "google push refused", metadata: ["reason": .string(refusal)])
             throw APIError.unauthorized("the push does not carry Google's token for this wallet's subscription")
         }
         let message = try GooglePushMessage(envelope: try await RequestBodyReader.bytes(of: request))
         let outcome = try await google.handleNotification(message)
-        context.logger.info("google notification", metadata: ["type": .string(outcome.notificationType), "outcome": .string(outcome.outcome.rawValue)])
+        context.log(.info, "google notification", metadata: ["type": .string(outcome.notificationType), "outcome": .string(outcome.outcome.rawValue)])
         return try JSONBody.response(outcome, for: context)
     }
 

@@ -45,7 +45,7 @@ struct KeyController {
         let body = try await RequestBodyReader.decode(KeyBody.self, from: request)
         let by = try context.requireCaller().actor
         let created = try await store.createAPIKey(role: body.role, name: body.name)
-        context.logger.notice("api key created", metadata: ["key_id": .string(created.key.id), "role": .string(body.role.rawValue), "by": .string(by)])
+        context.log(.notice, "api key created", metadata: ["key_id": .string(created.key.id), "role": .string(body.role.rawValue), "by": .string(by)])
         return try JSONBody.response(Created(key: created.key, secret: created.secret), for: context, status: .created, headers: [.cacheControl: "no-store"])
     }
 
@@ -55,7 +55,7 @@ struct KeyController {
         }
         let by = try context.requireCaller().actor
         let revoked = try await store.revokeAPIKey(id: id)
-        context.logger.notice("api key revoked", metadata: ["key_id": .string(revoked.id), "by": .string(by)])
+        context.log(.notice, "api key revoked", metadata: ["key_id": .string(revoked.id), "by": .string(by)])
         return try JSONBody.response(revoked, for: context)
     }
 }

@@ -78,7 +78,7 @@ struct LedgerController {
         guard let token = context.parameters.get("token"), let link = links.take(token) else {
             throw APIError.notFound("this export link is unknown, used or expired: ask for a new one")
         }
-        context.logger.info("export link followed", metadata: ["created_by": .string(link.createdBy)])
+        context.log(.info, "export link followed", metadata: ["created_by": .string(link.createdBy)])
         return try await stream(link.query, format: link.format)
     }
 

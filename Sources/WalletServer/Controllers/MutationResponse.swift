@@ -34,7 +34,7 @@ struct MutationResponse: JSONWritable {
     static func response(_ body: some Encodable, of transaction: LedgerTransaction, replayed: Bool, context: WalletRequestContext) throws(WalletError) -> Response {
         var headers: HTTPFields = [:]
         if replayed {
-            headers[.idempotentReplayed] = "true"
+            headers.set(.idempotentReplayed, to: "true")
         } else {
             WalletMetrics.recordTransaction(transaction.kind)
         }
@@ -45,7 +45,7 @@ struct MutationResponse: JSONWritable {
 enum IdempotencyKeyReader {
     /// The `Idempotency-Key` header, or the body's `idempotency_key`; both must agree if both are sent.
     static func key(_ request: Request, bodyKey: String?) throws -> String {
-        let headerKey = request.headers[.idempotencyKey]
+        let headerKey = request.headers.value(.idempotencyKey)
         switch (headerKey, bodyKey) {
         case (let header?, let body?) where !Identifier.same(header, body):
             throw APIError.invalidRequest("the Idempotency-Key header and the idempotency_key field differ", field: "idempotency_key")

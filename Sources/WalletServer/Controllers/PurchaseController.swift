@@ -182,7 +182,7 @@ struct PurchaseController {
     @Sendable func appleNotification(request: Request, context: WalletRequestContext) async throws -> Response {
         let body = try await RequestBodyReader.decode(AppleNotificationBody.self, from: request)
         let outcome = try await requireApple().handleNotification(signedPayload: body.signedPayload)
-        context.logger.info("apple notification", metadata: ["type": .string(outcome.notificationType), "outcome": .string(outcome.outcome.rawValue)])
+        context.log(.info, "apple notification", metadata: ["type": .string(outcome.notificationType), "outcome": .string(outcome.outcome.rawValue)])
         return try JSONBody.response(outcome, for: context)
     }
 

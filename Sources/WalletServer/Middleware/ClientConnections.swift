@@ -192,7 +192,13 @@ final class RequestHeadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     /// A request head was read and its end not yet (a body may still be arriving).
     private var isReadingRequest = false
     private var isStarted = false
-    private var deadline: Scheduled<Void>?
+    /// When the connection is closed, and why, unless a request head comes first; nil while a
+    /// request is read or answered. Moved on every response, so it is a time, not a timer.
+    private var deadline: (at: NIODeadline, reason: ConnectionClosingReason)?
+    /// The one timer that looks at `deadline`: when it fires before a deadline moved later, it
+    /// sets itself again for that deadline. A busy keep-alive connection so schedules a timer
+    /// about once per `timeout`, not one per request, and cancels none.
+    private var timer: (at: NIODeadline, task: Scheduled<Void>)?
 
     init(timeout: TimeAmount, idleNearCapTimeout: TimeAmount, counts: ConnectionCounts) {
         self.timeout = timeout
@@ -210,12 +216,12 @@ final class RequestHeadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        cancel()
+        stop()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        cancel()
+        stop()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -265,16 +271,41 @@ final class RequestHeadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     private func arm(context: ChannelHandlerContext, in delay: TimeAmount, reason: ConnectionClosingReason) {
-        cancel()
-        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [weak self] in
-            self?.deadline = nil
-            reason.record()
-            context.close(promise: nil)
-        }
+        let at = NIODeadline.now() + delay
+        deadline = (at, reason)
+        // A timer due by then looks again when it fires; one due later (a deadline brought
+        // forward near the connection cap) is replaced.
+        if let timer, timer.at <= at { return }
+        timer?.task.cancel()
+        schedule(context: context, at: at)
     }
 
+    private func schedule(context: ChannelHandlerContext, at: NIODeadline) {
+        let task = context.eventLoop.assumeIsolated().scheduleTask(deadline: at) { [weak self] in
+            guard let self else { return }
+            self.timer = nil
+            guard let deadline = self.deadline else { return }
+            if deadline.at > .now() {
+                self.schedule(context: context, at: deadline.at)
+            } else {
+                self.deadline = nil
+                deadline.reason.record()
+                context.close(promise: nil)
+            }
+        }
+        timer = (at, task)
+    }
+
+    /// A request head came: no deadline until its response is written (a timer left running
+    /// finds none).
     private func cancel() {
-        deadline?.cancel()
         deadline = nil
+    }
+
+    /// The connection closed or the handler left it: its timer too.
+    private func stop() {
+        deadline = nil
+        timer?.task.cancel()
+        timer = nil
     }
 }

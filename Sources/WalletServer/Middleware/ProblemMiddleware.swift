@@ -21,8 +21,8 @@ struct ProblemMiddleware: RouterMiddleware {
             response = try apiError.response(from: request, context: context)
         }
         let elapsed = ContinuousClock.now - started
-        context.logger.info(
-            "request",
+        context.log(
+            .info, "request",
             metadata: [
                 "method": .string(request.method.rawValue), "route": .string(context.endpointPath ?? "unmatched"),
                 "status": .stringConvertible(response.status.code),
@@ -45,8 +45,8 @@ struct ProblemMiddleware: RouterMiddleware {
             return error
         case let error as WalletError:
             switch error {
-            case .storage: context.logger.error("storage failure", metadata: ["error": .string(error.detail)])
-            case .corrupt: context.logger.critical("the ledger breaks its own rules", metadata: ["error": .string(error.detail)])
+            case .storage: context.log(.error, "storage failure", metadata: ["error": .string(error.detail)])
+            case .corrupt: context.log(.critical, "the ledger breaks its own rules", metadata: ["error": .string(error.detail)])
             default: break
             }
             return error.apiError
@@ -57,7 +57,7 @@ struct ProblemMiddleware: RouterMiddleware {
         case let error as HTTPError:
             return map(error, request: request, context: context)
         default:
-            context.logger.error("unexpected error", metadata: ["error": .string(String(reflecting: error))])
+            context.log(.error, "unexpected error", metadata: ["error": .string(String(reflecting: error))])
             return .internalError(requestID: context.requestID)
         }
     }
@@ -76,7 +76,7 @@ struct ProblemMiddleware: RouterMiddleware {
             return .payloadTooLarge()
         default:
             if error.status.code >= 500 {
-                context.logger.error("server error", metadata: ["error": .string(String(reflecting: error))])
+                context.log(.error, "server error", metadata: ["error": .string(String(reflecting: error))])
                 return .internalError(requestID: context.requestID)
             }
             return APIError(status: error.status, code: .invalidRequest, detail: error.body ?? error.status.reasonPhrase)

@@ -5,16 +5,15 @@ import Synchronization
 import WalletCore
 
 /// Gives every request an id — the client's `X-Request-Id` when it is short visible ASCII, else
-/// a fresh one — puts it in the request's log metadata, and returns it on every response.
+/// a fresh one — which its log lines carry (`WalletRequestContext.log`) and every response returns.
 struct RequestIDMiddleware: RouterMiddleware {
     typealias Context = WalletRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        context.requestID = Self.usableID(request.headers[.requestID]) ?? Self.freshID()
-        context.logger[metadataKey: "request_id"] = .string(context.requestID)
+        context.requestID = Self.usableID(request.headers.value(.requestID)) ?? Self.freshID()
         var response = try await next(request, context)
-        response.headers[.requestID] = context.requestID
+        response.headers.set(.requestID, to: context.requestID)
         return response
     }
 

@@ -55,6 +55,6 @@ struct RequestSpanMiddleware: RouterMiddleware {
 /// Reads a header of a request for `Instrument.extract`.
 struct HTTPFieldsExtractor: Extractor {
     func extract(key: String, from headers: HTTPFields) -> String? {
-        HTTPField.Name(key).flatMap { headers[$0] }
+        HTTPField.Name(key).flatMap { headers.value($0) }
     }
 }
