@@ -71,7 +71,7 @@ public struct APIError: Error, Equatable, HTTPResponseError {
             type: "urn:creditswallet:problem:\(code)", title: status.reasonPhrase, status: status.code, detail: detail, code: code,
             errors: field.map { [Problem.FieldError(field: $0, detail: detail)] })
         var headers = headers
-        headers.set(.contentType, to: "application/problem+json")
+        headers[.contentType] = "application/problem+json"
         return Response(status: status, headers: headers, body: .init(byteBuffer: try JSONBody.encode(problem)))
     }
 }
@@ -107,7 +107,7 @@ enum JSONBody {
         _ value: Value, for context: WalletRequestContext, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
     ) throws(WalletError) -> Response {
         var headers = headers
-        headers.set(.contentType, to: "application/json")
+        headers[.contentType] = "application/json"
         return Response(status: status, headers: headers, body: .init(byteBuffer: try encode(value, for: context.audience)))
     }
 }

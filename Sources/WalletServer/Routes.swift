@@ -130,8 +130,9 @@ enum RequestBodyReader {
             throw .invalidRequest("the body must be a JSON object")
         }
         let names = Body.CodingKeys.allCases.map(\.stringValue)
-        // One pass, nothing built for a sound body; a faulty one is then read in its members'
-        // byte order, so that the fault named does not depend on the order they came in.
+        // One pass over the members, no set built or members sorted for a sound body; a faulty
+        // one is then read in its members' byte order, so that the fault named does not depend
+        // on the order they came in.
         guard members.contains(where: { fault(in: $0.key, $0.value, names: names) != nil }) else { return body }
         for (name, value) in members.sorted(by: { Identifier($0.key) < Identifier($1.key) }) {
             if let fault = fault(in: name, value, names: names) { throw fault }

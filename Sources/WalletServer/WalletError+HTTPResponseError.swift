@@ -19,7 +19,7 @@ extension WalletError {
         case .storage, .overloaded, .storeUnavailable: .serviceUnavailable
         }
         var headers: HTTPFields = [:]
-        if status == .serviceUnavailable { headers.set(.retryAfter, to: "1") }
+        if status == .serviceUnavailable { headers[.retryAfter] = "1" }
         return APIError(self, status: status, headers: headers)
     }
 }

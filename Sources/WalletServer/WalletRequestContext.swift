@@ -18,10 +18,12 @@ public struct WalletRequestContext: RequestContext {
         coreContext = .init(source: source)
     }
 
-    /// Logs with the request's `request_id` and, once the access check authenticated the caller,
-    /// its `actor`: every line a request logs carries them. They are added to the line, when
-    /// it is at or above the threshold, instead of being set on `logger` as each request
-    /// arrives, which copied the logger's handler twice a request for lines mostly not logged.
+    /// Logs with the request's `request_id` and, once the access check authenticated the caller
+    /// (in a route's handler, not in the middlewares around it), its `actor`. They are added to
+    /// the line when it is at or above the threshold, instead of being set on `logger` as each
+    /// request arrives, which copied the logger's handler twice a request for lines mostly not
+    /// logged: so log with this, not with `logger`, whose lines carry neither. A key the line's
+    /// own metadata names wins, as a line's metadata wins over its logger's.
     func log(
         _ level: Logger.Level, _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata = [:],
         file: String = #fileID, function: String = #function, line: UInt = #line
@@ -31,8 +33,8 @@ public struct WalletRequestContext: RequestContext {
 
     private func requestMetadata(adding metadata: Logger.Metadata) -> Logger.Metadata {
         var metadata = metadata
-        metadata["request_id"] = .string(requestID)
-        if let caller { metadata["actor"] = .string(caller.actor) }
+        if metadata["request_id"] == nil { metadata["request_id"] = .string(requestID) }
+        if let caller, metadata["actor"] == nil { metadata["actor"] = .string(caller.actor) }
         return metadata
     }
 

@@ -76,8 +76,8 @@ struct LogTests {
         let output = await CLI.finish(server)
         let line = try #require(output.stderr.split(separator: "\n").first { $0.contains("request_id=log-text") })
         #expect(line.contains(#/duration_ms=[0-9]+\.[0-9]{3} /#), "\(line)")
-        // swift-log's StreamLogHandler layout, the logger's metadata (the request id) and the
-        // line's own (method, status, ...) merged and sorted by key.
+        // swift-log's StreamLogHandler layout, the logger's metadata (Hummingbird's request id)
+        // and the line's own (the wallet's request id, method, status, ...) merged, sorted by key.
         let layout = #/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} info wallet: duration_ms=[0-9.]+ hb\.request\.id=[0-9a-f]+ method=GET request_id=log-text route=/v1/products status=401 \[WalletServer\] request/#
         #expect(line.wholeMatch(of: layout) != nil, "\(line)")
         #expect(await CLI.finish(try cli.start(["serve"], environment: ["WALLET_LOG_FORMAT": "xml"])).status == 64)

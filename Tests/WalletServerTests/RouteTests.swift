@@ -280,6 +280,7 @@ struct OperationsRouteTests {
         #expect(logged.first?.metadata["error"]?.contains("Surprise") == true)
     }
 
+    // SQLite only: what a request's lines carry does not depend on the store.
     @Test("a line a handler logs carries the request id and the authenticated caller as actor; the request line carries the id")
     func loggedWithRequest() async throws {
         let server = try await TestServer(.sqlite)
@@ -300,17 +301,36 @@ struct OperationsRouteTests {
         #expect(requests.map { $0.metadata["status"] } == ["201", "401"] && requests.allSatisfy { $0.metadata["actor"] == nil })
     }
 
-    @Test("a header is read as HTTPFields' subscript reads it (absent, one value, repeated ones joined), and set as it sets")
+    @Test("the server's code logs a request's lines with context.log, which adds the request id and actor, never with context.logger")
+    func requestLinesCarryTheRequest() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/WalletServer")
+        let enumerator = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        var files = 0
+        var found: [String] = []
+        for case let url as URL in enumerator where url.pathExtension == "swift" {
+            files += 1
+            for (index, line) in try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains("context.logger") && !line.trimmingCharacters(in: .whitespaces).hasPrefix("///") {
+                found.append("\(url.lastPathComponent):\(index + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(files >= 20, "the server's sources were read (\(files) files)")
+        #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+    }
+
+    @Test("a header is read as HTTPFields' subscript reads it: absent, one value as sent, an empty one, repeated ones joined")
     func headerValues() {
-        var fields: HTTPFields = [.contentType: "application/json", .requestID: "a", .idempotencyKey: "k"]
-        fields.append(HTTPField(name: .requestID, value: "b"))
-        for name: HTTPField.Name in [.contentType, .requestID, .idempotencyKey, .authorization, HTTPField.Name("x-REQUEST-id")!] {
+        var fields: HTTPFields = [.contentType: "application/json", .requestID: "a", .idempotencyKey: "k", .retryAfter: ""]
+        fields.append(HTTPField(name: HTTPField.Name("X-REQUEST-ID")!, value: "b"))
+        fields.append(HTTPField(name: .cookie, value: "c=1"))
+        fields.append(HTTPField(name: .cookie, value: "d=2"))
+        let names: [HTTPField.Name] = [.contentType, .requestID, .idempotencyKey, .retryAfter, .cookie, .authorization, HTTPField.Name("x-request-Id")!]
+        for name in names {
             #expect(fields.value(name) == fields[name], "\(name)")
         }
-        #expect(fields.value(.requestID) == "a, b" && fields.value(.idempotencyKey) == "k" && fields.value(.authorization) == nil)
-        fields.set(.requestID, to: "c")
-        fields.set(.retryAfter, to: "1")
-        #expect(fields[values: .requestID] == ["c"] && fields[.retryAfter] == "1" && fields.count == 4)
+        #expect(fields.value(.requestID) == "a, b" && fields.value(.cookie) == "c=1; d=2")
+        #expect(fields.value(.idempotencyKey) == "k" && fields.value(.retryAfter) == "" && fields.value(.authorization) == nil)
     }
 
     @Test("every ledger error maps to its status and code", arguments: [

@@ -34,7 +34,7 @@ struct MutationResponse: JSONWritable {
     static func response(_ body: some Encodable, of transaction: LedgerTransaction, replayed: Bool, context: WalletRequestContext) throws(WalletError) -> Response {
         var headers: HTTPFields = [:]
         if replayed {
-            headers.set(.idempotentReplayed, to: "true")
+            headers[.idempotentReplayed] = "true"
         } else {
             WalletMetrics.recordTransaction(transaction.kind)
         }

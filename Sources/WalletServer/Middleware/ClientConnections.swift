@@ -197,7 +197,8 @@ final class RequestHeadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     private var deadline: (at: NIODeadline, reason: ConnectionClosingReason)?
     /// The one timer that looks at `deadline`: when it fires before a deadline moved later, it
     /// sets itself again for that deadline. A busy keep-alive connection so schedules a timer
-    /// about once per `timeout`, not one per request, and cancels none.
+    /// about once per `timeout`, not one per request, and cancels one only when a deadline is
+    /// brought forward (near the connection cap).
     private var timer: (at: NIODeadline, task: Scheduled<Void>)?
 
     init(timeout: TimeAmount, idleNearCapTimeout: TimeAmount, counts: ConnectionCounts) {
@@ -271,7 +272,7 @@ final class RequestHeadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     private func arm(context: ChannelHandlerContext, in delay: TimeAmount, reason: ConnectionClosingReason) {
-        let at = NIODeadline.now() + delay
+        let at = context.eventLoop.now + delay
         deadline = (at, reason)
         // A timer due by then looks again when it fires; one due later (a deadline brought
         // forward near the connection cap) is replaced.
@@ -285,7 +286,7 @@ final class RequestHeadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
             guard let self else { return }
             self.timer = nil
             guard let deadline = self.deadline else { return }
-            if deadline.at > .now() {
+            if deadline.at > context.eventLoop.now {
                 self.schedule(context: context, at: deadline.at)
             } else {
                 self.deadline = nil

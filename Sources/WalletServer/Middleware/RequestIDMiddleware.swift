@@ -13,7 +13,7 @@ struct RequestIDMiddleware: RouterMiddleware {
         var context = context
         context.requestID = Self.usableID(request.headers.value(.requestID)) ?? Self.freshID()
         var response = try await next(request, context)
-        response.headers.set(.requestID, to: context.requestID)
+        response.headers[.requestID] = context.requestID
         return response
     }
 
