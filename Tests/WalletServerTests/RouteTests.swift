@@ -319,6 +319,44 @@ struct OperationsRouteTests {
         #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
     }
 
+    @Test("repeated headers and faulty bodies: a spend is refused naming the same fault whatever the order, and nothing is written", arguments: TestBackend.all)
+    func repeatedHeadersAndFaultOrder(_ backend: TestBackend) async throws {
+        let server = try await TestServer(backend)
+        try await server.credit("p1")
+        let before = try await server.store.balances(playerID: "p1").balances["credits"]
+        try await server.test { client in
+            func spend(_ body: String, key: String? = "k-order", extra: [HTTPField] = []) async throws -> (status: HTTPResponse.Status, field: String?, detail: String, requestID: String?) {
+                var headers = server.bearer(.service) + .jsonContent
+                if let key { headers[.idempotencyKey] = key }
+                for field in extra { headers.append(field) }
+                let response = try await client.execute(uri: "/v1/wallets/p1/spend", method: .post, headers: headers, body: json(body))
+                let object = try response.object()
+                let field = ((object["errors"] as? [[String: Any]])?.first)?["field"] as? String
+                return (response.status, field, object["detail"] as? String ?? "", response.headers[.requestID])
+            }
+            // Several faults: the first by the names' bytes is named, in whichever order they came.
+            for body in [#"{"zeta": 1, "amount": null}"#, #"{"amount": null, "zeta": 1}"#] {
+                let refused = try await spend(body)
+                #expect(refused.status == .badRequest && refused.field == "amount" && refused.detail.contains("must not be null"), "\(body)")
+            }
+            for body in [#"{"amount": 1, "zeta": 1.5, "beta": 2}"#, #"{"beta": 2, "zeta": 1.5, "amount": 1}"#] {
+                let refused = try await spend(body)
+                #expect(refused.field == "beta" && refused.detail == "unknown field 'beta'; this route accepts amount, currency, idempotency_key, metadata, reason", "\(body)")
+            }
+            // A look-alike of a field's name (Cyrillic а, or a decomposed é-style spelling) is another name.
+            for name in ["\u{0430}mount", "amount\u{0301}"] {
+                #expect(try await spend(#"{"\#(name)": 1}"#).field == name)
+            }
+            // Two Idempotency-Key headers read as one joined value, which no key may be.
+            let twoKeys = try await spend(#"{"amount": 1}"#, key: nil, extra: [HTTPField(name: .idempotencyKey, value: "k1"), HTTPField(name: .idempotencyKey, value: "k2")])
+            #expect(twoKeys.status == .badRequest && twoKeys.field == "idempotency_key")
+            // Two request ids are no usable id: the answer carries a fresh one.
+            let twoIDs = try await spend(#"{"amount": 0}"#, extra: [HTTPField(name: .requestID, value: "r1"), HTTPField(name: .requestID, value: "r2")])
+            #expect(twoIDs.status == .badRequest && twoIDs.requestID?.count == 36 && twoIDs.requestID?.contains("r1") == false)
+        }
+        #expect(try await server.store.balances(playerID: "p1").balances["credits"] == before)
+    }
+
     @Test("a header is read as HTTPFields' subscript reads it: absent, one value as sent, an empty one, repeated ones joined")
     func headerValues() {
         var fields: HTTPFields = [.contentType: "application/json", .requestID: "a", .idempotencyKey: "k", .retryAfter: ""]
