@@ -9,6 +9,9 @@ import ServiceLifecycle
 /// Every write is one IMMEDIATE transaction, which SQLite's file lock serializes across processes.
 package struct SQLiteEngine: SQLEngine {
     let writer: any DatabaseWriter
+    /// Copies the WAL into the database beside the writer (`open` makes one; a test's own pool
+    /// has none, and its writer checkpoints as SQLite does by default).
+    let checkpointer: WALCheckpointer?
 
     /// How long a write waits for another process's write before it fails with `storage_error`.
     static let busyTimeoutSeconds: TimeInterval = 30
@@ -31,9 +34,13 @@ package struct SQLiteEngine: SQLEngine {
     /// Opens (and on first use creates) the database at `path`.
     /// - Throws: `unsupportedDatabase` for a file that is not a wallet database of a version this
     ///   build knows; `storage` when the file cannot be opened.
+    /// `checkpointStep` and `writerCheckpointAt` are `WALCheckpointer`'s, in WAL frames (pages);
+    /// tests make them small.
     package static func open(
-        path: String, durability: Durability = .full, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() }
+        path: String, durability: Durability = .full, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() },
+        checkpointStep: Int32 = WALCheckpointer.step, writerCheckpointAt: Int32 = WALCheckpointer.writerLimit
     ) throws(WalletError) -> SQLLedgerStore {
+        let checkpointer = WALCheckpointer(path: path, step: checkpointStep, writerLimit: writerCheckpointAt)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(busyTimeoutSeconds)
@@ -45,10 +52,13 @@ package struct SQLiteEngine: SQLEngine {
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
             // The writer keeps a 64 MiB page cache, so the hot pages of the ledger's indexes stay
             // in memory; readers keep SQLite's 2 MiB, so a long export stays small.
-            if !db.configuration.readonly { try db.execute(sql: "PRAGMA cache_size = -65536") }
-            // Checkpoint the WAL every 64 MiB instead of every 4 MiB: a page rewritten by many
-            // commits is then copied into the database once, not once per 4 MiB.
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = 16384")
+            if !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA cache_size = -65536")
+                // The WAL is copied into the database by the checkpointer's passes, every
+                // 8 MiB, beside the writer; the writer checkpoints itself every 64 MiB (instead
+                // of SQLite's 4 MiB), so that the WAL starts again from its first page.
+                checkpointer.install(on: db)
+            }
             // After a checkpoint, a WAL that grew (a burst of writes while an export read) is
             // cut back to 64 MiB instead of keeping its largest size on disk.
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
@@ -65,7 +75,7 @@ package struct SQLiteEngine: SQLEngine {
         } catch {
             throw mapped(error, path: path)
         }
-        return try store(writer: pool, writeMode: writeMode, clock: clock)
+        return try store(writer: pool, checkpointer: checkpointer, writeMode: writeMode, clock: clock)
     }
 
     /// Reads an existing file read-only first: another program's database, or a newer wallet's,
@@ -87,10 +97,10 @@ package struct SQLiteEngine: SQLEngine {
     /// A store on an existing GRDB writer (tests use their own pools). Applies the schema to an
     /// empty database.
     static func store(
-        writer: any DatabaseWriter, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() },
-        makeTransactionID: @escaping @Sendable () -> String = RandomID.uuid
+        writer: any DatabaseWriter, checkpointer: WALCheckpointer? = nil, writeMode: WriteMode = .default,
+        clock: @escaping @Sendable () -> Date = { Date() }, makeTransactionID: @escaping @Sendable () -> String = RandomID.uuid
     ) throws(WalletError) -> SQLLedgerStore {
-        let engine = SQLiteEngine(writer: writer)
+        let engine = SQLiteEngine(writer: writer, checkpointer: checkpointer)
         do {
             try writer.write { db in try Self.applySchema(db) }
         } catch {

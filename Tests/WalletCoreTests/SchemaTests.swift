@@ -87,6 +87,78 @@ struct SchemaTests {
         #expect(rows == ["before\u{0}after", "", "text", "caf\u{E9} \u{1F600}", "earlier", "text", "x", nil, "null"])
     }
 
+    @Test("the WAL is copied into the database beside the writer, in passes on a connection of their own, and the checkpointer goes with its store")
+    func checkpointPasses() async throws {
+        weak var checkpointer: WALCheckpointer?
+        do {
+            // The writer never checkpoints itself here: only a pass writes the database file.
+            let (store, path) = try Self.storeForCheckpoints(step: 8, writerAt: .max)
+            checkpointer = (store.engine as! SQLiteEngine).checkpointer
+            let before = try Self.size(path)
+            try await Self.grants(40, to: store)
+            let passes = try await Self.passesSettled(checkpointer!)
+            #expect(passes.done > 0)
+            #expect(passes.refused == 0, "every pass opened its connection, found the file in WAL mode and copied")
+            #expect(passes.copied > 0)
+            #expect(try Self.size(path) > before, "the passes wrote the database file")
+            #expect(try await store.verify().ok)
+            #expect(try await store.balances(playerID: "p").balances == ["credits": 200])
+        }
+        // The pool holds the checkpointer (its writer's hook calls it) no longer than itself.
+        for _ in 0..<100 where checkpointer != nil { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(checkpointer == nil, "the checkpointer and its connection were released with the store")
+
+        // Without passes, and the writer's checkpoint out of reach, the same writes leave the
+        // database file as it was: what the passes wrote was theirs.
+        let (unpassed, unpassedPath) = try Self.storeForCheckpoints(step: .max, writerAt: .max)
+        let unpassedBefore = try Self.size(unpassedPath)
+        try await Self.grants(40, to: unpassed)
+        #expect((unpassed.engine as! SQLiteEngine).checkpointer?.passes.done == 0)
+        #expect(try Self.size(unpassedPath) == unpassedBefore)
+    }
+
+    @Test("the writer checkpoints itself once the WAL passes its limit, so the WAL starts again from its first frame")
+    func writerCheckpoint() async throws {
+        // No passes: only the writer's hook checkpoints, past 64 frames. SQLite's own
+        // autocheckpoint (1,000 frames) would let these writes grow the WAL to about 2 MiB.
+        let (store, path) = try Self.storeForCheckpoints(step: .max, writerAt: 64)
+        try await Self.grants(60, to: store)
+        let frame = 24 + 4_096
+        let wal = try Self.size(path + "-wal")
+        #expect(wal > 0 && wal < 32 + 128 * frame, "the WAL holds \(wal) bytes")
+        #expect((store.engine as! SQLiteEngine).checkpointer?.passes.done == 0)
+        #expect(try await store.verify().ok)
+    }
+
+    /// A store of its own whose checkpointer passes every `step` frames and whose writer
+    /// checkpoints itself past `writerAt`.
+    private static func storeForCheckpoints(step: Int32, writerAt: Int32) throws -> (SQLLedgerStore, String) {
+        let path = try Scratch.directory("checkpoints").appendingPathComponent("wallet.sqlite").path
+        return (try SQLiteEngine.open(path: path, checkpointStep: step, writerCheckpointAt: writerAt), path)
+    }
+
+    /// `count` grants of 5 credits to player p, one commit each.
+    private static func grants(_ count: Int, to store: SQLLedgerStore) async throws {
+        _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
+        for index in 0..<count {
+            _ = try await store.grant(GrantRequest(
+                playerID: "p", store: "apple", storeTransactionID: "T\(index)", productID: "com.example.consume5credits", quantity: 1, actor: "test"))
+        }
+    }
+
+    /// The checkpointer's counts once no pass is asked for or running (passes run on a queue
+    /// of their own, after the commit that asked).
+    private static func passesSettled(_ checkpointer: WALCheckpointer) async throws -> (done: Int, refused: Int, copied: Int) {
+        for _ in 0..<200 where checkpointer.passing {
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        return checkpointer.passes
+    }
+
+    private static func size(_ path: String) throws -> Int {
+        try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? -1
+    }
+
     @Test("durability normal is an explicit opt-out")
     func normalDurability() async throws {
         let ledger = try await TestLedger(.sqlite, durability: .normal)

@@ -1,0 +1,126 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import Synchronization
+
+/// Copies the WAL into the database beside the writer, on a connection and a thread of its own,
+/// so that the writer's own checkpoint finds little left to copy.
+///
+/// A checkpoint copies the pages the WAL holds into the database file and syncs that file; in
+/// WAL mode SQLite runs it on the connection that committed, after its commit, once the WAL holds
+/// `wal_autocheckpoint` pages. With the writer's 64 MiB WAL that took the writer 10–20 ms every
+/// half second under load, the larger the database the longer (mostly its sync), and every
+/// operation waiting for the writer waited that long: most of the tail of a spend's latency.
+/// Here the writer's connection asks, after a commit that left `step` more frames in the WAL
+/// than the last pass, for a passive pass on this connection, which copies what the writer has
+/// committed without holding it up (SQLite lets one connection checkpoint while another
+/// writes). The writer still checkpoints itself past `writerLimit` frames, as SQLite did: only
+/// a checkpoint after which nothing is left to copy lets the next transaction write the WAL
+/// from its start again, and under steady writes the passes never quite catch up. That
+/// checkpoint now copies what came since the last pass, not the whole WAL.
+///
+/// The hook replaces SQLite's autocheckpoint on the writer's connection
+/// (`sqlite3_wal_hook`); it holds this object unretained, and the writer's `prepareDatabase`
+/// closure, which the pool keeps as long as any of its connections, holds it strongly, so it
+/// outlives the connection that calls it.
+final class WALCheckpointer: Sendable {
+    /// Frames (pages) committed to the WAL since the last pass that ask for the next: 8 MiB.
+    package static let step: Int32 = 2_048
+    /// The WAL's size in frames past which the writer checkpoints itself after its commit:
+    /// 64 MiB, the `wal_autocheckpoint` the writer had before.
+    package static let writerLimit: Int32 = 16_384
+
+    private let path: String
+    let step: Int32
+    let writerLimit: Int32
+    private let queue = DispatchQueue(label: "wallet.wal-checkpoint")
+    /// The connection of the passes, opened by the first; touched only on `queue`.
+    private let connection = Mutex<OpaquePointer?>(nil)
+    /// A pass is asked for or running.
+    private let passUnderWay = Atomic<Bool>(false)
+    /// The WAL's frames when the last pass was asked for (0 once the WAL starts again); touched
+    /// only by the writer's hook, after its commits, one at a time.
+    private let askedAt = Atomic<Int32>(0)
+    /// Passes done; passes that copied nothing because SQLite refused (another checkpoint under
+    /// way, an I/O error, a connection that could not open); the frames of the WAL the latest
+    /// pass left copied into the database.
+    private let counts = Mutex((passes: 0, refused: 0, copied: CInt(0)))
+
+    init(path: String, step: Int32 = WALCheckpointer.step, writerLimit: Int32 = WALCheckpointer.writerLimit) {
+        precondition(step >= 1 && writerLimit >= 1, "a checkpoint copies at least one frame")
+        self.path = path
+        self.step = step
+        self.writerLimit = writerLimit
+    }
+
+    deinit {
+        connection.withLock { connection in
+            if let connection { sqlite3_close_v2(connection) }
+        }
+    }
+
+    /// Whether a pass is asked for or running.
+    var passing: Bool { passUnderWay.load(ordering: .acquiring) }
+
+    /// Passes run so far, how many of them SQLite refused, and the WAL's frames the latest
+    /// pass found copied into the database (those of the WAL as it was then).
+    var passes: (done: Int, refused: Int, copied: Int) { counts.withLock { ($0.passes, $0.refused, Int($0.copied)) } }
+
+    /// Puts this checkpointer's hook on the writer's connection, in place of SQLite's
+    /// autocheckpoint.
+    func install(on db: Database) {
+        sqlite3_wal_hook(db.sqliteConnection, { context, db, name, frames in
+            guard let context else { return SQLITE_OK }
+            let checkpointer = Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue()
+            checkpointer.committed(frames: frames)
+            // What SQLite's autocheckpoint did: a passive checkpoint by the connection that
+            // committed. Its failure is no failure of the commit, which is durable already.
+            if frames >= checkpointer.writerLimit { sqlite3_wal_checkpoint(db, name) }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// After a commit that left `frames` frames in the WAL: asks for a pass once `step` more
+    /// frames than at the last one are there, unless one is still under way.
+    private func committed(frames: Int32) {
+        var since = askedAt.load(ordering: .relaxed)
+        // The WAL started again from its first frame.
+        if frames < since { since = 0; askedAt.store(0, ordering: .relaxed) }
+        guard frames - since >= step,
+            passUnderWay.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        askedAt.store(frames, ordering: .relaxed)
+        queue.async { [self] in
+            pass()
+            passUnderWay.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Copies into the database what the WAL holds, as far as no reader still needs the older
+    /// pages (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one). A connection that cannot be
+    /// opened is tried again by the next pass; meanwhile the writer checkpoints as before.
+    private func pass() {
+        let copied: CInt? = connection.withLock { connection in
+            if connection == nil {
+                var opened: OpaquePointer?
+                // A new connection knows the file is in WAL mode only once it has read it:
+                // until then its checkpoint does nothing (and says so), so it reads at once.
+                guard sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let opened,
+                    sqlite3_exec(opened, "SELECT count(*) FROM sqlite_master", nil, nil, nil) == SQLITE_OK
+                else {
+                    sqlite3_close_v2(opened)
+                    return nil
+                }
+                connection = opened
+            }
+            var inLog: CInt = -1
+            var copied: CInt = -1
+            let code = sqlite3_wal_checkpoint_v2(connection, "main", SQLITE_CHECKPOINT_PASSIVE, &inLog, &copied)
+            return code == SQLITE_OK && copied >= 0 ? copied : nil
+        }
+        counts.withLock { counts in
+            counts.passes += 1
+            if let copied { counts.copied = copied } else { counts.refused += 1 }
+        }
+    }
+}
