@@ -4,8 +4,9 @@ import Foundation
 import GRDB
 import ServiceLifecycle
 
-/// The ledger on one SQLite file, through one GRDB `DatabasePool`: WAL, foreign keys, a busy
-/// timeout so several processes can share the file, and `synchronous=FULL` unless asked otherwise.
+/// The ledger on one SQLite file, through one GRDB `DatabasePool` and the connection that copies
+/// its WAL into the database (`WALCheckpointer`): WAL, foreign keys, a busy timeout so several
+/// processes can share the file, and `synchronous=FULL` unless asked otherwise.
 /// Every write is one IMMEDIATE transaction, which SQLite's file lock serializes across processes.
 package struct SQLiteEngine: SQLEngine {
     let writer: any DatabaseWriter
@@ -40,7 +41,7 @@ package struct SQLiteEngine: SQLEngine {
         path: String, durability: Durability = .full, writeMode: WriteMode = .default, clock: @escaping @Sendable () -> Date = { Date() },
         checkpointStep: Int32 = WALCheckpointer.step, writerCheckpointAt: Int32 = WALCheckpointer.writerLimit
     ) throws(WalletError) -> SQLLedgerStore {
-        let checkpointer = WALCheckpointer(path: path, step: checkpointStep, writerLimit: writerCheckpointAt)
+        let checkpointer = WALCheckpointer(step: checkpointStep, writerLimit: writerCheckpointAt)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(busyTimeoutSeconds)
@@ -55,7 +56,7 @@ package struct SQLiteEngine: SQLEngine {
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = -65536")
                 // The WAL is copied into the database by the checkpointer's passes, every
-                // 8 MiB, beside the writer; the writer checkpoints itself every 64 MiB (instead
+                // 16 MiB, beside the writer; the writer checkpoints itself every 64 MiB (instead
                 // of SQLite's 4 MiB), so that the WAL starts again from its first page.
                 checkpointer.install(on: db)
             }
@@ -129,7 +130,8 @@ package struct SQLiteEngine: SQLEngine {
         try await writer.read { db in try body(SQLiteSession(db: db)) }
     }
 
-    /// Nothing runs beside a SQLite database: this only waits for the end of the service.
+    /// No service runs beside a SQLite database (the checkpointer's passes run when the writer's
+    /// commits ask for them): this only waits for the end of the service.
     package func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while true { try await Task.sleep(for: .seconds(3_600)) }

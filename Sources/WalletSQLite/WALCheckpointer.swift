@@ -12,50 +12,55 @@ import Synchronization
 /// half second under load, the larger the database the longer (mostly its sync), and every
 /// operation waiting for the writer waited that long: most of the tail of a spend's latency.
 /// Here the writer's connection asks, after a commit that left `step` more frames in the WAL
-/// than the last pass, for a passive pass on this connection, which copies what the writer has
-/// committed without holding it up (SQLite lets one connection checkpoint while another
-/// writes). The writer still checkpoints itself past `writerLimit` frames, as SQLite did: only
-/// a checkpoint after which nothing is left to copy lets the next transaction write the WAL
-/// from its start again, and under steady writes the passes never quite catch up. That
-/// checkpoint now copies what came since the last pass, not the whole WAL.
+/// than when the last pass was asked for, for a passive pass on this connection, which copies
+/// what the writer has committed without holding it up (SQLite lets one connection checkpoint
+/// while another writes). The writer still checkpoints itself past `writerLimit` frames, as
+/// SQLite did: only a checkpoint after which nothing is left to copy lets the next transaction
+/// write the WAL from its start again, and under steady writes the passes never quite catch up.
+/// That checkpoint now copies what came since the last pass, not the whole WAL. While a pass
+/// runs, the writer's checkpoint is refused at once (one checkpoint at a time) and tried again
+/// after its next commit, so the WAL may run a few commits past `writerLimit`.
 ///
-/// The hook replaces SQLite's autocheckpoint on the writer's connection
-/// (`sqlite3_wal_hook`); it holds this object unretained, and the writer's `prepareDatabase`
-/// closure, which the pool keeps as long as any of its connections, holds it strongly, so it
-/// outlives the connection that calls it.
+/// A process counts from the WAL it found: its first commit asks for no pass, so a command that
+/// writes once beside `wallet serve` leaves the passes to the server. The hook replaces
+/// SQLite's autocheckpoint on the writer's connection (`sqlite3_wal_hook`); it holds this
+/// object unretained, and the writer's `prepareDatabase` closure, which the pool keeps as long
+/// as any of its connections, holds it strongly, so it outlives the connection that calls it.
 final class WALCheckpointer: Sendable {
-    /// Frames (pages) committed to the WAL since the last pass that ask for the next: 8 MiB.
-    package static let step: Int32 = 2_048
+    /// Frames (pages) committed to the WAL since the last pass that ask for the next: 16 MiB, a
+    /// quarter of the writer's limit. Passes every 8 MiB cut the tail by about another
+    /// millisecond and cost twice as much of the rate over HTTP (README "Tenth sitting").
+    package static let step: Int32 = 4_096
     /// The WAL's size in frames past which the writer checkpoints itself after its commit:
     /// 64 MiB, the `wal_autocheckpoint` the writer had before.
     package static let writerLimit: Int32 = 16_384
 
-    private let path: String
     let step: Int32
     let writerLimit: Int32
     private let queue = DispatchQueue(label: "wallet.wal-checkpoint")
-    /// The connection of the passes, opened by the first; touched only on `queue`.
-    private let connection = Mutex<OpaquePointer?>(nil)
+    /// The database file, as the writer's connection opened it (`install`), and the passes'
+    /// connection, opened by the first pass and again after one failed; used on `queue`, and
+    /// by `deinit`, which closes it.
+    private let connection = Mutex<(path: String?, handle: OpaquePointer?)>((nil, nil))
     /// A pass is asked for or running.
     private let passUnderWay = Atomic<Bool>(false)
-    /// The WAL's frames when the last pass was asked for (0 once the WAL starts again); touched
-    /// only by the writer's hook, after its commits, one at a time.
-    private let askedAt = Atomic<Int32>(0)
+    /// The WAL's frames when the last pass was asked for, -1 before the writer's first commit;
+    /// used only by the writer's hook, after its commits, one at a time.
+    private let askedAt = Atomic<Int32>(-1)
     /// Passes done; passes that copied nothing because SQLite refused (another checkpoint under
     /// way, an I/O error, a connection that could not open); the frames of the WAL the latest
     /// pass left copied into the database.
     private let counts = Mutex((passes: 0, refused: 0, copied: CInt(0)))
 
-    init(path: String, step: Int32 = WALCheckpointer.step, writerLimit: Int32 = WALCheckpointer.writerLimit) {
+    init(step: Int32 = WALCheckpointer.step, writerLimit: Int32 = WALCheckpointer.writerLimit) {
         precondition(step >= 1 && writerLimit >= 1, "a checkpoint copies at least one frame")
-        self.path = path
         self.step = step
         self.writerLimit = writerLimit
     }
 
     deinit {
         connection.withLock { connection in
-            if let connection { sqlite3_close_v2(connection) }
+            if let handle = connection.handle { sqlite3_close_v2(handle) }
         }
     }
 
@@ -69,6 +74,10 @@ final class WALCheckpointer: Sendable {
     /// Puts this checkpointer's hook on the writer's connection, in place of SQLite's
     /// autocheckpoint.
     func install(on db: Database) {
+        if let name = sqlite3_db_filename(db.sqliteConnection, "main") {
+            let path = String(cString: name)
+            connection.withLock { $0.path = path }
+        }
         sqlite3_wal_hook(db.sqliteConnection, { context, db, name, frames in
             guard let context else { return SQLITE_OK }
             let checkpointer = Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue()
@@ -84,8 +93,11 @@ final class WALCheckpointer: Sendable {
     /// frames than at the last one are there, unless one is still under way.
     private func committed(frames: Int32) {
         var since = askedAt.load(ordering: .relaxed)
-        // The WAL started again from its first frame.
-        if frames < since { since = 0; askedAt.store(0, ordering: .relaxed) }
+        // The first commit of this process, or the WAL started again from its first frame.
+        if since < 0 || frames < since {
+            since = since < 0 ? frames : 0
+            askedAt.store(since, ordering: .relaxed)
+        }
         guard frames - since >= step,
             passUnderWay.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
@@ -97,26 +109,36 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Copies into the database what the WAL holds, as far as no reader still needs the older
-    /// pages (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one). A connection that cannot be
-    /// opened is tried again by the next pass; meanwhile the writer checkpoints as before.
+    /// pages (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one), syncing the WAL before and the
+    /// database after (`synchronous=FULL`; only then may the writer start the WAL again over
+    /// what was copied). A connection that cannot be opened, or whose pass failed other than
+    /// by finding another checkpoint under way, is closed and opened again by the next pass;
+    /// meanwhile the writer checkpoints as before.
     private func pass() {
         let copied: CInt? = connection.withLock { connection in
-            if connection == nil {
+            if connection.handle == nil {
+                guard let path = connection.path else { return nil }
                 var opened: OpaquePointer?
                 // A new connection knows the file is in WAL mode only once it has read it:
                 // until then its checkpoint does nothing (and says so), so it reads at once.
                 guard sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let opened,
+                    sqlite3_exec(opened, "PRAGMA synchronous = FULL", nil, nil, nil) == SQLITE_OK,
                     sqlite3_exec(opened, "SELECT count(*) FROM sqlite_master", nil, nil, nil) == SQLITE_OK
                 else {
                     sqlite3_close_v2(opened)
                     return nil
                 }
-                connection = opened
+                connection.handle = opened
             }
             var inLog: CInt = -1
             var copied: CInt = -1
-            let code = sqlite3_wal_checkpoint_v2(connection, "main", SQLITE_CHECKPOINT_PASSIVE, &inLog, &copied)
-            return code == SQLITE_OK && copied >= 0 ? copied : nil
+            let code = sqlite3_wal_checkpoint_v2(connection.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &inLog, &copied)
+            if code == SQLITE_OK && copied >= 0 { return copied }
+            if code != SQLITE_BUSY {
+                sqlite3_close_v2(connection.handle)
+                connection.handle = nil
+            }
+            return nil
         }
         counts.withLock { counts in
             counts.passes += 1

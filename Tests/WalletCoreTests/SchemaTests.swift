@@ -97,8 +97,9 @@ struct SchemaTests {
             let before = try Self.size(path)
             try await Self.grants(40, to: store)
             let passes = try await Self.passesSettled(checkpointer!)
-            #expect(passes.done > 0)
-            #expect(passes.refused == 0, "every pass opened its connection, found the file in WAL mode and copied")
+            // A pass may find the writer's checkpoint under way (refused); the others copied,
+            // from a connection that knew the file was in WAL mode.
+            #expect(passes.done > passes.refused)
             #expect(passes.copied > 0)
             #expect(try Self.size(path) > before, "the passes wrote the database file")
             #expect(try await store.verify().ok)
@@ -119,15 +120,20 @@ struct SchemaTests {
 
     @Test("the writer checkpoints itself once the WAL passes its limit, so the WAL starts again from its first frame")
     func writerCheckpoint() async throws {
-        // No passes: only the writer's hook checkpoints, past 64 frames. SQLite's own
-        // autocheckpoint (1,000 frames) would let these writes grow the WAL to about 2 MiB.
+        // No passes: only the writer's hook checkpoints, past 64 frames. The WAL file keeps the
+        // largest size it reached, so it stops growing once the WAL starts again; with SQLite's
+        // own autocheckpoint (1,000 frames) it would grow by about 60 frames a dozen grants.
         let (store, path) = try Self.storeForCheckpoints(step: .max, writerAt: 64)
         try await Self.grants(60, to: store)
-        let frame = 24 + 4_096
-        let wal = try Self.size(path + "-wal")
-        #expect(wal > 0 && wal < 32 + 128 * frame, "the WAL holds \(wal) bytes")
+        let frame = 24 + (try await store.sqliteWriter!.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") } ?? 4_096)
+        let after60 = try Self.size(path + "-wal")
+        try await Self.grants(60, to: store, from: 60)
+        let after120 = try Self.size(path + "-wal")
+        #expect(after60 > 0)
+        #expect(after120 - after60 < 64 * frame, "the WAL file grew from \(after60) to \(after120) bytes")
         #expect((store.engine as! SQLiteEngine).checkpointer?.passes.done == 0)
         #expect(try await store.verify().ok)
+        #expect(try await store.balances(playerID: "p").balances == ["credits": 600])
     }
 
     /// A store of its own whose checkpointer passes every `step` frames and whose writer
@@ -137,10 +143,11 @@ struct SchemaTests {
         return (try SQLiteEngine.open(path: path, checkpointStep: step, writerCheckpointAt: writerAt), path)
     }
 
-    /// `count` grants of 5 credits to player p, one commit each.
-    private static func grants(_ count: Int, to store: SQLLedgerStore) async throws {
+    /// `count` grants of 5 credits to player p, one commit each, with store transaction ids
+    /// from T`first`.
+    private static func grants(_ count: Int, to store: SQLLedgerStore, from first: Int = 0) async throws {
         _ = try await store.setProduct(ProductUpdate(productID: "com.example.consume5credits", credits: 5))
-        for index in 0..<count {
+        for index in first..<(first + count) {
             _ = try await store.grant(GrantRequest(
                 playerID: "p", store: "apple", storeTransactionID: "T\(index)", productID: "com.example.consume5credits", quantity: 1, actor: "test"))
         }
