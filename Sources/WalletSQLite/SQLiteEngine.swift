@@ -56,7 +56,7 @@ package struct SQLiteEngine: SQLEngine {
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = -65536")
                 // The WAL is copied into the database by the checkpointer's passes, every
-                // 16 MiB, beside the writer; the writer checkpoints itself every 64 MiB (instead
+                // 8 MiB, beside the writer; the writer checkpoints itself every 64 MiB (instead
                 // of SQLite's 4 MiB), so that the WAL starts again from its first page.
                 checkpointer.install(on: db)
             }

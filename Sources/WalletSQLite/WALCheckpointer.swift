@@ -27,10 +27,10 @@ import Synchronization
 /// object unretained, and the writer's `prepareDatabase` closure, which the pool keeps as long
 /// as any of its connections, holds it strongly, so it outlives the connection that calls it.
 final class WALCheckpointer: Sendable {
-    /// Frames (pages) committed to the WAL since the last pass that ask for the next: 16 MiB, a
-    /// quarter of the writer's limit. Passes every 8 MiB cut the tail by about another
-    /// millisecond and cost twice as much of the rate over HTTP (README "Tenth sitting").
-    package static let step: Int32 = 4_096
+    /// Frames (pages) committed to the WAL since the last pass that ask for the next: 8 MiB, an
+    /// eighth of the writer's limit. At 16 MiB the writer's own checkpoints copy twice as much,
+    /// and a spend's p99 grew again with the size of the database (README "Tenth sitting").
+    package static let step: Int32 = 2_048
     /// The WAL's size in frames past which the writer checkpoints itself after its commit:
     /// 64 MiB, the `wal_autocheckpoint` the writer had before.
     package static let writerLimit: Int32 = 16_384
