@@ -3,20 +3,21 @@ import GRDB
 import GRDBSQLite
 import Synchronization
 
-/// Copies the WAL into the database beside the writer, on a connection and a thread of its own,
+/// Copies the WAL into the database beside the writer, on a connection and a queue of its own,
 /// so that the writer's own checkpoint finds little left to copy.
 ///
 /// A checkpoint copies the pages the WAL holds into the database file and syncs that file; in
 /// WAL mode SQLite runs it on the connection that committed, after its commit, once the WAL holds
-/// `wal_autocheckpoint` pages. With the writer's 64 MiB WAL that took the writer 10–20 ms every
+/// `wal_autocheckpoint` pages. With the writer's 64 MiB WAL that took the writer 5–21 ms every
 /// half second under load, the larger the database the longer (mostly its sync), and every
 /// operation waiting for the writer waited that long: most of the tail of a spend's latency.
 /// Here the writer's connection asks, after a commit that left `step` more frames in the WAL
 /// than when the last pass was asked for, for a passive pass on this connection, which copies
 /// what the writer has committed without holding it up (SQLite lets one connection checkpoint
-/// while another writes). The writer still checkpoints itself past `writerLimit` frames, as
-/// SQLite did: only a checkpoint after which nothing is left to copy lets the next transaction
-/// write the WAL from its start again, and under steady writes the passes never quite catch up.
+/// while another writes). The writer still checkpoints itself once the WAL holds `writerLimit`
+/// frames, as SQLite did: only a checkpoint after which nothing is left to copy lets the next
+/// transaction write the WAL from its start again, and under steady writes the passes never
+/// quite catch up.
 /// That checkpoint now copies what came since the last pass, not the whole WAL. While a pass
 /// runs, the writer's checkpoint is refused at once (one checkpoint at a time) and tried again
 /// after its next commit, so the WAL may run a few commits past `writerLimit`.
@@ -31,16 +32,16 @@ final class WALCheckpointer: Sendable {
     /// eighth of the writer's limit. At 16 MiB the writer's own checkpoints copy twice as much,
     /// and a spend's p99 grew again with the size of the database (README "Tenth sitting").
     package static let step: Int32 = 2_048
-    /// The WAL's size in frames past which the writer checkpoints itself after its commit:
+    /// The WAL's size in frames from which the writer checkpoints itself after its commit:
     /// 64 MiB, the `wal_autocheckpoint` the writer had before.
     package static let writerLimit: Int32 = 16_384
 
     let step: Int32
     let writerLimit: Int32
     private let queue = DispatchQueue(label: "wallet.wal-checkpoint")
-    /// The database file, as the writer's connection opened it (`install`), and the passes'
-    /// connection, opened by the first pass and again after one failed; used on `queue`, and
-    /// by `deinit`, which closes it.
+    /// The database file, as the writer's connection opened it (set by `install`), and the
+    /// passes' connection, opened by the first pass and again after one failed; used on
+    /// `queue`, and by `deinit`, which closes it.
     private let connection = Mutex<(path: String?, handle: OpaquePointer?)>((nil, nil))
     /// A pass is asked for or running.
     private let passUnderWay = Atomic<Bool>(false)
@@ -110,8 +111,8 @@ final class WALCheckpointer: Sendable {
 
     /// Copies into the database what the WAL holds, as far as no reader still needs the older
     /// pages (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one), syncing the WAL before and the
-    /// database after (`synchronous=FULL`; only then may the writer start the WAL again over
-    /// what was copied). A connection that cannot be opened, or whose pass failed other than
+    /// database after (at any `synchronous` but OFF; FULL here), so that the writer starts the
+    /// WAL again only over pages the database holds on disk. A connection that cannot be opened, or whose pass failed other than
     /// by finding another checkpoint under way, is closed and opened again by the next pass;
     /// meanwhile the writer checkpoints as before.
     private func pass() {

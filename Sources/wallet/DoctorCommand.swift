@@ -34,7 +34,7 @@ struct DoctorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("An outbox whose oldest waiting entry is older than this many minutes fails the check, 1 to 10080 (default 60).", valueName: "minutes"))
     var stuckAfter: Int = 60
 
-    /// The space a SQLite database needs free beside it: its WAL grows to 64 MiB before it starts again from its first page.
+    /// The space a SQLite database needs free beside it: its WAL grows to about 64 MiB before it starts again from its first page.
     static let freeBytesMin: Int64 = 64 * 1_024 * 1_024
     /// Below this much free space the check warns.
     static let freeBytesWarning: Int64 = 1_024 * 1_024 * 1_024
@@ -121,7 +121,7 @@ struct DoctorCommand: AsyncParsableCommand {
         let free = Int64(fileSystem.f_bavail) * Int64(fileSystem.f_frsize)
         let mebibytes = free / 1_048_576
         if free < freeBytesMin {
-            return Check(check: "disk", status: .fail, detail: "\(mebibytes) MiB free in \(directory): the WAL grows to 64 MiB before it starts again, and writes fail once it cannot grow")
+            return Check(check: "disk", status: .fail, detail: "\(mebibytes) MiB free in \(directory): the WAL grows to about 64 MiB before it starts again, and writes fail once it cannot grow")
         }
         if free < freeBytesWarning {
             return Check(check: "disk", status: .warn, detail: "\(mebibytes) MiB free in \(directory): less than 1 GiB")

@@ -97,8 +97,8 @@ struct SchemaTests {
             let before = try Self.size(path)
             try await Self.grants(40, to: store)
             let passes = try await Self.passesSettled(checkpointer!)
-            // A pass may find the writer's checkpoint under way (refused); the others copied,
-            // from a connection that knew the file was in WAL mode.
+            // SQLite may refuse a pass (SQLITE_BUSY, say while the writer holds the WAL's index);
+            // the others copied, from a connection that knew the file was in WAL mode.
             #expect(passes.done > passes.refused)
             #expect(passes.copied > 0)
             #expect(try Self.size(path) > before, "the passes wrote the database file")
@@ -134,6 +134,22 @@ struct SchemaTests {
         #expect((store.engine as! SQLiteEngine).checkpointer?.passes.done == 0)
         #expect(try await store.verify().ok)
         #expect(try await store.balances(playerID: "p").balances == ["credits": 600])
+    }
+
+    @Test("a second process's writer counts from the WAL it found: a few writes beside a busy server ask for no pass, more do")
+    func checkpointsCountFromTheWALFound() async throws {
+        // The server's writes leave hundreds of frames in the WAL, none copied.
+        let (server, path) = try Self.storeForCheckpoints(step: .max, writerAt: .max)
+        try await Self.grants(40, to: server)
+        // A command opens the same file, its passes every 64 frames.
+        let command = try SQLiteEngine.open(path: path, checkpointStep: 64, writerCheckpointAt: .max)
+        let checkpointer = try #require((command.engine as! SQLiteEngine).checkpointer)
+        try await Self.grants(2, to: command, from: 40)
+        #expect(try await Self.passesSettled(checkpointer).done == 0, "a write of a few frames asked for a pass")
+        try await Self.grants(20, to: command, from: 42)
+        #expect(try await Self.passesSettled(checkpointer).done > 0)
+        #expect(try await command.verify().ok)
+        #expect(try await server.balances(playerID: "p").balances == ["credits": 310])
     }
 
     /// A store of its own whose checkpointer passes every `step` frames and whose writer
