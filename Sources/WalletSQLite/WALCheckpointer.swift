@@ -17,10 +17,9 @@ import Synchronization
 /// while another writes). The writer still checkpoints itself once the WAL holds `writerLimit`
 /// frames, as SQLite did: only a checkpoint after which nothing is left to copy lets the next
 /// transaction write the WAL from its start again, and under steady writes the passes never
-/// quite catch up.
-/// That checkpoint now copies what came since the last pass, not the whole WAL. While a pass
-/// runs, the writer's checkpoint is refused at once (one checkpoint at a time) and tried again
-/// after its next commit, so the WAL may run a few commits past `writerLimit`.
+/// quite catch up. That checkpoint now copies what came since the last pass, not the whole WAL.
+/// While a pass runs, the writer's checkpoint is refused at once (one checkpoint at a time) and
+/// tried again after its next commit, so the WAL may run a few commits past `writerLimit`.
 ///
 /// A process counts from the WAL it found: its first commit asks for no pass, so a command that
 /// writes once beside `wallet serve` leaves the passes to the server. The hook replaces
@@ -112,9 +111,9 @@ final class WALCheckpointer: Sendable {
     /// Copies into the database what the WAL holds, as far as no reader still needs the older
     /// pages (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one), syncing the WAL before and the
     /// database after (at any `synchronous` but OFF; FULL here), so that the writer starts the
-    /// WAL again only over pages the database holds on disk. A connection that cannot be opened, or whose pass failed other than
-    /// by finding another checkpoint under way, is closed and opened again by the next pass;
-    /// meanwhile the writer checkpoints as before.
+    /// WAL again only over pages the database holds on disk. A connection that cannot be
+    /// opened, or whose pass failed other than by finding another checkpoint under way, is
+    /// closed and opened again by the next pass; meanwhile the writer checkpoints as before.
     private func pass() {
         let copied: CInt? = connection.withLock { connection in
             if connection.handle == nil {

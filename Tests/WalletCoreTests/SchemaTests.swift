@@ -152,6 +152,31 @@ struct SchemaTests {
         #expect(try await server.balances(playerID: "p").balances == ["credits": 310])
     }
 
+    @Test("a checkpointer that cannot open the file refuses its passes while the writes go on, and copies again once it can")
+    func checkpointerCannotOpen() async throws {
+        // A pass every 200 frames: opening the store asks for none, so no pass has opened
+        // its connection yet.
+        let (store, path) = try Self.storeForCheckpoints(step: 200, writerAt: .max)
+        let checkpointer = try #require((store.engine as! SQLiteEngine).checkpointer)
+        try #require(try await Self.passesSettled(checkpointer).done == 0)
+        // The file moves away under the open store: the writer keeps its descriptors, and a
+        // pass cannot open the path (it never creates a file).
+        let moved = path + ".moved"
+        try FileManager.default.moveItem(atPath: path, toPath: moved)
+        try await Self.grants(40, to: store)
+        let refused = try await Self.passesSettled(checkpointer)
+        #expect(refused.done > 0)
+        #expect(refused.refused == refused.done, "no pass copied from a file it could not open")
+        // Back in place, the next pass opens the file and copies.
+        try FileManager.default.moveItem(atPath: moved, toPath: path)
+        try await Self.grants(40, to: store, from: 40)
+        let after = try await Self.passesSettled(checkpointer)
+        #expect(after.done - after.refused > 0, "a pass copied once the file was back")
+        #expect(after.copied > 0)
+        #expect(try await store.verify().ok)
+        #expect(try await store.balances(playerID: "p").balances == ["credits": 400])
+    }
+
     /// A store of its own whose checkpointer passes every `step` frames and whose writer
     /// checkpoints itself past `writerAt`.
     private static func storeForCheckpoints(step: Int32, writerAt: Int32) throws -> (SQLLedgerStore, String) {
