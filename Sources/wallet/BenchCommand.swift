@@ -23,6 +23,8 @@ struct BenchCommand: AsyncParsableCommand {
               wallet bench --mix spends --no-single
               wallet bench --mix spends --players 10 --lots-per-wallet 1000 \\
                 --covering-lot --no-single
+              wallet bench --mix spends --players 10 --lots-per-wallet 1 \\
+                --covering-lot --ledger-lots 500000 --no-single
             """
     )
 
@@ -53,6 +55,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "With --lots-per-wallet: one of each wallet's lots (the first to expire) holds every credit its timed spends take, so each spend draws that one lot whatever the lot count; the others hold one credit each. Measures the lots a wallet keeps, not the lots a spend draws.")
     var coveringLot = false
 
+    @Option(help: "Bonus lots the ledger holds before timing, in all (0 to 10000000; 0 for --lots-per-wallet's alone): each player's --lots-per-wallet, and the rest, of one credit each, in as many idle wallets (idle-0, idle-1, ...) as there are players, which no timed operation touches. Each lot comes with its bonus transaction and key, so runs with different --lots-per-wallet and the same --ledger-lots hold ledgers of the same size: what a wallet's lots cost, apart from what a larger ledger costs.")
+    var ledgerLots: Int = 0
+
     @Option(help: ArgumentHelp("realistic (spends, grants, replays and overdrafts) or spends (only spends of 3 credits, all covered).", valueName: "mix"))
     var mix: BenchWorkload.Mix = .realistic
 
@@ -70,6 +75,17 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("--lots-per-wallet must be from 0 to \(Limits.openLotsPerWalletMax).")
         }
         guard !coveringLot || lotsPerWallet > 0 else { throw ValidationError("--covering-lot goes with --lots-per-wallet 1 or more.") }
+        guard (0...10_000_000).contains(ledgerLots) else { throw ValidationError("--ledger-lots must be from 0 to 10000000.") }
+        if ledgerLots > 0 {
+            let players = self.players, timed = players * lotsPerWallet
+            guard ledgerLots >= timed else {
+                throw ValidationError("--ledger-lots \(ledgerLots) is fewer than the \(timed) lots the players' wallets hold (\(players) players × --lots-per-wallet \(lotsPerWallet)).")
+            }
+            let idleMax = Int(Limits.openLotsPerWalletMax)
+            guard (ledgerLots - timed + players - 1) / players <= idleMax else {
+                throw ValidationError("--ledger-lots \(ledgerLots) would give each of the \(players) idle wallets more than \(idleMax) lots; give more --players or fewer lots.")
+            }
+        }
     }
 
     struct Report: Encodable {
@@ -78,6 +94,7 @@ struct BenchCommand: AsyncParsableCommand {
         var players: Int
         var lotsPerWallet: Int
         var coveringLot: Bool
+        var ledgerLots: Int
         var mix: String
         var durability: String
         var groupedOpsPerSecond: Double
@@ -95,6 +112,7 @@ struct BenchCommand: AsyncParsableCommand {
             case operations, concurrency, players, mix, durability, ratio
             case lotsPerWallet = "lots_per_wallet"
             case coveringLot = "covering_lot"
+            case ledgerLots = "ledger_lots"
             case groupedOpsPerSecond = "grouped_ops_per_second"
             case singleOpsPerSecond = "single_ops_per_second"
             case p50Ms = "p50_ms"
@@ -109,7 +127,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let workload = try BenchWorkload(
-            operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, coveringLot: coveringLot, mix: mix)
+            operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, coveringLot: coveringLot, ledgerLots: ledgerLots, mix: mix)
         if let db, db.hasPrefix("postgres") {
             let grouped = try await workload.run(path: db, durability: durability, writeMode: .default)
             var single: BenchWorkload.Result?
@@ -139,7 +157,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func report(grouped: BenchWorkload.Result, single: BenchWorkload.Result?) throws {
         let report = Report(
-            operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, coveringLot: coveringLot, mix: mix.rawValue, durability: durability.rawValue,
+            operations: operations, concurrency: concurrency, players: players, lotsPerWallet: lotsPerWallet, coveringLot: coveringLot, ledgerLots: ledgerLots, mix: mix.rawValue, durability: durability.rawValue,
             groupedOpsPerSecond: grouped.opsPerSecond.rounded(), singleOpsPerSecond: single.map { $0.opsPerSecond.rounded() },
             ratio: single.map { (grouped.opsPerSecond / $0.opsPerSecond * 10).rounded() / 10 },
             p50Ms: grouped.percentile(0.50), p99Ms: grouped.percentile(0.99), maxMs: grouped.percentile(1),
@@ -147,7 +165,7 @@ struct BenchCommand: AsyncParsableCommand {
             averageBatch: (grouped.averageBatch * 10).rounded() / 10, verifyOk: grouped.verifyOk && (single?.verifyOk ?? true))
         try Output.result(report, json: json) {
             """
-            \(operations) operations (\(mix.rawValue) mix), \(concurrency) concurrent callers, \(players) players, \(lotsPerWallet) more lots per wallet\(coveringLot ? " (one covering the spends)" : ""), synchronous=\(durability.rawValue.uppercased())
+            \(operations) operations (\(mix.rawValue) mix), \(concurrency) concurrent callers, \(players) players, \(lotsPerWallet) more lots per wallet\(coveringLot ? " (one covering the spends)" : "")\(ledgerLots > 0 ? ", \(ledgerLots) bonus lots in the ledger" : ""), synchronous=\(durability.rawValue.uppercased())
             grouped writer:     \(Int(report.groupedOpsPerSecond)) ops/s   p50 \(report.p50Ms) ms   p99 \(report.p99Ms) ms   max \(report.maxMs) ms   \(report.averageBatch) operations per commit
             one commit per op:  \(report.singleOpsPerSecond.map { "\(Int($0)) ops/s   p50 \(report.singleP50Ms ?? 0) ms   p99 \(report.singleP99Ms ?? 0) ms" } ?? "not run")
             ratio:              \(report.ratio.map { "\($0)×" } ?? "-")
@@ -185,6 +203,9 @@ struct BenchWorkload {
     var players: Int { playerIDs.count }
     /// Bonus lots each wallet is given before timing.
     let lotsPerWallet: Int
+    /// Bonus lots the idle wallets (`idle-0`, ...) are given before timing, in all: what
+    /// `--ledger-lots` adds to the players' own.
+    let idleLots: Int
     /// Credits each player's timed spends take (overdrafts, refused, and replays excluded) when
     /// one of its lots is to cover them all (`--covering-lot`); nil otherwise.
     let coveringCredits: [Int64]?
@@ -197,8 +218,11 @@ struct BenchWorkload {
     let seedGrantsPerPlayer: Int
     let seedQuantity: Int64
 
-    init(operations: Int, concurrency: Int, players: Int, lotsPerWallet: Int = 0, coveringLot: Bool = false, mix: Mix = .realistic) throws(WalletError) {
+    init(
+        operations: Int, concurrency: Int, players: Int, lotsPerWallet: Int = 0, coveringLot: Bool = false, ledgerLots: Int = 0, mix: Mix = .realistic
+    ) throws(WalletError) {
         self.lotsPerWallet = lotsPerWallet
+        idleLots = max(0, ledgerLots - players * lotsPerWallet)
         self.concurrency = concurrency
         self.mix = mix
         switch mix {
@@ -272,31 +296,39 @@ struct BenchWorkload {
     /// Gives every wallet `lotsPerWallet` bonus lots of one credit (under 100,000 credits in all,
     /// so no bonus needs the open-lot count), from `concurrency` callers as the timed run does;
     /// with `coveringCredits`, the last of them instead holds the player's spends and expires
-    /// first (given last, so that the others still need no lot count).
+    /// first (given last, so that the others still need no lot count). Then `idleLots` more,
+    /// spread over as many idle wallets as there are players.
     private func seedLots(_ store: any LedgerDatabase) async throws {
-        guard lotsPerWallet > 0 else { return }
         let expiresAt = Timestamp.format(Date().addingTimeInterval(300 * 86_400))
-        let oneCreditLots = playerIDs.count * (coveringCredits == nil ? lotsPerWallet : lotsPerWallet - 1)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for caller in 0..<concurrency {
-                group.addTask {
-                    for index in stride(from: caller, to: oneCreditLots, by: concurrency) {
-                        _ = try await store.bonus(
-                            BonusRequest(
-                                playerID: playerIDs[index % playerIDs.count], amount: 1, expiresAt: expiresAt, reasonCode: "bench",
-                                idempotencyKey: "lot-\(index)", actor: "bench"))
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-        guard let coveringCredits else { return }
+        let oneCreditLots = lotsPerWallet == 0 ? 0 : playerIDs.count * (coveringCredits == nil ? lotsPerWallet : lotsPerWallet - 1)
+        try await giveOneCreditLots(store, count: oneCreditLots, to: playerIDs, keyPrefix: "lot", expiresAt: expiresAt)
+        let idleIDs = try (0..<(idleLots > 0 ? playerIDs.count : 0)).map { index throws(WalletError) in try PlayerID("idle-\(index)") }
+        try await giveOneCreditLots(store, count: idleLots, to: idleIDs, keyPrefix: "idle-lot", expiresAt: expiresAt)
+        guard lotsPerWallet > 0, let coveringCredits else { return }
         let coveringExpiresAt = Timestamp.format(Date().addingTimeInterval(200 * 86_400))
         for (player, credits) in zip(playerIDs, coveringCredits) {
             _ = try await store.bonus(
                 BonusRequest(
                     playerID: player, amount: max(1, credits), expiresAt: coveringExpiresAt, reasonCode: "bench",
                     idempotencyKey: "covering-lot", actor: "bench"))
+        }
+    }
+
+    /// Gives `count` bonus lots of one credit, in turn to each of `wallets`, from `concurrency` callers.
+    private func giveOneCreditLots(_ store: any LedgerDatabase, count: Int, to wallets: [PlayerID], keyPrefix: String, expiresAt: String) async throws {
+        guard count > 0 else { return }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for caller in 0..<concurrency {
+                group.addTask {
+                    for index in stride(from: caller, to: count, by: concurrency) {
+                        _ = try await store.bonus(
+                            BonusRequest(
+                                playerID: wallets[index % wallets.count], amount: 1, expiresAt: expiresAt, reasonCode: "bench",
+                                idempotencyKey: "\(keyPrefix)-\(index)", actor: "bench"))
+                    }
+                }
+            }
+            try await group.waitForAll()
         }
     }
 

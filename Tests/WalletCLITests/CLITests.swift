@@ -351,6 +351,39 @@ struct BenchCLITests {
         }
         #expect(try await cli.run("bench", "--covering-lot", "--json").status == 64, "--covering-lot needs --lots-per-wallet")
     }
+
+    @Test("--ledger-lots: the rest of the lots go to idle wallets, so that the ledger holds as many whatever --lots-per-wallet; too few or too many are refused")
+    func ledgerLots() async throws {
+        let cli = try CLI()
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("ledger-lots").path
+        let report = try await cli.json(
+            "bench", "--operations", "1000", "--concurrency", "8", "--players", "2", "--mix", "spends", "--lots-per-wallet", "2", "--covering-lot",
+            "--ledger-lots", "11", "--no-single", "--db", directory)
+        #expect(report["ledger_lots"] as? Int == 11 && report["verify_ok"] as? Bool == true)
+        let database = directory + "/grouped.sqlite"
+        // 11 in all: the players' 2 each (one of them the covering lot, spent), the other 7
+        // split between the two idle wallets, one credit each, untouched.
+        for (player, count) in [("idle-0", 4), ("idle-1", 3)] {
+            let lots = try #require(try await cli.json(["lots", "--player", player, "--db", database])["lots"] as? [[String: Any]])
+            #expect(lots.count == count && lots.allSatisfy { $0["category"] as? String == "bonus" && $0["remaining"] as? Int == 1 }, "\(player): \(lots)")
+            let balance = try await cli.json("balance", "--player", player, "--db", database)
+            #expect((balance["balances"] as? [String: Any])?["credits"] as? Int == count)
+        }
+        #expect((try await cli.json(["lots", "--player", "idle-2", "--db", database])["lots"] as? [[String: Any]])?.isEmpty == true, "a third idle wallet for two players")
+        let ledger = try await cli.run("verify", "--db", database, "--json")
+        #expect(ledger.status == 0)
+        // An idle wallet's history: its four bonuses, and nothing of the timed run.
+        let bonuses = try await cli.json("history", "--player", "idle-0", "--db", database)
+        let idleHistory = try #require(bonuses["transactions"] as? [[String: Any]])
+        #expect(idleHistory.count == 4 && idleHistory.allSatisfy { $0["kind"] as? String == "bonus" && $0["amount"] as? Int == 1 }, "\(idleHistory)")
+
+        let tooFew = try await cli.run("bench", "--players", "2", "--lots-per-wallet", "2", "--ledger-lots", "3", "--json")
+        #expect(tooFew.status == 64 && tooFew.stderr.contains("fewer than the 4 lots"), "\(tooFew.stderr)")
+        let tooMany = try await cli.run("bench", "--players", "2", "--ledger-lots", "300000", "--json")
+        #expect(tooMany.status == 64 && tooMany.stderr.contains("more than 100000 lots"), "\(tooMany.stderr)")
+        #expect(try await cli.run("bench", "--ledger-lots", "10000001", "--json").status == 64)
+        #expect(try await cli.run("bench", "--ledger-lots", "-1", "--json").status == 64)
+    }
 }
 
 @Suite("wallet redeem-apple", .throttled)
