@@ -6,20 +6,20 @@ import Synchronization
 /// Copies the WAL into the database beside the writer, on a connection and a queue of its own,
 /// so that the writer's own checkpoint finds little left to copy.
 ///
-/// A checkpoint copies the pages the WAL holds into the database file and syncs that file; in
-/// WAL mode SQLite runs it on the connection that committed, after its commit, once the WAL holds
-/// `wal_autocheckpoint` pages. With the writer's 64 MiB WAL that took the writer 5–21 ms every
-/// half second under load, the larger the database the longer (mostly its sync), and every
-/// operation waiting for the writer waited that long: most of the tail of a spend's latency.
-/// Here the writer's connection asks, after a commit that left `step` more frames in the WAL
-/// than when the last pass was asked for, for a passive pass on this connection, which copies
-/// what the writer has committed without holding it up (SQLite lets one connection checkpoint
-/// while another writes). The writer still checkpoints itself once the WAL holds `writerLimit`
-/// frames, as SQLite did: only a checkpoint after which nothing is left to copy lets the next
-/// transaction write the WAL from its start again, and under steady writes the passes never
-/// quite catch up. That checkpoint now copies what came since the last pass, not the whole WAL.
-/// While a pass runs, the writer's checkpoint is refused at once (one checkpoint at a time) and
-/// tried again after its next commit, so the WAL may run a few commits past `writerLimit`.
+/// A checkpoint copies the pages the WAL holds into the database file and syncs that file (when it
+/// copied up to the WAL's end); in WAL mode SQLite runs it on the connection that committed, after
+/// its commit, once the WAL holds `wal_autocheckpoint` pages. With the writer's 64 MiB WAL that
+/// took the writer 5–21 ms every half second under load, the larger the database the longer (mostly
+/// its sync), and every operation waiting for the writer waited that long: most of the tail of a
+/// spend's latency. Here the writer's connection asks, after a commit that left `step` more frames
+/// in the WAL than when the last pass was asked for, for a passive pass on this connection, which
+/// copies what the writer has committed without holding it up (SQLite lets one connection
+/// checkpoint while another writes). The writer still checkpoints itself once the WAL holds
+/// `writerLimit` frames, as SQLite did: only a checkpoint after which nothing is left to copy lets
+/// the next transaction write the WAL from its start again, and under steady writes the passes
+/// never quite catch up. That checkpoint now copies what came since the last pass, not the whole
+/// WAL. While a pass runs, the writer's checkpoint is refused at once (one checkpoint at a time)
+/// and tried again after its next commit, so the WAL may run a few commits past `writerLimit`.
 ///
 /// A process counts from the WAL it found: its first commit asks for no pass, so a command that
 /// writes once beside `wallet serve` leaves the passes to the server. The hook replaces
@@ -109,8 +109,11 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Copies into the database what the WAL holds, as far as no reader still needs the older
-    /// pages (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one), syncing the WAL before and the
-    /// database after (at any `synchronous` but OFF; FULL here), so that the writer starts the
+    /// pages (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one), syncing the WAL before (at any
+    /// `synchronous` but OFF; FULL here). SQLite syncs the database file after it only when the
+    /// pass copied up to the WAL's end as it still is then, so under steady writes most passes
+    /// leave the file's sync to the writer's own checkpoint, which (when it reaches the WAL's end)
+    /// syncs everything the passes copied since the last sync (README "Eleventh sitting"); either way the writer starts the
     /// WAL again only over pages the database holds on disk. A connection that cannot be
     /// opened, or whose pass failed other than by finding another checkpoint under way, is
     /// closed and opened again by the next pass; meanwhile the writer checkpoints as before.

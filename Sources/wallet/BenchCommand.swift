@@ -55,7 +55,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "With --lots-per-wallet: one of each wallet's lots (the first to expire) holds every credit its timed spends take, so each spend draws that one lot whatever the lot count; the others hold one credit each. Measures the lots a wallet keeps, not the lots a spend draws.")
     var coveringLot = false
 
-    @Option(help: "Bonus lots the ledger holds before timing, in all (0 to 10000000; 0 for --lots-per-wallet's alone): each player's --lots-per-wallet, and the rest, of one credit each, in as many idle wallets (idle-0, idle-1, ...) as there are players, which no timed operation touches. Each lot comes with its bonus transaction and key, so runs with different --lots-per-wallet and the same --ledger-lots hold ledgers of the same size: what a wallet's lots cost, apart from what a larger ledger costs.")
+    @Option(help: "Bonus lots the ledger holds before timing, in all (0, the default, for only --lots-per-wallet's; otherwise at least --players × --lots-per-wallet and at most 10000000). The players keep their --lots-per-wallet; the rest, of one credit each, go to as many idle wallets (idle-0, idle-1, ...) as there are players, which no timed operation touches, at most 100000 each. Each lot comes with its bonus transaction and key, so runs with different --lots-per-wallet and the same --ledger-lots hold ledgers of the same size: what a wallet's lots cost, apart from what a larger ledger costs.")
     var ledgerLots: Int = 0
 
     @Option(help: ArgumentHelp("realistic (spends, grants, replays and overdrafts) or spends (only spends of 3 credits, all covered).", valueName: "mix"))
@@ -82,8 +82,9 @@ struct BenchCommand: AsyncParsableCommand {
                 throw ValidationError("--ledger-lots \(ledgerLots) is fewer than the \(timed) lots the players' wallets hold (\(players) players × --lots-per-wallet \(lotsPerWallet)).")
             }
             let idleMax = Int(Limits.openLotsPerWalletMax)
-            guard (ledgerLots - timed + players - 1) / players <= idleMax else {
-                throw ValidationError("--ledger-lots \(ledgerLots) would give each of the \(players) idle wallets more than \(idleMax) lots; give more --players or fewer lots.")
+            let firstIdle = (ledgerLots - timed + players - 1) / players
+            guard firstIdle <= idleMax else {
+                throw ValidationError("--ledger-lots \(ledgerLots) would give idle-0 \(firstIdle) lots, more than the \(idleMax) one wallet may keep; give more --players or fewer lots.")
             }
         }
     }
@@ -201,7 +202,7 @@ struct BenchWorkload {
     /// `player-0`, `player-1`, ...: each starts with credits.
     let playerIDs: [PlayerID]
     var players: Int { playerIDs.count }
-    /// Bonus lots each wallet is given before timing.
+    /// Bonus lots each player's wallet is given before timing.
     let lotsPerWallet: Int
     /// Bonus lots the idle wallets (`idle-0`, ...) are given before timing, in all: what
     /// `--ledger-lots` adds to the players' own.
@@ -293,7 +294,7 @@ struct BenchWorkload {
         try await LedgerDatabases.open(path, durability: durability, writeMode: writeMode).run { store in try await measure(store) }
     }
 
-    /// Gives every wallet `lotsPerWallet` bonus lots of one credit (under 100,000 credits in all,
+    /// Gives every player's wallet `lotsPerWallet` bonus lots of one credit (under 100,000 credits in all,
     /// so no bonus needs the open-lot count), from `concurrency` callers as the timed run does;
     /// with `coveringCredits`, the last of them instead holds the player's spends and expires
     /// first (given last, so that the others still need no lot count). Then `idleLots` more,
