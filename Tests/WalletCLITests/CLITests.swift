@@ -328,15 +328,22 @@ struct BenchCLITests {
         #expect(try await cli.run("bench", "--mix", "mostly-spends", "--json").status == 64)
     }
 
+    /// `wallet bench` of 1,000 spends by 8 callers for 2 players with `--covering-lot` and
+    /// `lotOptions`, into a directory named `name` beside the CLI's database: its report, and its
+    /// grouped database's path.
+    private static func spendsWithLots(_ cli: CLI, into name: String, _ lotOptions: [String]) async throws -> (report: [String: Any], database: String) {
+        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent(name).path
+        let report = try await cli.json(
+            ["bench", "--operations", "1000", "--concurrency", "8", "--players", "2", "--mix", "spends", "--covering-lot", "--no-single", "--db", directory]
+                + lotOptions)
+        return (report, directory + "/grouped.sqlite")
+    }
+
     @Test("--covering-lot: every spend draws the one lot that expires first, and the wallet's other lots stay whole")
     func coveringLot() async throws {
         let cli = try CLI()
-        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("covering").path
-        let report = try await cli.json(
-            "bench", "--operations", "1000", "--concurrency", "8", "--players", "2", "--mix", "spends", "--lots-per-wallet", "5", "--covering-lot",
-            "--no-single", "--db", directory)
+        let (report, database) = try await Self.spendsWithLots(cli, into: "covering", ["--lots-per-wallet", "5"])
         #expect(report["covering_lot"] as? Bool == true && report["verify_ok"] as? Bool == true)
-        let database = directory + "/grouped.sqlite"
         for player in ["player-0", "player-1"] {
             // Left open: the four one-credit lots and the seed's paid lots, all untouched; the
             // covering lot held exactly what the player's spends took, so it is gone.
@@ -355,12 +362,8 @@ struct BenchCLITests {
     @Test("--ledger-lots: the rest of the lots go to idle wallets, so that the ledger holds as many whatever --lots-per-wallet; too few or too many are refused")
     func ledgerLots() async throws {
         let cli = try CLI()
-        let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent("ledger-lots").path
-        let report = try await cli.json(
-            "bench", "--operations", "1000", "--concurrency", "8", "--players", "2", "--mix", "spends", "--lots-per-wallet", "2", "--covering-lot",
-            "--ledger-lots", "11", "--no-single", "--db", directory)
+        let (report, database) = try await Self.spendsWithLots(cli, into: "ledger-lots", ["--lots-per-wallet", "2", "--ledger-lots", "11"])
         #expect(report["ledger_lots"] as? Int == 11 && report["verify_ok"] as? Bool == true)
-        let database = directory + "/grouped.sqlite"
         // 11 in all: the players' 2 each (one of them the covering lot, spent), the other 7
         // split between the two idle wallets, one credit each, untouched.
         for (player, count) in [("idle-0", 4), ("idle-1", 3)] {
