@@ -108,15 +108,16 @@ final class WALCheckpointer: Sendable {
         }
     }
 
-    /// Copies into the database what the WAL holds, as far as no reader still needs the older
-    /// pages (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one), syncing the WAL before (at any
+    /// Copies into the database what the WAL holds, as far as no reader still needs the older pages
+    /// (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one), syncing the WAL before (at any
     /// `synchronous` but OFF; FULL here). SQLite syncs the database file after it only when the
     /// pass copied up to the WAL's end as it still is then, so under steady writes most passes
     /// leave the file's sync to the writer's own checkpoint, which (when it reaches the WAL's end)
-    /// syncs everything the passes copied since the last sync (README "Eleventh sitting"); either way the writer starts the
-    /// WAL again only over pages the database holds on disk. A connection that cannot be
-    /// opened, or whose pass failed other than by finding another checkpoint under way, is
-    /// closed and opened again by the next pass; meanwhile the writer checkpoints as before.
+    /// syncs everything the passes copied since the last sync (README "Eleventh sitting"); either
+    /// way the writer starts the WAL again only over pages the database holds on disk. A connection
+    /// that cannot be opened, or whose pass failed other than by finding another checkpoint under
+    /// way, is closed and opened again by the next pass; meanwhile the writer checkpoints as
+    /// before.
     private func pass() {
         let copied: CInt? = connection.withLock { connection in
             if connection.handle == nil {
