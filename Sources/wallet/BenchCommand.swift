@@ -294,11 +294,11 @@ struct BenchWorkload {
         try await LedgerDatabases.open(path, durability: durability, writeMode: writeMode).run { store in try await measure(store) }
     }
 
-    /// Gives every player's wallet `lotsPerWallet` bonus lots of one credit (under 100,000 credits in all,
-    /// so no bonus needs the open-lot count), from `concurrency` callers as the timed run does;
-    /// with `coveringCredits`, the last of them instead holds the player's spends and expires
-    /// first (given last, so that the others still need no lot count). Then `idleLots` more,
-    /// spread over as many idle wallets as there are players.
+    /// Gives every player's wallet `lotsPerWallet` bonus lots of one credit, then `idleLots` more
+    /// spread over as many idle wallets as there are players (each wallet under 100,000 credits
+    /// in all, so no bonus needs the open-lot count), from `concurrency` callers as the timed run
+    /// does; with `coveringCredits`, the last of a player's lots instead holds its spends and
+    /// expires first (given last, so that the others still need no lot count).
     private func seedLots(_ store: any LedgerDatabase) async throws {
         let expiresAt = Timestamp.format(Date().addingTimeInterval(300 * 86_400))
         let oneCreditLots = lotsPerWallet == 0 ? 0 : playerIDs.count * (coveringCredits == nil ? lotsPerWallet : lotsPerWallet - 1)

@@ -328,14 +328,16 @@ struct BenchCLITests {
         #expect(try await cli.run("bench", "--mix", "mostly-spends", "--json").status == 64)
     }
 
-    /// `wallet bench` of 1,000 spends by 8 callers for 2 players with `--covering-lot` and
-    /// `lotOptions`, into a directory named `name` beside the CLI's database: its report, and its
-    /// grouped database's path.
-    private static func spendsWithLots(_ cli: CLI, into name: String, _ lotOptions: [String]) async throws -> (report: [String: Any], database: String) {
+    /// `wallet bench` of 1,000 spends by 8 callers for 2 players with `lotOptions` (and
+    /// `--covering-lot` unless told not), into a directory named `name` beside the CLI's
+    /// database: its report, and its grouped database's path.
+    private static func spendsWithLots(
+        _ cli: CLI, into name: String, _ lotOptions: [String], coveringLot: Bool = true
+    ) async throws -> (report: [String: Any], database: String) {
         let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().appendingPathComponent(name).path
         let report = try await cli.json(
-            ["bench", "--operations", "1000", "--concurrency", "8", "--players", "2", "--mix", "spends", "--covering-lot", "--no-single", "--db", directory]
-                + lotOptions)
+            ["bench", "--operations", "1000", "--concurrency", "8", "--players", "2", "--mix", "spends", "--no-single", "--db", directory]
+                + (coveringLot ? ["--covering-lot"] : []) + lotOptions)
         return (report, directory + "/grouped.sqlite")
     }
 
@@ -384,8 +386,17 @@ struct BenchCLITests {
 
         let tooFew = try await cli.run("bench", "--players", "2", "--lots-per-wallet", "2", "--ledger-lots", "3", "--json")
         #expect(tooFew.status == 64 && tooFew.stderr.contains("fewer than the 4 lots"), "\(tooFew.stderr)")
-        let tooMany = try await cli.run("bench", "--players", "2", "--ledger-lots", "300000", "--json")
-        #expect(tooMany.status == 64 && tooMany.stderr.contains("more than the 100000 one wallet may keep"), "\(tooMany.stderr)")
+        // 200,001 idle lots for two idle wallets: idle-0 would get 100,001, one over the cap (it
+        // rounds up, so the odd lot counts).
+        let tooMany = try await cli.run("bench", "--players", "2", "--ledger-lots", "200001", "--json")
+        #expect(tooMany.status == 64 && tooMany.stderr.contains("would give idle-0 100001 lots, more than the 100000"), "\(tooMany.stderr)")
+        // Without --lots-per-wallet every lot is an idle one, and the players keep only their grants' lots.
+        let (idleOnly, idleOnlyDatabase) = try await Self.spendsWithLots(cli, into: "idle-only", ["--ledger-lots", "3"], coveringLot: false)
+        #expect(idleOnly["ledger_lots"] as? Int == 3 && idleOnly["verify_ok"] as? Bool == true)
+        for (player, bonusLots) in [("idle-0", 2), ("idle-1", 1), ("player-0", 0), ("player-1", 0)] {
+            let lots = try #require(try await cli.json(["lots", "--player", player, "--db", idleOnlyDatabase])["lots"] as? [[String: Any]])
+            #expect(lots.filter { $0["category"] as? String == "bonus" }.count == bonusLots, "\(player): \(lots)")
+        }
         for outOfRange in ["--ledger-lots=10000001", "--ledger-lots=-1"] {
             let refused = try await cli.run("bench", outOfRange, "--json")
             #expect(refused.status == 64 && refused.stderr.contains("must be from 0 to 10000000"), "\(outOfRange): \(refused.stderr)")
