@@ -87,7 +87,7 @@ struct SchemaTests {
         #expect(rows == ["before\u{0}after", "", "text", "caf\u{E9} \u{1F600}", "earlier", "text", "x", nil, "null"])
     }
 
-    @Test("the WAL is copied into the database beside the writer, in passes on a connection of their own, and the checkpointer goes with its store")
+    @Test("the WAL is copied into the database beside the writer, in passes on a connection of their own that sync the file, and the checkpointer goes with its store")
     func checkpointPasses() async throws {
         weak var checkpointer: WALCheckpointer?
         do {
@@ -101,6 +101,11 @@ struct SchemaTests {
             // the others copied, from a connection that knew the file was in WAL mode.
             #expect(passes.done > passes.refused)
             #expect(passes.copied > 0)
+            // Each pass that copied looked again for what came meanwhile (a second checkpoint at
+            // least, to find the WAL unchanged), and synced the file, whether or not SQLite did.
+            #expect(passes.checkpoints >= 2 * (passes.done - passes.refused))
+            #expect(passes.checkpoints <= (1 + WALCheckpointer.catchUpsMax) * (passes.done - passes.refused))
+            #expect(passes.synced == passes.done - passes.refused)
             #expect(try Self.size(path) > before, "the passes wrote the database file")
             #expect(try await store.verify().ok)
             #expect(try await store.balances(playerID: "p").balances == ["credits": 200])
@@ -167,6 +172,7 @@ struct SchemaTests {
         let refused = try await Self.passesSettled(checkpointer)
         #expect(refused.done > 0)
         #expect(refused.refused == refused.done, "no pass copied from a file it could not open")
+        #expect(refused.synced == 0 && refused.checkpoints == 0)
         // Back in place, the next pass opens the file and copies.
         try FileManager.default.moveItem(atPath: moved, toPath: path)
         try await Self.grants(40, to: store, from: 40)
@@ -196,7 +202,7 @@ struct SchemaTests {
 
     /// The checkpointer's counts once no pass is asked for or running (passes run on a queue
     /// of their own, after the commit that asked).
-    private static func passesSettled(_ checkpointer: WALCheckpointer) async throws -> (done: Int, refused: Int, copied: Int) {
+    private static func passesSettled(_ checkpointer: WALCheckpointer) async throws -> (done: Int, refused: Int, checkpoints: Int, synced: Int, copied: Int) {
         for _ in 0..<200 where checkpointer.passing {
             try await Task.sleep(for: .milliseconds(25))
         }
