@@ -16,10 +16,19 @@
 // `--statements=before-lots` runs the statement set from before credit lots: no lot or hold
 // read, no lot written, two posting inserts and two balance updates per operation.
 //
+// The WAL is checkpointed as the wallet does it (the default, `--checkpoints=wallet`,
+// `WALCheckpointer`): each 2,048 frames the writer asks a thread with a connection of its own for
+// a pass (a passive checkpoint, up to eight more while the WAL moved on, then a sync of the
+// database file), and the writer checkpoints itself after a commit that left 16,384 frames or more.
+// `--checkpoints=none` checkpoints nothing while timing, as this program did before 2026-11-28:
+// the WAL then grows by every page written, and no checkpoint's copying or sync is paid.
+//
 // Build and run through Tests/Load/sqlite-ceiling.sh. Usage:
 //   sqlite-ceiling DB SCHEMA.sql BATCH OPERATIONS PLAYERS KEYS SAVEPOINTS [--statements=lots|before-lots] [--lots-per-wallet=N] [--bonus-lots]
+//                  [--checkpoints=wallet|none]
 //   PLAYERS: distinct wallets spent from; KEYS: "random" or "sequential" idempotency keys;
 //   SAVEPOINTS: 1 to wrap each operation in a savepoint as the group commit does, 0 not to.
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,12 +82,66 @@ static void writeBalances(const long long *ids, const long long *values, int cou
     run(bySize[slot]);
 }
 
-// Counts the WAL frames (pages) each commit wrote.
+// The wallet's checkpoints (`--checkpoints=wallet`): the passes' thread, what it was asked, and
+// what was done. `passBusy` is set by the writer's hook when it asks for a pass and cleared by the
+// thread when the pass is done, as `WALCheckpointer.passUnderWay`.
+static int checkpointsAsWallet = 1, passBusy, passAsked, passesStopping;
+static long askedAt = -1, passes, writerCheckpoints;
+static pthread_mutex_t passLock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t passSignal = PTHREAD_COND_INITIALIZER;
+
+// Counts the WAL frames (pages) each commit wrote; with the wallet's checkpoints, asks for a
+// pass each 2,048 frames and checkpoints on the writer from 16,384, as `WALCheckpointer` does.
 static int walHook(void *unused, sqlite3 *connection, const char *name, int pages) {
     frames += pages > lastFrames ? pages - lastFrames : pages;
     lastFrames = pages;
     commits++;
+    if (!checkpointsAsWallet) return SQLITE_OK;
+    if (askedAt < 0 || pages < askedAt) askedAt = askedAt < 0 ? pages : 0;
+    if (pages - askedAt >= 2048 && !__atomic_exchange_n(&passBusy, 1, __ATOMIC_ACQ_REL)) {
+        askedAt = pages;
+        pthread_mutex_lock(&passLock);
+        passAsked = 1;
+        pthread_cond_signal(&passSignal);
+        pthread_mutex_unlock(&passLock);
+    }
+    if (pages >= 16384) {
+        sqlite3_wal_checkpoint(connection, name);
+        writerCheckpoints++;
+    }
     return SQLITE_OK;
+}
+
+// The passes, on a connection of their own, as `WALCheckpointer.pass` runs them.
+static void *passThread(void *path) {
+    sqlite3 *connection;
+    if (sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK
+        || sqlite3_exec(connection, "PRAGMA synchronous = FULL; SELECT count(*) FROM sqlite_master", 0, 0, 0) != SQLITE_OK) {
+        fprintf(stderr, "the passes' connection: %s\n", sqlite3_errmsg(connection));
+        exit(1);
+    }
+    for (;;) {
+        pthread_mutex_lock(&passLock);
+        while (!passAsked && !passesStopping) pthread_cond_wait(&passSignal, &passLock);
+        int stop = !passAsked;
+        passAsked = 0;
+        pthread_mutex_unlock(&passLock);
+        if (stop) break;
+        int inLog, copied;
+        if (sqlite3_wal_checkpoint_v2(connection, "main", SQLITE_CHECKPOINT_PASSIVE, &inLog, &copied) == SQLITE_OK) {
+            for (int more = 0, found = -1; more < 8 && inLog != found; more++) {
+                found = inLog;
+                if (sqlite3_wal_checkpoint_v2(connection, "main", SQLITE_CHECKPOINT_PASSIVE, &inLog, &copied) != SQLITE_OK) break;
+            }
+            sqlite3_file *file;
+            if (sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK && file->pMethods->xSync)
+                file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+            passes++;
+        }
+        __atomic_store_n(&passBusy, 0, __ATOMIC_RELEASE);
+    }
+    sqlite3_close(connection);
+    return NULL;
 }
 
 static double seconds(void) {
@@ -108,11 +171,13 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[index], "--statements=lots") == 0) beforeLots = 0;
         else if (strncmp(argv[index], "--lots-per-wallet=", 18) == 0) lotsPerWallet = atoi(argv[index] + 18);
         else if (strcmp(argv[index], "--bonus-lots") == 0) bonusLots = 1;
+        else if (strcmp(argv[index], "--checkpoints=wallet") == 0) checkpointsAsWallet = 1;
+        else if (strcmp(argv[index], "--checkpoints=none") == 0) checkpointsAsWallet = 0;
         else if (positional < 7) arguments[++positional] = argv[index];
         else positional = 8;
     }
     if (positional != 7 || lotsPerWallet < 1 || (bonusLots && beforeLots)) {
-        fprintf(stderr, "usage: %s DB SCHEMA.sql BATCH OPERATIONS PLAYERS random|sequential SAVEPOINTS(0|1) [--statements=lots|before-lots] [--lots-per-wallet=N] [--bonus-lots]\n", argv[0]);
+        fprintf(stderr, "usage: %s DB SCHEMA.sql BATCH OPERATIONS PLAYERS random|sequential SAVEPOINTS(0|1) [--statements=lots|before-lots] [--lots-per-wallet=N] [--bonus-lots] [--checkpoints=wallet|none]\n", argv[0]);
         return 64;
     }
     argv = arguments;
@@ -241,7 +306,10 @@ int main(int argc, char **argv) {
         drawLot = prepare("UPDATE lots SET remaining = remaining - ? WHERE id = ?");
         breakdown = prepare("INSERT INTO lot_draws (seq, lot_id, amount) VALUES (?, ?, ?)");
     }
+    // SQLite's autocheckpoint checkpointed while seeding; from here the hook replaces it.
     sqlite3_wal_hook(db, walHook, NULL);
+    pthread_t passer;
+    if (checkpointsAsWallet && pthread_create(&passer, NULL, passThread, (void *)path) != 0) { perror("pthread_create"); return 1; }
 
     // Balances changed in the batch (the lots statement set writes each once, at the commit).
     // Accounts: '@spend' is 1, '@bonuses' 2 with --bonus-lots, then the players in order.
@@ -369,11 +437,20 @@ int main(int argc, char **argv) {
         run(commit);
     }
     double elapsed = seconds() - started;
+    if (checkpointsAsWallet) {
+        pthread_mutex_lock(&passLock);
+        passesStopping = 1;
+        pthread_cond_signal(&passSignal);
+        pthread_mutex_unlock(&passLock);
+        pthread_join(passer, NULL);
+    }
     // What the database grew by (every table and index), per operation.
     double bytesPerOperation = (double)(pragma(db, "PRAGMA page_count") - pagesBefore) * pragma(db, "PRAGMA page_size") / operations;
-    printf("%s, %d %slots a wallet: %d per commit, %d players, %s keys, savepoints %s: %.0f ops/s, %.2f pages written and %.0f bytes grown per operation\n",
+    char checkpoints[80] = "checkpoints none";
+    if (checkpointsAsWallet) snprintf(checkpoints, sizeof checkpoints, "checkpoints %ld passes and %ld on the writer", passes, writerCheckpoints);
+    printf("%s, %d %slots a wallet: %d per commit, %d players, %s keys, savepoints %s, %s: %.0f ops/s, %.2f pages written and %.0f bytes grown per operation\n",
            beforeLots ? "before lots" : "lots", beforeLots ? 0 : lotsPerWallet, bonusLots ? "one-credit bonus " : "", batch, players, argv[6], savepoints ? "on" : "off",
-           operations / elapsed, (double)frames / operations, bytesPerOperation);
+           checkpoints, operations / elapsed, (double)frames / operations, bytesPerOperation);
     sqlite3_close(db);
     return 0;
 }

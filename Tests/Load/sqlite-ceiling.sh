@@ -3,7 +3,8 @@
 # (with credit lots, as a spend runs them now; `--statements=before-lots` gives the set from
 # before lots, `--lots-per-wallet=N` seeds each wallet with N lots, `--bonus-lots` makes those N
 # one-credit bonus lots, each from its own bonus transaction, as `wallet bench --lots-per-wallet N`
-# seeds them; each option is passed to every run),
+# seeds them; `--checkpoints=none` checkpoints nothing while timing instead of checkpointing as the
+# wallet does; each option is passed to every run),
 # one transaction per operation and then 64 and 512 per commit, with 1,000 players and random
 # idempotency keys as `wallet bench` uses; then the same with one player and sequential keys,
 # where every operation writes into the same few pages; then a bare schema (the same tables with
@@ -11,6 +12,7 @@
 # show what the ledger's own rules cost. Needs gcc and libsqlite3-dev.
 #
 # Usage: Tests/Load/sqlite-ceiling.sh [operations, default 50000] [--statements=lots|before-lots] [--lots-per-wallet=N] [--bonus-lots]
+#        [--checkpoints=wallet|none]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 operations=50000
@@ -23,7 +25,7 @@ for argument in "$@"; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-gcc -O2 -o "$work/sqlite-ceiling" Tests/Load/sqlite-ceiling.c -lsqlite3
+gcc -O2 -pthread -o "$work/sqlite-ceiling" Tests/Load/sqlite-ceiling.c -lsqlite3
 run() { "$work/sqlite-ceiling" "$work/ceiling.sqlite" schema.sql "$@" "${options[@]}"; }
 run 1 $((operations / 10)) 1000 random 0
 for batch in 64 512; do
