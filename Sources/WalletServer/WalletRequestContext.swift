@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import Synchronization
 import WalletApple
 import WalletCore
 
@@ -9,8 +10,14 @@ public struct WalletRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The client's `X-Request-Id` when it sent a usable one, else a fresh id.
     public var requestID: String = ""
-    /// Set by the route's access check before the handler runs.
-    public var caller: Caller?
+    /// Set by the route's access check before the handler runs. Every copy of this context
+    /// shares it, so the middlewares around the route, whose copies were made before the check,
+    /// know the caller too: the request line names the actor.
+    public var caller: Caller? {
+        get { callerRecord.caller.withLock { $0 } }
+        set { callerRecord.caller.withLock { $0 = newValue } }
+    }
+    private let callerRecord = CallerRecord()
     /// The `{player_id}` of a wallet route, decoded and validated once by the access check.
     public var walletPlayerID: PlayerID?
 
@@ -18,8 +25,8 @@ public struct WalletRequestContext: RequestContext {
         coreContext = .init(source: source)
     }
 
-    /// Logs with the request's `request_id` and, once the access check authenticated the caller
-    /// (in a route's handler, not in the middlewares around it), its `actor`. They are added to
+    /// Logs with the request's `request_id` and, once the access check authenticated the caller,
+    /// its `actor` (in the middlewares around the route too, after it ran). They are added to
     /// the line when it is at or above the threshold, instead of being set on `logger` as each
     /// request arrives, which copied the logger's handler twice a request for lines mostly not
     /// logged: so log with this, not with `logger`, whose lines carry neither. A key the line's
@@ -73,4 +80,9 @@ public enum ServerLimits {
     public static let googlePurchasesPerPlayerPerMinute = 10
     /// Longest `X-Request-Id` echoed back; longer ones are replaced.
     public static let requestIDBytesMax = 128
+}
+
+/// The caller of one request, shared by every copy of its `WalletRequestContext`.
+private final class CallerRecord: Sendable {
+    let caller = Mutex<Caller?>(nil)
 }

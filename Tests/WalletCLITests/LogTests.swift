@@ -19,11 +19,13 @@ struct LogTests {
         return "\(header).\(claims).\(Base64URL.encode(Data(signature)))"
     }
 
-    @Test("--log-format json: one JSON object a line, with the request id and durations to the microsecond, and no secret")
+    @Test("--log-format json: one JSON object a line, with the request id, the actor, durations to the microsecond, and no secret")
     func json() async throws {
         let cli = try await CLI.withCatalog()
         _ = try await cli.grant("p1", "T1")
-        let admin = try #require(try await cli.json("keys", "create", "--role", "admin", "--name", "ops")["key"] as? String)
+        let adminKey = try await cli.json("keys", "create", "--role", "admin", "--name", "ops")
+        let admin = try #require(adminKey["key"] as? String)
+        let adminID = try #require(adminKey["id"] as? String)
         let jwtSecret = String(repeating: "j", count: 40)
         let (server, base) = try await ServeTests.serve(
             cli, environment: ["WALLET_PLAYER_JWT_SECRET": jwtSecret, "WALLET_LOG_FORMAT": "json"],
@@ -56,7 +58,12 @@ struct LogTests {
         let requests = entries.filter { $0["message"] as? String == "request" }.compactMap { $0["metadata"] as? [String: Any] }
         let player = try #require(requests.first { $0["request_id"] as? String == "log-player" })
         #expect(player["status"] as? String == "200" && player["route"] as? String == "/v1/wallets/{player_id}")
-        #expect(requests.first { $0["request_id"] as? String == "log-key" }?["status"] as? String == "201")
+        // The request line, logged around the route, names whom the access check found.
+        #expect(player["actor"] as? String == "player:p1")
+        let keyRequest = try #require(requests.first { $0["request_id"] as? String == "log-key" })
+        #expect(keyRequest["status"] as? String == "201" && keyRequest["actor"] as? String == adminID)
+        // A caller refused at the door is no actor.
+        #expect(requests.contains { $0["status"] as? String == "401" && $0["actor"] == nil })
         for request in requests {
             let duration = try #require(request["duration_ms"] as? String)
             #expect(duration.wholeMatch(of: /[0-9]+\.[0-9]{3}/) != nil, "duration_ms \(duration)")
