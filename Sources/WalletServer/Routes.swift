@@ -51,9 +51,11 @@ struct RouteRegistrar {
             guard !access.isOpen else { return try await handler(request, context) }
             var context = context
             let caller = try await authenticator.authenticate(request)
+            // Known before the check, so that a refused request's line names whom it refused;
+            // no handler runs unless the check passes.
+            context.caller = caller
             let walletPlayerID = hasWallet ? try context.pathPlayerID() : nil
             try access.check(caller, walletPlayerID: walletPlayerID)
-            context.caller = caller
             context.walletPlayerID = walletPlayerID
             return try await handler(request, context)
         }

@@ -10,9 +10,10 @@ public struct WalletRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The client's `X-Request-Id` when it sent a usable one, else a fresh id.
     public var requestID: String = ""
-    /// Set by the route's access check before the handler runs. Every copy of this context
-    /// shares it, so the middlewares around the route, whose copies were made before the check,
-    /// know the caller too: the request line names the actor.
+    /// Set by the route's access check once it authenticated the caller (before it checks the
+    /// route's rule, so a refused request's line names whom it refused). Every copy of this
+    /// context shares it, so the middlewares around the route, whose copies were made before the
+    /// check, know the caller too: the request line names the actor.
     public var caller: Caller? {
         get { callerRecord.caller.withLock { $0 } }
         set { callerRecord.caller.withLock { $0 = newValue } }

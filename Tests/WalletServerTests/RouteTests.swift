@@ -281,7 +281,7 @@ struct OperationsRouteTests {
     }
 
     // SQLite only: what a request's lines carry does not depend on the store.
-    @Test("a line a handler logs carries the request id and the authenticated caller as actor; the request line carries the id")
+    @Test("a line a handler logs carries the request id and the authenticated caller as actor, and so does the request line, refused or not; a request without credentials has no actor")
     func loggedWithRequest() async throws {
         let server = try await TestServer(.sqlite)
         let logs = LogRecorder()
@@ -292,13 +292,19 @@ struct OperationsRouteTests {
             #expect(created.status == .created)
             let refused = try await client.execute(uri: "/v1/keys", method: .get, headers: [.requestID: "log-anonymous"])
             #expect(refused.status == .unauthorized)
+            let forbidden = try await client.execute(uri: "/v1/keys", method: .get, headers: server.bearer(.support) + [.requestID: "log-support"])
+            #expect(forbidden.status == .forbidden)
         }
         let line = try #require(logs.recorded.first { $0.message == "api key created" })
         let admin = try #require(line.metadata["by"])
         #expect(line.metadata["request_id"] == "log-actor" && line.metadata["actor"] == admin && admin.hasPrefix("key_"))
         let requests = logs.recorded.filter { $0.message == "request" }
-        #expect(requests.map { $0.metadata["request_id"] } == ["log-actor", "log-anonymous"])
-        #expect(requests.map { $0.metadata["status"] } == ["201", "401"] && requests.allSatisfy { $0.metadata["actor"] == nil })
+        #expect(requests.map { $0.metadata["request_id"] } == ["log-actor", "log-anonymous", "log-support"])
+        #expect(requests.map { $0.metadata["status"] } == ["201", "401", "403"])
+        #expect(requests.prefix(2).map { $0.metadata["actor"] } == [admin, nil])
+        // The support key the route refused, by its id.
+        let support = try #require(try await server.store.apiKeys().first { $0.role == .support }).id
+        #expect(requests.last?.metadata["actor"] == support)
     }
 
     @Test("the server's code logs a request's lines with context.log, which adds the request id and actor, never with context.logger")
