@@ -53,8 +53,8 @@ final class WALCheckpointer: Sendable {
     private let askedAt = Atomic<Int32>(-1)
     /// Passes done; passes that copied nothing because SQLite refused (another checkpoint under
     /// way, an I/O error, a connection that could not open); checkpoints the passes that copied
-    /// ran, catching up included; passes that synced the database file after copying; the
-    /// frames of the WAL the latest pass left copied into the database.
+    /// ran, catching up included (a refused one too); passes that synced the database file after
+    /// copying; the frames of the WAL the latest pass left copied into the database.
     private let counts = Mutex((passes: 0, refused: 0, checkpoints: 0, synced: 0, copied: CInt(0)))
 
     init(step: Int32 = WALCheckpointer.step, writerLimit: Int32 = WALCheckpointer.writerLimit) {
@@ -121,10 +121,10 @@ final class WALCheckpointer: Sendable {
     /// `synchronous` but OFF; FULL here); copies again what the writer committed meanwhile, up
     /// to `catchUpsMax` times; then syncs the database file (`syncDatabaseFile`). Under steady
     /// writes the writer's own checkpoint so finds less to copy and little to sync: on a ledger
-    /// grown by 2,000,000 spends, a spend's p99 fell from 58–64 ms to 17–20 ms (README "Twelfth
-    /// sitting"). A
-    /// connection that cannot be opened, or whose first checkpoint failed other than by finding
-    /// another checkpoint under way, is closed and opened again by the next pass; meanwhile the
+    /// grown by 2,000,000 spends, a spend's p99 fell from 58–64 ms to 19.4 ms (README "Twelfth
+    /// sitting"). A connection that cannot be opened, or whose first checkpoint failed other than
+    /// by finding another checkpoint under way, is closed and opened again by the next pass
+    /// (one whose catching up failed so is by the next pass's first checkpoint); meanwhile the
     /// writer checkpoints as before.
     private func pass() {
         let done: (copied: CInt, checkpoints: Int, synced: Bool)? = connection.withLock { connection in
@@ -153,17 +153,17 @@ final class WALCheckpointer: Sendable {
                 return nil
             }
             // Then what the writer committed meanwhile, while it is little, until a checkpoint
-            // finds the WAL as the one before it found it (that one copied up to the end, and
-            // nothing came since) or `catchUpsMax` ran; one refused ends the catching up.
+            // finds the WAL as the one before it found it (nothing was committed since: that one
+            // copied up to the end, unless a reader held pages back) or `catchUpsMax` ran; one
+            // refused ends the catching up. `checkpoints` counts those run, refused or not.
             var found: CInt = -1
             var checkpoints = 1
-            for _ in 0..<Self.catchUpsMax where inLog != found {
+            while checkpoints <= Self.catchUpsMax, inLog != found {
                 found = inLog
                 checkpoints += 1
                 var more: (inLog: CInt, copied: CInt) = (-1, -1)
-                guard sqlite3_wal_checkpoint_v2(connection.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &more.inLog, &more.copied) == SQLITE_OK,
-                    more.copied >= 0
-                else { break }
+                let code = sqlite3_wal_checkpoint_v2(connection.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &more.inLog, &more.copied)
+                guard code == SQLITE_OK, more.copied >= 0 else { break }
                 (inLog, copied) = more
             }
             return (copied, checkpoints, Self.syncDatabaseFile(of: connection.handle))

@@ -13,8 +13,9 @@ public struct WalletRequestContext: RequestContext {
     /// Set by the route's access check once it authenticated the caller (before it checks the
     /// route's rule, so a refused request's line names whom it refused). Every copy of this
     /// context shares it, so the middlewares around the route, whose copies were made before the
-    /// check, know the caller too: the request line names the actor.
-    public var caller: Caller? {
+    /// check, know the caller too: the request line names the actor. So a copy that set it would
+    /// set it for all; only the access check sets it.
+    public internal(set) var caller: Caller? {
         get { callerRecord.caller.withLock { $0 } }
         set { callerRecord.caller.withLock { $0 = newValue } }
     }

@@ -105,10 +105,8 @@ static int walHook(void *unused, sqlite3 *connection, const char *name, int page
         pthread_cond_signal(&passSignal);
         pthread_mutex_unlock(&passLock);
     }
-    if (pages >= 16384) {
-        sqlite3_wal_checkpoint(connection, name);
-        writerCheckpoints++;
-    }
+    // Refused at once while a pass runs (SQLITE_BUSY), and tried again after the next commit.
+    if (pages >= 16384 && sqlite3_wal_checkpoint(connection, name) == SQLITE_OK) writerCheckpoints++;
     return SQLITE_OK;
 }
 
@@ -116,6 +114,7 @@ static int walHook(void *unused, sqlite3 *connection, const char *name, int page
 static void *passThread(void *path) {
     sqlite3 *connection;
     if (sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK
+        || sqlite3_busy_timeout(connection, 5000) != SQLITE_OK
         || sqlite3_exec(connection, "PRAGMA synchronous = FULL; SELECT count(*) FROM sqlite_master", 0, 0, 0) != SQLITE_OK) {
         fprintf(stderr, "the passes' connection: %s\n", sqlite3_errmsg(connection));
         exit(1);
@@ -128,13 +127,14 @@ static void *passThread(void *path) {
         pthread_mutex_unlock(&passLock);
         if (stop) break;
         int inLog, copied;
-        if (sqlite3_wal_checkpoint_v2(connection, "main", SQLITE_CHECKPOINT_PASSIVE, &inLog, &copied) == SQLITE_OK) {
+        if (sqlite3_wal_checkpoint_v2(connection, "main", SQLITE_CHECKPOINT_PASSIVE, &inLog, &copied) == SQLITE_OK && copied >= 0) {
             for (int more = 0, found = -1; more < 8 && inLog != found; more++) {
                 found = inLog;
                 if (sqlite3_wal_checkpoint_v2(connection, "main", SQLITE_CHECKPOINT_PASSIVE, &inLog, &copied) != SQLITE_OK) break;
             }
-            sqlite3_file *file;
-            if (sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK && file->pMethods->xSync)
+            sqlite3_file *file = NULL;
+            if (sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK && file && file->pMethods
+                && file->pMethods->xSync)
                 file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
             passes++;
         }

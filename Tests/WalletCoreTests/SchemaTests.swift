@@ -102,7 +102,8 @@ struct SchemaTests {
             #expect(passes.done > passes.refused)
             #expect(passes.copied > 0)
             // Each pass that copied looked again for what came meanwhile (a second checkpoint at
-            // least, to find the WAL unchanged), and synced the file, whether or not SQLite did.
+            // least, to find the WAL unchanged, counted even if SQLite refused it), and synced
+            // the file, whether or not SQLite did.
             #expect(passes.checkpoints >= 2 * (passes.done - passes.refused))
             #expect(passes.checkpoints <= (1 + WALCheckpointer.catchUpsMax) * (passes.done - passes.refused))
             #expect(passes.synced == passes.done - passes.refused)
