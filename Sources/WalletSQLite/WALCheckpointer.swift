@@ -123,9 +123,9 @@ final class WALCheckpointer: Sendable {
     /// writes the writer's own checkpoint so finds less to copy and little to sync: on a ledger
     /// grown by 2,000,000 spends, a spend's p99 fell from 58–64 ms to 19.4 ms (README "Twelfth
     /// sitting"). A connection that cannot be opened, or whose first checkpoint failed other than
-    /// by finding another checkpoint under way, is closed and opened again by the next pass
-    /// (one whose catching up failed so is by the next pass's first checkpoint); meanwhile the
-    /// writer checkpoints as before.
+    /// by finding another checkpoint under way, is closed and opened again by the next pass; a
+    /// failure while catching up only ends it (the next pass's first checkpoint meets the
+    /// failure again if it lasts). Meanwhile the writer checkpoints as before.
     private func pass() {
         let done: (copied: CInt, checkpoints: Int, synced: Bool)? = connection.withLock { connection in
             if connection.handle == nil {

@@ -294,17 +294,23 @@ struct OperationsRouteTests {
             #expect(refused.status == .unauthorized)
             let forbidden = try await client.execute(uri: "/v1/keys", method: .get, headers: server.bearer(.support) + [.requestID: "log-support"])
             #expect(forbidden.status == .forbidden)
+            // A player's token on look-alikes of its own wallet: another player's ("P1", refused)
+            // and one that is no player id (a fullwidth "１", invalid); either line names the player.
+            let player: HTTPFields = [.authorization: "Bearer \(playerToken("p1"))"]
+            let otherCase = try await client.execute(uri: "/v1/wallets/P1", method: .get, headers: player + [.requestID: "log-other-case"])
+            #expect(otherCase.status == .forbidden)
+            let fullwidth = try await client.execute(uri: "/v1/wallets/p%EF%BC%91", method: .get, headers: player + [.requestID: "log-fullwidth"])
+            #expect(fullwidth.status == .badRequest)
         }
         let line = try #require(logs.recorded.first { $0.message == "api key created" })
         let admin = try #require(line.metadata["by"])
         #expect(line.metadata["request_id"] == "log-actor" && line.metadata["actor"] == admin && admin.hasPrefix("key_"))
         let requests = logs.recorded.filter { $0.message == "request" }
-        #expect(requests.map { $0.metadata["request_id"] } == ["log-actor", "log-anonymous", "log-support"])
-        #expect(requests.map { $0.metadata["status"] } == ["201", "401", "403"])
-        #expect(requests.prefix(2).map { $0.metadata["actor"] } == [admin, nil])
-        // The support key the route refused, by its id.
+        #expect(requests.map { $0.metadata["request_id"] } == ["log-actor", "log-anonymous", "log-support", "log-other-case", "log-fullwidth"])
+        #expect(requests.map { $0.metadata["status"] } == ["201", "401", "403", "403", "400"])
+        // The support key the route refused, by its id, and the player by the token's subject.
         let support = try #require(try await server.store.apiKeys().first { $0.role == .support }).id
-        #expect(requests.last?.metadata["actor"] == support)
+        #expect(requests.map { $0.metadata["actor"] } == [admin, nil, support, "player:p1", "player:p1"])
     }
 
     @Test("the server's code logs a request's lines with context.log, which adds the request id and actor, never with context.logger")
