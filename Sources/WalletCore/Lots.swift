@@ -219,7 +219,14 @@ package enum LotRules {
     /// A credit of `amount` to a wallet whose balance is `balance`: a debt (a negative balance,
     /// from a refund of credits already spent) is repaid first, and only the rest becomes a lot.
     package static func lotAmount(ofCredit amount: Int64, balance: Int64) -> Int64 {
-        max(0, amount - max(0, -balance))
+        max(0, amount - debt(ofBalance: balance))
+    }
+
+    /// What a wallet whose balance is `balance` owes: nothing at zero or above. A balance of
+    /// exactly `Int64.min` (which `LedgerRules.seal` allows) owes one more than `Int64.max`
+    /// credits; it counts as `Int64.max`, since no credit comes near either.
+    static func debt(ofBalance balance: Int64) -> Int64 {
+        balance >= 0 ? 0 : balance == .min ? .max : -balance
     }
 
     /// The lot a credit of `amount` makes in a wallet whose balance is `balance` before it
@@ -264,7 +271,7 @@ package enum LotRules {
     /// debt first (taken from the returned draws in their order) and only the rest goes back to
     /// the lots it came from. What belonged to expired lots never repays anything: it expired.
     package static func planReturn(_ returned: [LotDraw], balance: Int64) -> (repaid: Int64, toLots: [LotDraw]) {
-        var debt = max(0, -balance)
+        var debt = Self.debt(ofBalance: balance)
         var repaid: Int64 = 0
         var toLots: [LotDraw] = []
         for draw in returned where draw.amount > 0 {
@@ -308,8 +315,14 @@ package enum LotRules {
     /// order given (`giveBack`, nothing captured), then every lot past its expiry booked
     /// (`expired`). `lots` are the wallet's open lots and the lots the holds drew from, each as it
     /// is now (a lot named twice counts once).
+    ///
+    /// Nothing bounds what a wallet holds in open holds, so a wallet refilled while its credits
+    /// were held can find its balance and what comes back past `Int64.max`: then the settled
+    /// balance is `Int64.max` and `overflows` is set (a write refuses it, `Decide.settle`; a read
+    /// shows the largest balance there is), never a trap.
     package static func settle(_ balance: Int64, lots: [Lot], expiredHolds holds: [(amount: Int64, draws: [LotDraw])], at now: String) -> SettledWallet {
         var balance = balance
+        var overflows = false
         var byID: [Int64: Lot] = [:]
         for lot in lots where byID[lot.id] == nil { byID[lot.id] = lot }
         let known = Array(byID.values)
@@ -317,15 +330,18 @@ package enum LotRules {
         for hold in holds {
             // Nothing is captured, so `splitCapture` cannot refuse it.
             guard let back = try? giveBack(hold.amount, captured: 0, draws: hold.draws, lots: known, balance: balance, at: now) else { continue }
-            balance += back.toWallet
+            let (sum, overflow) = balance.addingReportingOverflow(back.toWallet)
+            overflows = overflows || overflow
+            balance = overflow ? .max : sum
             for draw in back.toLots { byID[draw.lotID]?.remaining += draw.amount }
             returns.append(back)
         }
         let expiring = expired(Array(byID.values), at: now, limit: byID.count)
-        balance -= expiring.reduce(0) { $0 + $1.remaining }
+        // What expires is credits the balance holds (lots sum to it), so this never goes below zero.
+        if !overflows { balance -= expiring.reduce(0) { $0 + $1.remaining } }
         let expiredIDs = Set(expiring.map(\.id))
         let open = byID.values.filter { $0.remaining > 0 && !expiredIDs.contains($0.id) }.sorted { $0.id < $1.id }
-        return SettledWallet(balance: balance, holdReturns: returns, expiredLots: expiring, lots: open)
+        return SettledWallet(balance: balance, overflows: overflows, holdReturns: returns, expiredLots: expiring, lots: open)
     }
 
     /// The balance a debit of this wallet would find at `now`, before any of it is written
@@ -377,6 +393,8 @@ package struct HoldReturn: Sendable, Equatable {
 /// A wallet as a debit finds it once settled (`LotRules.settle`).
 package struct SettledWallet: Sendable, Equatable {
     package var balance: Int64
+    /// The credits given back took the balance past `Int64.max` (`balance` is then `Int64.max`).
+    package var overflows = false
     /// What each expired hold gives back, in the order given.
     package var holdReturns: [HoldReturn]
     /// The lots booked as expired, soonest expiry first.

@@ -46,6 +46,22 @@ struct DecideTests {
         #expect(throws: WalletError.insufficientFunds(balance: 8, currency: "credits")) { try Decide.placeHold(hold, wallet: Self.wallet(balance: 15, lots: Self.lots)) }
     }
 
+    @Test("a debit of a wallet whose expired holds would give back credits past the largest balance is refused before anything is planned")
+    func settlementPastLargestBalance() throws {
+        let lot = Self.lot(1, .paid, 0)
+        let held = HeldCredits(hold: Self.hold("h", amount: 5, expires: "2026-11-21T00:00:00.000Z"), draws: [LotDraw(lotID: 1, amount: 5)], lots: [lot])
+        let request = SpendRequest(playerID: "p", amount: 1, idempotencyKey: "s", actor: "game")
+        #expect(throws: WalletError.invalidRequest("the balance of player:p would overflow")) {
+            try Decide.spend(request, wallet: Self.wallet(balance: .max - 2, lots: [], holds: [held]))
+        }
+        #expect(throws: WalletError.invalidRequest("the balance of player:p would overflow")) {
+            try Decide.settle(Self.wallet(balance: .max - 2, lots: [], holds: [held]), debiting: nil)
+        }
+        // Exactly up to it, the hold's 5 come back and the spend draws from them.
+        let plan = try Decide.spend(request, wallet: Self.wallet(balance: .max - 5, lots: [], holds: [held]))
+        #expect(plan.settlement.releases.count == 1 && plan.spend.playerBalance == .max && plan.spend.draws == [LotDraw(lotID: 1, amount: 1)])
+    }
+
     @Test("a debit whose funds check passes but whose lots hold less than the balance is refused as a corrupt ledger, never drawn short")
     func lotsShortOfBalance() throws {
         let wallet = Self.wallet(balance: 10, lots: [Self.lot(1, .paid, 4)])

@@ -86,6 +86,11 @@ struct LotRulesTests {
         #expect(LotRules.lotAmount(ofCredit: 5, balance: -3) == 2)
         #expect(LotRules.lotAmount(ofCredit: 5, balance: -8) == 0)
         #expect(LotRules.lotAmount(ofCredit: 5, balance: 4) == 5)
+        // The deepest debt there is (a balance `LedgerRules.seal` allows) takes any credit, and
+        // negating it does not trap.
+        #expect(LotRules.lotAmount(ofCredit: 1_000_000_000, balance: .min) == 0)
+        let returned = LotRules.planReturn([LotDraw(lotID: 1, amount: 3)], balance: .min)
+        #expect(returned.repaid == 3 && returned.toLots.isEmpty)
     }
 
     @Test("the expiry sweep takes expired lots with something left, soonest first, bounded")
@@ -143,6 +148,18 @@ struct LotRulesTests {
         // nothing; lot 1's 3 repay 3 of the debt.
         let empty = Self.lots.map { lot in Lot(id: lot.id, category: lot.category, amount: lot.amount, remaining: 0, createdAt: lot.createdAt, expiresAt: lot.expiresAt, sourceSeq: lot.sourceSeq) }
         #expect(LotRules.settledBalance(-4, lots: empty, expiredHolds: [hold], at: Self.now) == -1)
+    }
+
+    @Test("credits given back past the largest balance settle at Int64.max and say so, never trap; up to it they settle exactly")
+    func overflowingSettlement() {
+        // A wallet refilled to near the largest balance while 5 of its credits were held (lot 1's).
+        let hold = (amount: Int64(5), draws: [LotDraw(lotID: 1, amount: 5)])
+        let held = [Self.lot(1, .paid, 0, created: "2026-11-01T00:00:00.000Z")]
+        let past = LotRules.settle(.max - 2, lots: held, expiredHolds: [hold], at: Self.now)
+        #expect(past.overflows && past.balance == .max && past.holdReturns.count == 1)
+        #expect(LotRules.settledBalance(.max - 2, lots: held, expiredHolds: [hold], at: Self.now) == .max, "a read shows the largest balance")
+        let upTo = LotRules.settle(.max - 5, lots: held, expiredHolds: [hold], at: Self.now)
+        #expect(!upTo.overflows && upTo.balance == .max && upTo.lots.map(\.remaining) == [5])
     }
 
     @Test("property: a return adds up — what repays the debt and what goes back to lots is what came back, never more than the debt")

@@ -27,6 +27,9 @@ package enum Decide {
         let settled = LotRules.settle(
             wallet.balance, lots: wallet.lots + wallet.expiredHolds.flatMap(\.lots),
             expiredHolds: wallet.expiredHolds.map { ($0.hold.amount, $0.draws) }, at: at)
+        // Credits given back past the largest balance: as `LedgerRules.seal` refuses any posting
+        // that would overflow, before anything is written.
+        if settled.overflows { throw .invalidRequest("the balance of \(AccountOwner.player(wallet.playerID).text) would overflow") }
         if let debit { try LedgerRules.requireFunds(balance: settled.balance, debit: debit, currency: wallet.currency) }
         guard settled.holdReturns.count == wallet.expiredHolds.count else {
             throw .corrupt("an expired hold of \(wallet.playerID.prefix(64)) cannot be given back")
