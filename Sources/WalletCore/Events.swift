@@ -142,9 +142,9 @@ public struct LedgerEvent: Encodable, Sendable, Equatable {
         self.transaction = transaction
         if type == .refundApplied {
             // Negated with saturation: a stored row is read, never trapped on, whatever it holds.
-            let negated = { (value: Int64) in value == .min ? Int64.max : -value }
             refund = RefundOutcome(
-                purchaseSeq: transaction.refundOfSeq, taken: negated(transaction.amount), debt: max(0, negated(balance)), uncollected: transaction.uncollected)
+                purchaseSeq: transaction.refundOfSeq, taken: transaction.amount == .min ? .max : -transaction.amount,
+                debt: LotRules.debt(ofBalance: balance), uncollected: transaction.uncollected)
         }
         if type == .entitlementChanged, let members = transaction.metadata?.members, case .string(let name)? = members["entitlement"],
             case .string(let change)? = members["change"]

@@ -225,7 +225,7 @@ package enum LotRules {
     /// What a wallet whose balance is `balance` owes: nothing at zero or above. A balance of
     /// exactly `Int64.min` (which `LedgerRules.seal` allows) owes one more than `Int64.max`
     /// credits; it counts as `Int64.max`, since no credit comes near either.
-    static func debt(ofBalance balance: Int64) -> Int64 {
+    package static func debt(ofBalance balance: Int64) -> Int64 {
         balance >= 0 ? 0 : balance == .min ? .max : -balance
     }
 
@@ -316,16 +316,22 @@ package enum LotRules {
     /// (`expired`). `lots` are the wallet's open lots and the lots the holds drew from, each as it
     /// is now (a lot named twice counts once).
     ///
-    /// Nothing bounds what a wallet holds in open holds, so a wallet refilled while its credits
-    /// were held can find its balance and what comes back past `Int64.max`: then the settled
-    /// balance is `Int64.max` and `overflows` is set (a write refuses it, `Decide.settle`; a read
-    /// shows the largest balance there is), never a trap.
+    /// A wallet's open holds are bounded by `@holds` (at most `Int64.max` in all), not by its
+    /// balance, so a wallet refilled while its credits were held can find what comes back past
+    /// `Int64.max`: then the settled balance is `Int64.max` and `overflows` is set (a read shows
+    /// the largest balance there is; a debit is refused, `Decide.settle`), never a trap.
     package static func settle(_ balance: Int64, lots: [Lot], expiredHolds holds: [(amount: Int64, draws: [LotDraw])], at now: String) -> SettledWallet {
-        var balance = balance
-        var overflows = false
         var byID: [Int64: Lot] = [:]
         for lot in lots where byID[lot.id] == nil { byID[lot.id] = lot }
         let known = Array(byID.values)
+        // What expires first: returns never go to an expired lot (`splitReturns`), so which lots
+        // expire and what they hold do not depend on them, and a balance that ends in range
+        // never passes `Int64.max` on the way. The lots hold at most the balance (none in debt),
+        // so only a ledger that breaks that could pass `Int64.min` here, and is read, not trapped on.
+        let expiring = expired(known, at: now, limit: byID.count)
+        let (left, underflow) = balance.subtractingReportingOverflow(expiring.reduce(0) { $0 + $1.remaining })
+        var balance = underflow ? .min : left
+        var overflows = false
         var returns: [HoldReturn] = []
         for hold in holds {
             // Nothing is captured, so `splitCapture` cannot refuse it.
@@ -336,9 +342,6 @@ package enum LotRules {
             for draw in back.toLots { byID[draw.lotID]?.remaining += draw.amount }
             returns.append(back)
         }
-        let expiring = expired(Array(byID.values), at: now, limit: byID.count)
-        // What expires is credits the balance holds (lots sum to it), so this never goes below zero.
-        if !overflows { balance -= expiring.reduce(0) { $0 + $1.remaining } }
         let expiredIDs = Set(expiring.map(\.id))
         let open = byID.values.filter { $0.remaining > 0 && !expiredIDs.contains($0.id) }.sorted { $0.id < $1.id }
         return SettledWallet(balance: balance, overflows: overflows, holdReturns: returns, expiredLots: expiring, lots: open)

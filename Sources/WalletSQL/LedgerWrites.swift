@@ -215,15 +215,22 @@ enum LedgerWrites {
 
     // MARK: - Expiry sweeps
 
-    /// Releases up to `limit` holds past their expiry (status `expired`), soonest first.
+    /// Releases up to `limit` holds past their expiry (status `expired`), soonest first; returns
+    /// how many it released. Each in a savepoint of its own: one that a rule refuses (credits
+    /// given back past the largest balance, which `LedgerRules.seal` refuses) stays open and
+    /// due, and the others are released; the batch then comes back short, so a sweep moves on.
     static func expireHolds(_ db: any SQLSession, limit: Int, now: Date, context: inout BatchContext) throws -> Int {
         let due = try HoldStorage.due(db, at: Timestamp.format(now), limit: limit)
+        var released = 0
         for hold in due {
-            let held = try HoldStorage.held(db, hold)
-            let plan = try Decide.expireHold(held, balance: try balanceOf(db, .player(hold.playerID), currency: hold.currency, context: &context), now: now)
-            _ = try apply(db, plan, key: HoldResolution.expiryKey(holdID: hold.id), now: now, context: &context)
+            let outcome = try Savepoint.attempt(db, context: &context) { context in
+                let held = try HoldStorage.held(db, hold)
+                let plan = try Decide.expireHold(held, balance: try balanceOf(db, .player(hold.playerID), currency: hold.currency, context: &context), now: now)
+                _ = try apply(db, plan, key: HoldResolution.expiryKey(holdID: hold.id), now: now, context: &context)
+            }
+            if case .success = outcome { released += 1 }
         }
-        return due.count
+        return released
     }
 
     /// Books up to `limit` lots expired at `now`, soonest expiry first, across wallets, each by

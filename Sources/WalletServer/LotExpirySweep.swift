@@ -18,23 +18,15 @@ public struct LotExpirySweep: Service {
 
     public func run() async throws {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            // Holds first: what they give back to a lot that has expired is booked with it. Each
-            // sweep fails on its own, so a hold that cannot be released (its wallet's balance would
-            // overflow) does not keep lots from expiring.
-            var released = 0
-            var booked = 0
             do {
-                released = try await ExpirySweep.all(stop: { Task.isShuttingDownGracefully }) { limit throws(WalletError) in try await store.expireHolds(limit: limit) }
-            } catch {
-                logger.error("expired holds could not be released; the next pass tries again", metadata: ["error": .string(error.detail)])
-            }
-            do {
-                booked = try await ExpirySweep.all(stop: { Task.isShuttingDownGracefully }) { limit throws(WalletError) in try await store.expireLots(limit: limit) }
+                // Holds first: what they give back to a lot that has expired is booked with it.
+                let released = try await ExpirySweep.all(stop: { Task.isShuttingDownGracefully }) { limit throws(WalletError) in try await store.expireHolds(limit: limit) }
+                let booked = try await ExpirySweep.all(stop: { Task.isShuttingDownGracefully }) { limit throws(WalletError) in try await store.expireLots(limit: limit) }
+                if booked > 0 || released > 0 {
+                    logger.info("expiries booked", metadata: ["lots": .stringConvertible(booked), "holds": .stringConvertible(released)])
+                }
             } catch {
                 logger.error("expired lots could not be booked; the next pass tries again", metadata: ["error": .string(error.detail)])
-            }
-            if booked > 0 || released > 0 {
-                logger.info("expiries booked", metadata: ["lots": .stringConvertible(booked), "holds": .stringConvertible(released)])
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }

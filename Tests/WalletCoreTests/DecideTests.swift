@@ -57,6 +57,12 @@ struct DecideTests {
         #expect(throws: WalletError.invalidRequest("the balance of player:p would overflow")) {
             try Decide.settle(Self.wallet(balance: .max - 2, lots: [], holds: [held]), debiting: nil)
         }
+        // Refused too where an expiring lot would bring the settled balance back in range: the
+        // release is booked before the expiry, and its balance would pass the largest.
+        let expiring = Self.lot(6, .bonus, 10, expires: "2026-11-20T00:00:00.000Z")
+        #expect(throws: WalletError.invalidRequest("the balance of player:p would overflow")) {
+            try Decide.settle(Self.wallet(balance: .max - 2, lots: [expiring], holds: [held]), debiting: nil)
+        }
         // Exactly up to it, the hold's 5 come back and the spend draws from them.
         let plan = try Decide.spend(request, wallet: Self.wallet(balance: .max - 5, lots: [], holds: [held]))
         #expect(plan.settlement.releases.count == 1 && plan.spend.playerBalance == .max && plan.spend.draws == [LotDraw(lotID: 1, amount: 1)])

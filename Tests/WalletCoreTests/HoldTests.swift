@@ -69,6 +69,28 @@ struct HoldTests {
         #expect(unknown?.code == "not_found")
     }
 
+    @Test("the sweep releases every expired hold it can: one whose credits would take its wallet past the largest balance stays open, the others go", arguments: TestBackend.all)
+    func sweepPastLargestBalance(backend: TestBackend) async throws {
+        let clock = TestClock("2026-11-22T12:00:00Z")
+        let ledger = try await TestLedger.withCatalog(backend, clock: clock)
+        try await ledger.grant("p1", "T1")
+        try await ledger.grant("p2", "T2")
+        _ = try await Self.hold(ledger, "p1", 4, key: "h1", seconds: 60)
+        _ = try await Self.hold(ledger, "p2", 4, key: "h2", seconds: 60)
+        // A wallet refilled to 2 below the largest balance while 4 of its credits were held, as
+        // only billions of grants could make it (so the ledger no longer verifies).
+        try await ledger.store.write { db, _, _ in try db.execute("UPDATE accounts SET balance = 9223372036854775805 WHERE owner = 'player:p1'") }
+        clock.set("2026-11-22T12:01:00Z")
+        #expect(try await ledger.balance("p1") == .max, "a read shows the largest balance, never traps")
+        #expect(try await ledger.store.expireHolds(limit: 10) == 1, "p2's hold released; p1's refused alone")
+        #expect(try await ledger.store.holds(playerID: "p1").map(\.status) == [.open])
+        #expect(try await ledger.store.holds(playerID: "p2").map(\.status) == [.expired])
+        #expect(try await ledger.balance("p2") == 5)
+        let spend = await walletError { try await ledger.spend("p1", 1, key: "s1") }
+        #expect(spend == .invalidRequest("the balance of player:p1 would overflow"))
+        #expect(try await ledger.store.expireHolds(limit: 10) == 0)
+    }
+
     @Test("holds, captures, releases and spends racing on one wallet keep every invariant", arguments: TestBackend.all)
     func races(backend: TestBackend) async throws {
         let ledger = try await TestLedger.withCatalog(backend)

@@ -160,6 +160,11 @@ struct LotRulesTests {
         #expect(LotRules.settledBalance(.max - 2, lots: held, expiredHolds: [hold], at: Self.now) == .max, "a read shows the largest balance")
         let upTo = LotRules.settle(.max - 5, lots: held, expiredHolds: [hold], at: Self.now)
         #expect(!upTo.overflows && upTo.balance == .max && upTo.lots.map(\.remaining) == [5])
+        // With 10 in a lot expired on the 20th, the same wallet settles 7 below the largest
+        // balance: what expires is taken out before what comes back is added.
+        let expiring = Self.lot(6, .bonus, 10, created: "2026-11-05T00:00:00.000Z", expires: "2026-11-20T00:00:00.000Z")
+        let net = LotRules.settle(.max - 2, lots: held + [expiring], expiredHolds: [hold], at: Self.now)
+        #expect(!net.overflows && net.balance == .max - 7 && net.expiredLots.map(\.id) == [6] && net.lots.map(\.remaining) == [5])
     }
 
     @Test("property: a return adds up — what repays the debt and what goes back to lots is what came back, never more than the debt")

@@ -16,7 +16,9 @@ package enum Decide {
     /// one expiry to `@expired` (breakage). Expiry is a ledger entry, never silent: a debit never
     /// draws from an expired lot, and never finds credits locked by an expired hold.
     /// - Throws: `insufficientFunds` when the settled balance cannot cover `debit`: then nothing
-    ///   of the settlement is booked either, and the wallet stays as it was.
+    ///   of the settlement is booked either, and the wallet stays as it was. `invalidRequest` when
+    ///   a release would take the balance past `Int64.max` (as `LedgerRules.seal` refuses it),
+    ///   `corrupt` when an expired hold cannot be given back.
     package static func settle(_ wallet: WalletSnapshot, debiting debit: Int64?) throws(WalletError) -> SettlementPlan {
         let at = wallet.at
         // Most debits find nothing to settle: then the wallet is as read, without a copy of its lots.
@@ -27,9 +29,6 @@ package enum Decide {
         let settled = LotRules.settle(
             wallet.balance, lots: wallet.lots + wallet.expiredHolds.flatMap(\.lots),
             expiredHolds: wallet.expiredHolds.map { ($0.hold.amount, $0.draws) }, at: at)
-        // Credits given back past the largest balance: as `LedgerRules.seal` refuses any posting
-        // that would overflow, before anything is written.
-        if settled.overflows { throw .invalidRequest("the balance of \(AccountOwner.player(wallet.playerID).text) would overflow") }
         if let debit { try LedgerRules.requireFunds(balance: settled.balance, debit: debit, currency: wallet.currency) }
         guard settled.holdReturns.count == wallet.expiredHolds.count else {
             throw .corrupt("an expired hold of \(wallet.playerID.prefix(64)) cannot be given back")
@@ -38,7 +37,11 @@ package enum Decide {
         var releases: [HoldResolutionPlan] = []
         for (held, back) in zip(wallet.expiredHolds, settled.holdReturns) {
             releases.append(try resolution(held.hold, status: .expired, back, balance: balance, idempotencyKey: HoldResolution.expiryKeyName, actor: expiryActor))
-            balance += back.toWallet
+            // Releases come before the expiry, so their credits may pass the largest balance even
+            // where the settled one does not (`LotRules.settle`): refused as `seal` would.
+            let (sum, overflow) = balance.addingReportingOverflow(back.toWallet)
+            guard !overflow else { throw .invalidRequest("the balance of \(AccountOwner.player(wallet.playerID).text) would overflow") }
+            balance = sum
         }
         let expiry = settled.expiredLots.isEmpty
             ? nil : expiry(settled.expiredLots, playerID: wallet.playerID, currency: wallet.currency, balance: balance)
