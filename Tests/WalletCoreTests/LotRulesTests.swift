@@ -165,6 +165,10 @@ struct LotRulesTests {
         let expiring = Self.lot(6, .bonus, 10, created: "2026-11-05T00:00:00.000Z", expires: "2026-11-20T00:00:00.000Z")
         let net = LotRules.settle(.max - 2, lots: held + [expiring], expiredHolds: [hold], at: Self.now)
         #expect(!net.overflows && net.balance == .max - 7 && net.expiredLots.map(\.id) == [6] && net.lots.map(\.remaining) == [5])
+        // A ledger that breaks its own rules (expiring lots holding more than a balance near the
+        // smallest) is read at the smallest balance, never trapped on.
+        let broken = LotRules.settle(.min + 3, lots: [expiring], expiredHolds: [], at: Self.now)
+        #expect(broken.balance == .min && !broken.overflows && broken.expiredLots.map(\.id) == [6])
     }
 
     @Test("property: a return adds up — what repays the debt and what goes back to lots is what came back, never more than the debt")
