@@ -125,54 +125,66 @@ final class GroupCommitWriter: Sendable {
                 try? await Task.sleep(for: Self.lingerStep)
                 lingered += Self.lingerStep
             }
-            let batch: [any PendingWrite] = state.withLock { state in
-                let count = min(batchMax, state.queue.count)
-                let batch = Array(state.queue.prefix(count))
-                state.queue.removeFirst(count)
-                if batch.isEmpty { state.draining = false }
-                return batch
+            let idle = state.withLock { state in
+                if state.queue.isEmpty { state.draining = false }
+                return state.queue.isEmpty
             }
-            if batch.isEmpty { return }
-            previousBatch = batch.count
-            await commit(batch)
+            if idle { return }
+            previousBatch = await commit()
         }
     }
 
-    /// Commits `batch` in a span of its own when traces are on (`wallet serve --otel-endpoint`
-    /// bootstraps a tracer): a root span, since the batch serves many requests (the drain task
-    /// would otherwise inherit the first one's), with the batch's size and the store. A slow
-    /// request's span and the batch it waited for overlap in time.
-    private func commit(_ batch: [any PendingWrite]) async {
+    /// Takes the next batch off the queue: the operations waiting now, at most `batchMax`. Only
+    /// the drain takes, so a queue found holding operations still holds them when it takes.
+    private func takeBatch() -> [any PendingWrite] {
+        state.withLock { state in
+            let count = min(batchMax, state.queue.count)
+            let batch = Array(state.queue.prefix(count))
+            state.queue.removeFirst(count)
+            return batch
+        }
+    }
+
+    /// Commits the next batch in a span of its own when traces are on (`wallet serve
+    /// --otel-endpoint` bootstraps a tracer): a root span, since the batch serves many requests
+    /// (the drain task would otherwise inherit the first one's), with the batch's size and the
+    /// store. A slow request's span and the batch it waited for overlap in time. Returns the
+    /// batch's size.
+    private func commit() async -> Int {
         let tracer = InstrumentationSystem.tracer
         if tracer is NoOpTracer {
-            await commitBatch(batch)
-            return
+            return await commitBatch().size
         }
         let engineName = engine.engineName
-        await tracer.withSpan("group commit", context: .topLevel, ofKind: .internal) { span in
-            span.attributes["wallet.batch.size"] = batch.count
+        return await tracer.withSpan("group commit", context: .topLevel, ofKind: .internal) { span in
             span.attributes["wallet.store"] = engineName
+            let outcome = await commitBatch()
+            span.attributes["wallet.batch.size"] = outcome.size
             // A batch that did not commit is a failed span, its error's type only (the message
             // may quote an id).
-            if let failure = await commitBatch(batch) {
+            if let failure = outcome.failure {
                 span.setStatus(SpanStatus(code: .error))
                 span.attributes["error.type"] = String(describing: type(of: failure))
             }
+            return outcome.size
         }
     }
 
-    /// Commits `batch` and answers its operations; the error when it did not commit. The
-    /// statistics count the batch before its callers hear their answers, so a caller that reads
-    /// them after its answer finds its batch there.
-    @discardableResult
-    private func commitBatch(_ batch: [any PendingWrite]) async -> (any Error)? {
+    /// Commits the next batch and answers its operations; its size, and the error when it did
+    /// not commit. The batch is taken off the queue once the transaction began
+    /// (`SQLEngine.transaction` takes the ledger's lock first): operations that arrive while
+    /// another process's batch holds the lock go in this one instead of waiting for the next.
+    /// The statistics count the batch before its callers hear their answers, so a caller that
+    /// reads them after its answer finds its batch there.
+    private func commitBatch() async -> (size: Int, failure: (any Error)?) {
         let started = ContinuousClock.now
         state.withLock { $0.batchStarted = started }
         var failure: (any Error)?
         let knownCurrencies = state.withLock { $0.knownCurrencies }
+        let taken = TakenBatch()
         var found: Set<Identifier> = []
         do {
-            found = try await apply(batch, pipelined: true, knownCurrencies: knownCurrencies)
+            found = try await apply(taken, pipelined: true, knownCurrencies: knownCurrencies)
         } catch is PipelineBroken {
             // The pipelined run met a failure it cannot pin on one operation (a statement
             // refused, a refusal after a write) before its COMMIT was sent, so nothing of it
@@ -180,10 +192,13 @@ final class GroupCommitWriter: Sendable {
             // failure is its own operation's. A failure of the COMMIT itself is never run
             // again: the batch may have committed.
             state.withLock { $0.statistics.awaitedReruns += 1 }
-            do { found = try await apply(batch, pipelined: false, knownCurrencies: knownCurrencies) } catch { failure = error }
+            do { found = try await apply(taken, pipelined: false, knownCurrencies: knownCurrencies) } catch { failure = error }
         } catch {
             failure = error
         }
+        // A transaction that failed before its body ran (no connection, the lock not had in
+        // time) took nothing: the operations waiting now hear its error.
+        let batch = taken.batch ?? takeBatch()
         let ended = ContinuousClock.now
         state.withLock { state in
             state.batchStarted = nil
@@ -196,10 +211,11 @@ final class GroupCommitWriter: Sendable {
             state.commitFailure = failure.map { (ended, "\($0)") }
         }
         for pending in batch { pending.complete(commitError: failure) }
-        return failure
+        return (batch.count, failure)
     }
 
-    /// Runs the batch in one transaction: its prefetch, then each operation (`Savepoint.run`).
+    /// Runs a batch in one transaction: takes it off the queue (on the first run), its prefetch,
+    /// then each operation (`Savepoint.run`).
     /// Awaited, each operation runs in a savepoint and its writes are answered before the next
     /// starts. `pipelined` (a batch's first run), none of that: the operations run one after
     /// another without a savepoint each, their ledger rows held back and written a table at a
@@ -208,11 +224,14 @@ final class GroupCommitWriter: Sendable {
     /// database's error at the commit), and the caller then runs the batch again awaited. A
     /// refusal after a write (rare: a refund refused once its wallet was settled) costs a rerun.
     /// Returns the currency codes the batch knows of, for the batches after it.
-    private func apply(_ batch: [any PendingWrite], pipelined: Bool, knownCurrencies: Set<Identifier>) async throws -> Set<Identifier> {
+    private func apply(_ taken: TakenBatch, pipelined: Bool, knownCurrencies: Set<Identifier>) async throws -> Set<Identifier> {
         let clock = self.clock
         let makeTransactionID = self.makeTransactionID
         let prefetch = engine.prefetches
         return try await engine.transaction { db in
+            // Taken on the transaction's first run; a rerun (awaited, or after a serialization
+            // failure) runs the same operations.
+            let batch = taken.batch(orTake: self.takeBatch)
             var context = BatchContext(makeTransactionID: makeTransactionID, knownCurrencies: knownCurrencies)
             // Where each lookup is a round trip (PostgreSQL), the batch makes them all at once.
             if prefetch {
@@ -253,6 +272,24 @@ final class GroupCommitWriter: Sendable {
                 throw PipelineBroken()
             }
             return context.knownCurrencies
+        }
+    }
+}
+
+/// The operations of one batch, taken off the queue by the first run of its transaction.
+private final class TakenBatch: Sendable {
+    private let taken = Mutex<[any PendingWrite]?>(nil)
+
+    /// The batch taken so far, if any.
+    var batch: [any PendingWrite]? { taken.withLock { $0 } }
+
+    /// The batch taken, or the one `take` gives if none was yet.
+    func batch(orTake take: () -> [any PendingWrite]) -> [any PendingWrite] {
+        taken.withLock { taken in
+            if let batch = taken { return batch }
+            let batch = take()
+            taken = batch
+            return batch
         }
     }
 }

@@ -986,6 +986,35 @@ struct GroupCommitTests {
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 7)
     }
 
+    @Test("operations that come while another process's batch holds the ledger's lock join the batch waiting for it", arguments: TestBackend.all)
+    func joinWhileLocked(backend: TestBackend) async throws {
+        let opened = try await TestStores.open(backend, writeMode: .grouped())
+        let store = opened.store
+        try await Self.seed(store)
+        // Another instance on the same database, whose batch holds the lock (SQLite's write
+        // lock, PostgreSQL's `ledger_lock` row) until the gate opens.
+        let other = try await SQLLedgerStore.open(database: opened.location, writeMode: .grouped(), poolSize: TestStores.postgresPoolSize, clock: { Date() })
+        let (gate, holder) = try await Gate.holding(other)
+        let batchesBefore = store.groupCommitStatistics?.batches ?? 0
+        var spends = [Task { await Self.outcome(Self.spend(store, "p1", 1, "w0")) }]
+        // The first spend's transaction has begun and waits for the lock.
+        try await Task.sleep(for: .milliseconds(300))
+        var queued = store.queuedWriteCount
+        for index in 1..<5 {
+            spends.append(Task { await Self.outcome(Self.spend(store, "p1", 1, "w\(index)")) })
+            while store.queuedWriteCount <= queued { try await Task.sleep(for: .milliseconds(1)) }
+            queued = store.queuedWriteCount
+        }
+        gate.release()
+        try await holder.value
+        for spend in spends { _ = try await spend.value.get() }
+        let statistics = try #require(store.groupCommitStatistics)
+        #expect(statistics.batches - batchesBefore == 1, "the five spends shared the batch that waited for the lock")
+        #expect(statistics.largestBatch == 5)
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 5)
+        #expect(try await store.verify().transactions == 7)
+    }
+
     @Test("a full queue answers overloaded at once and writes nothing for it", arguments: TestBackend.all)
     func overloaded(backend: TestBackend) async throws {
         let store = try await Self.store(.grouped(batchMax: 8, queueMax: 3), on: backend)
