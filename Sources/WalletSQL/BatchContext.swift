@@ -320,7 +320,8 @@ package struct BatchContext {
         }
     }
 
-    /// Looks `pairs` up in padded chunks: `asked` hears each pair before its chunk's query,
+    /// Looks `pairs` up in padded chunks, each distinct pair once (a batch's spends all name
+    /// the same counterpart account): `asked` hears each pair before its chunk's query,
     /// `found` each row the query returns. The rows are joined from a VALUES list, so both
     /// databases look each pair up by the table's index (`(a, b) IN (VALUES ...)` made SQLite
     /// scan the whole table).
@@ -328,7 +329,9 @@ package struct BatchContext {
         _ db: any SQLSession, _ pairs: [(String, String)], _ select: String, join: String,
         asked: (String, String) -> Void, found: (any SQLRow) throws -> Void
     ) throws {
-        for chunk in padded(pairs) {
+        var seen: Set<ExactPair> = []
+        let distinct = pairs.filter { seen.insert(ExactPair($0.0, $0.1)).inserted }
+        for chunk in padded(distinct) {
             for pair in chunk { asked(pair.0, pair.1) }
             let values = Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
             try db.forEach("\(select) FROM (VALUES \(values)) AS wanted JOIN \(join)", chunk.flatMap { [SQLValue.text($0.0), .text($0.1)] }, found)
