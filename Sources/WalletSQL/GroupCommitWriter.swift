@@ -75,7 +75,8 @@ final class GroupCommitWriter: Sendable {
     /// Batches and operations committed so far.
     var statistics: GroupCommitStatistics { state.withLock { $0.statistics } }
 
-    /// Operations waiting for the next batch.
+    /// Operations waiting for a batch to take them (the batch whose transaction waits for the
+    /// ledger's lock takes them too).
     var queuedCount: Int { state.withLock { $0.queue.count } }
 
     init(engine: any SQLEngine, clock: @escaping @Sendable () -> Date, makeTransactionID: @escaping @Sendable () -> String, batchMax: Int, queueMax: Int) {
@@ -134,11 +135,12 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// Takes the next batch off the queue: the operations waiting now, at most `batchMax`. Only
-    /// the drain takes, so a queue found holding operations still holds them when it takes.
-    private func takeBatch() -> [any PendingWrite] {
+    /// Takes the next batch off the queue: the operations waiting now, at most `batchMax` (and
+    /// at most `limit`). Only the drain takes, so a queue found holding operations still holds
+    /// them when it takes.
+    private func takeBatch(atMost limit: Int = .max) -> [any PendingWrite] {
         state.withLock { state in
-            let count = min(batchMax, state.queue.count)
+            let count = min(batchMax, limit, state.queue.count)
             let batch = Array(state.queue.prefix(count))
             state.queue.removeFirst(count)
             return batch
@@ -178,9 +180,11 @@ final class GroupCommitWriter: Sendable {
     /// reads them after its answer finds its batch there.
     private func commitBatch() async -> (size: Int, failure: (any Error)?) {
         let started = ContinuousClock.now
-        state.withLock { $0.batchStarted = started }
+        let (waiting, knownCurrencies) = state.withLock { state in
+            state.batchStarted = started
+            return (state.queue.count, state.knownCurrencies)
+        }
         var failure: (any Error)?
-        let knownCurrencies = state.withLock { $0.knownCurrencies }
         let taken = TakenBatch()
         var found: Set<Identifier> = []
         do {
@@ -197,8 +201,9 @@ final class GroupCommitWriter: Sendable {
             failure = error
         }
         // A transaction that failed before its body ran (no connection, the lock not had in
-        // time) took nothing: the operations waiting now hear its error.
-        let batch = taken.batch ?? takeBatch()
+        // time) took nothing: the operations that were waiting when it began hear its error,
+        // and those that came since go in the next batch, as they would have.
+        let batch = taken.batch ?? takeBatch(atMost: waiting)
         let ended = ContinuousClock.now
         state.withLock { state in
             state.batchStarted = nil
@@ -214,7 +219,8 @@ final class GroupCommitWriter: Sendable {
         return (batch.count, failure)
     }
 
-    /// Runs a batch in one transaction: takes it off the queue (on the first run), its prefetch,
+    /// Runs a batch in one transaction: takes it off the queue (on the body's first run, whether
+    /// pipelined or awaited, before any retry), its prefetch,
     /// then each operation (`Savepoint.run`).
     /// Awaited, each operation runs in a savepoint and its writes are answered before the next
     /// starts. `pipelined` (a batch's first run), none of that: the operations run one after
@@ -231,7 +237,7 @@ final class GroupCommitWriter: Sendable {
         return try await engine.transaction { db in
             // Taken on the transaction's first run; a rerun (awaited, or after a serialization
             // failure) runs the same operations.
-            let batch = taken.batch(orTake: self.takeBatch)
+            let batch = taken.batch(orTake: { self.takeBatch() })
             var context = BatchContext(makeTransactionID: makeTransactionID, knownCurrencies: knownCurrencies)
             // Where each lookup is a round trip (PostgreSQL), the batch makes them all at once.
             if prefetch {

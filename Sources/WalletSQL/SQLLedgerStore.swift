@@ -7,8 +7,11 @@ import ServiceLifecycle
 /// above it, once, in `SQLLedgerStore`.
 package protocol SQLEngine: Sendable {
     /// Runs `body` in one write transaction that excludes every other writer of the database
-    /// (another process's included) from the ledger until it commits. An engine may run `body`
-    /// again after a serialization failure: it must have no effect outside the session.
+    /// (another process's included) from the ledger until it commits: the exclusion is had
+    /// before `body` runs (the group commit takes its batch off the queue there), and `body`
+    /// never runs once this has returned or thrown. An engine may run `body` again after a
+    /// serialization failure: beyond the session, it may only do what a rerun finds done
+    /// (`GroupCommitWriter`'s batch is taken once, on the first run).
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result
     /// Runs `body` on one consistent snapshot, without waiting for writers.
     func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result
@@ -105,7 +108,8 @@ package struct SQLLedgerStore: LedgerDatabase {
         }
     }
 
-    /// Operations waiting for the next group commit (0 in `.single` mode).
+    /// Operations waiting for a group commit to take them (0 in `.single` mode): the next batch's,
+    /// including those of a batch whose transaction waits for the ledger's lock.
     package var queuedWriteCount: Int { groupCommit?.queuedCount ?? 0 }
 
     /// What the group commit did so far; nil in `.single` mode.

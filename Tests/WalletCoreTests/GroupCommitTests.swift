@@ -1016,14 +1016,14 @@ struct GroupCommitTests {
         let (gate, holder) = try await Gate.holding(other)
         let batchesBefore = store.groupCommitStatistics?.batches ?? 0
         var spends = [Task { await Self.outcome(Self.spend(store, "p1", 1, "w0")) }]
-        // The first spend's transaction has begun and waits for the lock.
+        // Time for the first spend's transaction to begin and wait for the lock: a writer that
+        // took its batch before the lock (as this one did before) has taken that spend alone by
+        // then, and the queue never holds all five.
         try await Task.sleep(for: .milliseconds(300))
-        var queued = store.queuedWriteCount
-        for index in 1..<5 {
-            spends.append(Task { await Self.outcome(Self.spend(store, "p1", 1, "w\(index)")) })
-            while store.queuedWriteCount <= queued { try await Task.sleep(for: .milliseconds(1)) }
-            queued = store.queuedWriteCount
-        }
+        for index in 1..<5 { spends.append(Task { await Self.outcome(Self.spend(store, "p1", 1, "w\(index)")) }) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while store.queuedWriteCount < 5, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(store.queuedWriteCount == 5, "all five wait in the queue while the lock is held")
         gate.release()
         try await holder.value
         for spend in spends { _ = try await spend.value.get() }
@@ -1032,6 +1032,57 @@ struct GroupCommitTests {
         #expect(statistics.largestBatch == 5)
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 5)
         #expect(try await store.verify().transactions == 7)
+    }
+
+    /// An engine whose first write transaction waits until `fail()`, then fails before its body
+    /// ran (as one that never had the lock); every other call runs on `inner`.
+    final class FailingFirstWrite: SQLEngine {
+        let inner: any SQLEngine
+        private let state = Mutex((begun: false, failing: false))
+        init(_ inner: any SQLEngine) { self.inner = inner }
+
+        /// Whether the first write transaction has begun (and waits).
+        var begun: Bool { state.withLock { $0.begun } }
+        func fail() { state.withLock { $0.failing = true } }
+
+        func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result {
+            let first = state.withLock { state in
+                defer { state.begun = true }
+                return !state.begun
+            }
+            guard first else { return try await inner.transaction(body) }
+            while !state.withLock({ $0.failing }) { try await Task.sleep(for: .milliseconds(1)) }
+            throw WalletError.storage("the ledger's lock was not had in time; nothing was written")
+        }
+        func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> Result) async throws -> Result { try await inner.read(body) }
+        var prefetches: Bool { inner.prefetches }
+        var batchLinger: Duration { inner.batchLinger }
+        func mapped(_ error: any Error) -> WalletError { inner.mapped(error) }
+        func run() async throws { try await inner.run() }
+        var location: String { inner.location }
+        func afterCopy(_ db: any SQLSession) throws { try inner.afterCopy(db) }
+        func settings() async throws -> DatabaseSettings { try await inner.settings() }
+        var engineName: String { inner.engineName }
+    }
+
+    // SQLite only: the failure is the wrapper's, before any statement; the engine under it does not matter.
+    @Test("a batch whose transaction fails before it took anything fails the operations that waited when it began; those that came since commit in the next")
+    func failureBeforeTaking() async throws {
+        let seeded = try await Self.store(on: .sqlite)
+        try await Self.seed(seeded)
+        let engine = FailingFirstWrite(seeded.engine)
+        let store = SQLLedgerStore(engine: engine, writeMode: .grouped(), clock: { Date() }, makeTransactionID: { RandomID.uuid() })
+        let first = Task { await Self.outcome(Self.spend(store, "p1", 1, "f0")) }
+        while !engine.begun { try await Task.sleep(for: .milliseconds(1)) }
+        let later = (1..<4).map { index in Task { await Self.outcome(Self.spend(store, "p1", 1, "f\(index)")) } }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while store.queuedWriteCount < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(store.queuedWriteCount == 4, "the first spend and the three after it wait")
+        engine.fail()
+        #expect(await first.value.failureCode == "storage_error")
+        for spend in later { #expect(try await spend.value.get().transaction.kind == .spend) }
+        #expect(try await store.balances(playerID: "p1").balances["credits"] == 7)
+        #expect(try await store.verify().transactions == 5)
     }
 
     @Test("a full queue answers overloaded at once and writes nothing for it", arguments: TestBackend.all)
