@@ -220,16 +220,15 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Runs a batch in one transaction: takes it off the queue (on the body's first run, whether
-    /// pipelined or awaited, before any retry), its prefetch,
-    /// then each operation (`Savepoint.run`).
-    /// Awaited, each operation runs in a savepoint and its writes are answered before the next
-    /// starts. `pipelined` (a batch's first run), none of that: the operations run one after
-    /// another without a savepoint each, their ledger rows held back and written a table at a
-    /// time (`RowWrite`), on PostgreSQL without waiting for the answers; any failure but a
-    /// rule's refusal before the operation wrote ends the run (`PipelineBroken`, or the
-    /// database's error at the commit), and the caller then runs the batch again awaited. A
-    /// refusal after a write (rare: a refund refused once its wallet was settled) costs a rerun.
-    /// Returns the currency codes the batch knows of, for the batches after it.
+    /// pipelined or awaited, before any retry), then its prefetch, then each operation
+    /// (`Savepoint.run`). Awaited, each operation runs in a savepoint and its writes are answered
+    /// before the next starts. `pipelined` (a batch's first run), none of that: the operations run
+    /// one after another without a savepoint each, their ledger rows held back and written a table
+    /// at a time (`RowWrite`), on PostgreSQL without waiting for the answers; any failure but a
+    /// rule's refusal before the operation wrote ends the run (`PipelineBroken`, or the database's
+    /// error at the commit), and the caller then runs the batch again awaited. A refusal after a
+    /// write (rare: a refund refused once its wallet was settled) costs a rerun. Returns the
+    /// currency codes the batch knows of, for the batches after it.
     private func apply(_ taken: TakenBatch, pipelined: Bool, knownCurrencies: Set<Identifier>) async throws -> Set<Identifier> {
         let clock = self.clock
         let makeTransactionID = self.makeTransactionID
