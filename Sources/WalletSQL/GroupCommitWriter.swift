@@ -213,6 +213,7 @@ final class GroupCommitWriter: Sendable {
             state.statistics.operations += batch.count
             state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
             state.statistics.commitSeconds += (ended - started).inSeconds
+            state.statistics.statementSeconds += taken.ranFor.inSeconds
             state.commitFailure = failure.map { (ended, "\($0)") }
         }
         for pending in batch { pending.complete(commitError: failure) }
@@ -234,6 +235,8 @@ final class GroupCommitWriter: Sendable {
         let makeTransactionID = self.makeTransactionID
         let prefetch = engine.prefetches
         return try await engine.transaction { db in
+            let started = ContinuousClock.now
+            defer { taken.ran(for: ContinuousClock.now - started) }
             // Taken on the transaction's first run; a rerun (awaited, or after a serialization
             // failure) runs the same operations.
             let batch = taken.batch(orTake: { self.takeBatch() })
@@ -281,12 +284,22 @@ final class GroupCommitWriter: Sendable {
     }
 }
 
-/// The operations of one batch, taken off the queue by the first run of its transaction.
+/// The operations of one batch, taken off the queue by the first run of its transaction, and
+/// how long its transaction's runs took (`GroupCommitStatistics.statementSeconds`).
 private final class TakenBatch: Sendable {
     private let taken = Mutex<[any PendingWrite]?>(nil)
+    private let running = Mutex(Duration.zero)
 
     /// The batch taken so far, if any.
     var batch: [any PendingWrite]? { taken.withLock { $0 } }
+
+    /// The time the transaction's runs took so far.
+    var ranFor: Duration { running.withLock { $0 } }
+
+    /// Counts one run of the transaction's body.
+    func ran(for duration: Duration) {
+        running.withLock { $0 += duration }
+    }
 
     /// The batch taken, or the one `take` gives if none was yet.
     func batch(orTake take: () -> [any PendingWrite]) -> [any PendingWrite] {

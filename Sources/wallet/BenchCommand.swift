@@ -13,7 +13,9 @@ struct BenchCommand: AsyncParsableCommand {
             5% overdrafts; --mix spends runs only spends of 3 credits with unique keys that succeed, the \
             workload of Tests/Load/sqlite-ceiling.c) from --concurrency callers against a fresh database, first through the \
             grouped writer and then with one transaction per operation, with synchronous=FULL unless \
-            --durability normal. Prints both rates, their ratio, latency percentiles, and whether \
+            --durability normal. Prints both rates, their ratio, latency percentiles, where the grouped \
+            writer's time went (running the operations, per operation; committing, and between batches, \
+            per batch: Tests/Load/sqlite-ceiling.c prints its own first two), and whether \
             `verify` passes on both databases afterwards. With --db postgres://... the grouped run uses \
             that empty PostgreSQL database and the single run the one --single-db names (skipped without \
             it): the same workload, one lock per batch against one per operation.
@@ -107,6 +109,7 @@ struct BenchCommand: AsyncParsableCommand {
         var singleP50Ms: Double?
         var singleP99Ms: Double?
         var averageBatch: Double
+        var writerTime: BenchWorkload.WriterTime?
         var verifyOk: Bool
 
         enum CodingKeys: String, CodingKey {
@@ -122,6 +125,7 @@ struct BenchCommand: AsyncParsableCommand {
             case singleP50Ms = "single_p50_ms"
             case singleP99Ms = "single_p99_ms"
             case averageBatch = "average_batch"
+            case writerTime = "writer_time"
             case verifyOk = "verify_ok"
         }
     }
@@ -163,11 +167,12 @@ struct BenchCommand: AsyncParsableCommand {
             ratio: single.map { (grouped.opsPerSecond / $0.opsPerSecond * 10).rounded() / 10 },
             p50Ms: grouped.percentile(0.50), p99Ms: grouped.percentile(0.99), maxMs: grouped.percentile(1),
             singleP50Ms: single?.percentile(0.50), singleP99Ms: single?.percentile(0.99),
-            averageBatch: (grouped.averageBatch * 10).rounded() / 10, verifyOk: grouped.verifyOk && (single?.verifyOk ?? true))
+            averageBatch: (grouped.averageBatch * 10).rounded() / 10, writerTime: grouped.writerTime, verifyOk: grouped.verifyOk && (single?.verifyOk ?? true))
         try Output.result(report, json: json) {
             """
             \(operations) operations (\(mix.rawValue) mix), \(concurrency) concurrent callers, \(players) players, \(lotsPerWallet) more lots per wallet\(coveringLot ? " (one covering the spends)" : "")\(ledgerLots > 0 ? ", \(ledgerLots) bonus lots in the ledger" : ""), synchronous=\(durability.rawValue.uppercased())
             grouped writer:     \(Int(report.groupedOpsPerSecond)) ops/s   p50 \(report.p50Ms) ms   p99 \(report.p99Ms) ms   max \(report.maxMs) ms   \(report.averageBatch) operations per commit
+            writer's time:      \(report.writerTime.map { "\($0.statementMicrosecondsPerOperation) µs an operation running it; a batch \($0.commitMillisecondsPerBatch) ms committing, \($0.betweenMillisecondsPerBatch) ms between batches" } ?? "-")
             one commit per op:  \(report.singleOpsPerSecond.map { "\(Int($0)) ops/s   p50 \(report.singleP50Ms ?? 0) ms   p99 \(report.singleP99Ms ?? 0) ms" } ?? "not run")
             ratio:              \(report.ratio.map { "\($0)×" } ?? "-")
             verify:             \(report.verifyOk ? "ok on both databases" : "FAILED")
@@ -275,6 +280,35 @@ struct BenchWorkload {
         return credits
     }
 
+    /// Where the grouped writer's time went during a timed run (`GroupCommitStatistics`): running
+    /// the operations in their transactions, per operation (`statementSeconds`); committing,
+    /// with the way to and from the writer's connection, per batch (the rest of
+    /// `commitSeconds`); and between batches, per batch (answering the callers, taking the
+    /// next batch, waiting for work: the rest of the run). The SQLite ceiling
+    /// (`Tests/Load/sqlite-ceiling.c`) prints its own first two, to compare.
+    struct WriterTime: Encodable {
+        var statementMicrosecondsPerOperation: Double
+        var commitMillisecondsPerBatch: Double
+        var betweenMillisecondsPerBatch: Double
+
+        enum CodingKeys: String, CodingKey {
+            case statementMicrosecondsPerOperation = "statement_us_per_operation"
+            case commitMillisecondsPerBatch = "commit_ms_per_batch"
+            case betweenMillisecondsPerBatch = "between_ms_per_batch"
+        }
+
+        /// From the statistics before and after a run of `seconds`; nil if no batch committed.
+        init?(from before: GroupCommitStatistics, to after: GroupCommitStatistics, seconds: Double) {
+            let batches = Double(after.batches - before.batches), operations = Double(after.operations - before.operations)
+            guard batches > 0, operations > 0 else { return nil }
+            let statements = after.statementSeconds - before.statementSeconds, committing = after.commitSeconds - before.commitSeconds
+            func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+            statementMicrosecondsPerOperation = rounded(statements / operations * 1_000_000)
+            commitMillisecondsPerBatch = rounded((committing - statements) / batches * 1_000)
+            betweenMillisecondsPerBatch = rounded(max(0, seconds - committing) / batches * 1_000)
+        }
+    }
+
     struct Result {
         var opsPerSecond: Double
         /// Latencies in milliseconds, sorted.
@@ -282,6 +316,8 @@ struct BenchWorkload {
         var verifyOk: Bool
         /// Operations per commit during the timed run.
         var averageBatch: Double
+        /// Where the grouped writer's time went during the timed run.
+        var writerTime: WriterTime?
 
         func percentile(_ fraction: Double) -> Double {
             guard !latencies.isEmpty else { return 0 }
@@ -372,11 +408,14 @@ struct BenchWorkload {
             return try await group.reduce(into: [Double]()) { $0 += $1 }
         }
         let elapsed = clock.now - started
-        let batches = store.groupCommitStatistics.map { statistics in
+        let timed = store.groupCommitStatistics
+        let batches = timed.map { statistics in
             Double(statistics.operations - (seeded?.operations ?? 0)) / Double(max(1, statistics.batches - (seeded?.batches ?? 0)))
         }
         let seconds = elapsed.inSeconds
+        let writerTime = timed.flatMap { WriterTime(from: seeded ?? GroupCommitStatistics(), to: $0, seconds: seconds) }
         let verified = try await store.verify()
-        return Result(opsPerSecond: Double(latencies.count) / seconds, latencies: latencies.sorted(), verifyOk: verified.ok, averageBatch: batches ?? 1)
+        return Result(
+            opsPerSecond: Double(latencies.count) / seconds, latencies: latencies.sorted(), verifyOk: verified.ok, averageBatch: batches ?? 1, writerTime: writerTime)
     }
 }

@@ -1005,6 +1005,22 @@ struct GroupCommitTests {
         #expect(try await store.balances(playerID: "p1").balances["credits"] == 7)
     }
 
+    @Test("the statistics count the time a batch ran its operations, within the time it took to commit", arguments: TestBackend.all)
+    func statementTime(backend: TestBackend) async throws {
+        let store = try await Self.store(.grouped(), on: backend)
+        let before = try #require(store.groupCommitStatistics)
+        // A batch whose one operation holds the writer's connection for 100 ms at least.
+        let (gate, holder) = try await Gate.holding(store)
+        try await Task.sleep(for: .milliseconds(100))
+        gate.release()
+        try await holder.value
+        let after = try #require(store.groupCommitStatistics)
+        let running = after.statementSeconds - before.statementSeconds
+        #expect(after.batches == before.batches + 1)
+        #expect(running >= 0.1, "the held operation ran for \(running) s")
+        #expect(running <= after.commitSeconds - before.commitSeconds, "running is a part of committing")
+    }
+
     @Test("operations that come while another process's batch holds the ledger's lock join the batch waiting for it", arguments: TestBackend.all)
     func joinWhileLocked(backend: TestBackend) async throws {
         let opened = try await TestStores.open(backend, writeMode: .grouped())
