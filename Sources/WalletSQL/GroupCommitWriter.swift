@@ -203,7 +203,8 @@ final class GroupCommitWriter: Sendable {
         // A transaction that failed before its body ran (no connection, the lock not had in
         // time) took nothing: the operations that were waiting when it began hear its error,
         // and those that came since go in the next batch, as they would have.
-        let batch = taken.batch ?? takeBatch(atMost: waiting)
+        let (takenBatch, running) = taken.outcome
+        let batch = takenBatch ?? takeBatch(atMost: waiting)
         let ended = ContinuousClock.now
         state.withLock { state in
             state.batchStarted = nil
@@ -213,7 +214,7 @@ final class GroupCommitWriter: Sendable {
             state.statistics.operations += batch.count
             state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
             state.statistics.commitSeconds += (ended - started).inSeconds
-            state.statistics.statementSeconds += taken.ranFor.inSeconds
+            state.statistics.runningSeconds += running.inSeconds
             state.commitFailure = failure.map { (ended, "\($0)") }
         }
         for pending in batch { pending.complete(commitError: failure) }
@@ -285,28 +286,24 @@ final class GroupCommitWriter: Sendable {
 }
 
 /// The operations of one batch, taken off the queue by the first run of its transaction, and
-/// how long its transaction's runs took (`GroupCommitStatistics.statementSeconds`).
+/// how long its transaction's runs took (`GroupCommitStatistics.runningSeconds`).
 private final class TakenBatch: Sendable {
-    private let taken = Mutex<[any PendingWrite]?>(nil)
-    private let running = Mutex(Duration.zero)
+    private let state = Mutex<(batch: [any PendingWrite]?, running: Duration)>((nil, .zero))
 
-    /// The batch taken so far, if any.
-    var batch: [any PendingWrite]? { taken.withLock { $0 } }
-
-    /// The time the transaction's runs took so far.
-    var ranFor: Duration { running.withLock { $0 } }
+    /// The batch taken, if any, and the time the transaction's runs took.
+    var outcome: (batch: [any PendingWrite]?, running: Duration) { state.withLock { $0 } }
 
     /// Counts one run of the transaction's body.
     func ran(for duration: Duration) {
-        running.withLock { $0 += duration }
+        state.withLock { $0.running += duration }
     }
 
     /// The batch taken, or the one `take` gives if none was yet.
     func batch(orTake take: () -> [any PendingWrite]) -> [any PendingWrite] {
-        taken.withLock { taken in
-            if let batch = taken { return batch }
+        state.withLock { state in
+            if let batch = state.batch { return batch }
             let batch = take()
-            taken = batch
+            state.batch = batch
             return batch
         }
     }

@@ -49,13 +49,15 @@ public struct GroupCommitStatistics: Sendable, Equatable {
     public var operations = 0
     public var largestBatch = 0
     /// Time spent applying and committing batches: from a batch's start to its commit's end
-    /// (the writer's connection reached, the operations run, the commit, and back).
+    /// (the writer's connection reached, the transaction begun, the operations run, the commit,
+    /// and back).
     public var commitSeconds = 0.0
-    /// The part of `commitSeconds` the batches' transactions spent running their operations on
-    /// the writer's connection (their statements and the rules between them, the balances
-    /// written), every run of a batch counted; the rest is the commit and the way to and from
-    /// the connection.
-    public var statementSeconds = 0.0
+    /// The part of `commitSeconds` the batches' transactions spent running on the writer's
+    /// connection: taking the batch, its lookups, its operations (their statements and the rules
+    /// between them) and the balances written, every run of a batch counted. The rest is the
+    /// way to and from the connection, `BEGIN` (on PostgreSQL with the wait for the ledger's
+    /// lock, and any retry's pause) and the commit.
+    public var runningSeconds = 0.0
     /// Pipelined batches (PostgreSQL) that met a failure and ran again awaited.
     public var awaitedReruns = 0
 

@@ -324,7 +324,9 @@ int main(int argc, char **argv) {
     double started = seconds(), committing = 0;
     long batches = 0;
     for (int done = 0; done < operations;) {
+        double begun = seconds();
         run(begin);
+        committing += seconds() - begun;
         for (int inBatch = 0; inBatch < batch && done < operations; inBatch++, done++) {
             if (savepoints) run(savepoint);
             int player = rand() % players;
@@ -435,9 +437,9 @@ int main(int argc, char **argv) {
         }
         writeBalances(changedIDs, changedValues, changed);
         changed = 0;
-        double committed = seconds();
+        double commitStarted = seconds();
         run(commit);
-        committing += seconds() - committed;
+        committing += seconds() - commitStarted;
         batches++;
     }
     double elapsed = seconds() - started;
@@ -453,7 +455,7 @@ int main(int argc, char **argv) {
     char checkpoints[80] = "checkpoints none";
     if (checkpointsAsWallet) snprintf(checkpoints, sizeof checkpoints, "checkpoints %ld passes and %ld on the writer", passes, writerCheckpoints);
     // Where the time went, as `wallet bench` prints it for its writer ("writer's time"): the
-    // statements from BEGIN to before COMMIT, per operation, and the COMMIT, per batch.
+    // statements between BEGIN and COMMIT, per operation, and BEGIN and COMMIT, per batch.
     printf("%s, %d %slots a wallet: %d per commit, %d players, %s keys, savepoints %s, %s: %.0f ops/s, %.2f pages written and %.0f bytes grown per operation;"
            " %.2f µs an operation running it, a batch %.2f ms committing\n",
            beforeLots ? "before lots" : "lots", beforeLots ? 0 : lotsPerWallet, bonusLots ? "one-credit bonus " : "", batch, players, argv[6], savepoints ? "on" : "off",

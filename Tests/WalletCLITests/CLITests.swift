@@ -305,10 +305,13 @@ struct BenchCLITests {
             #expect((report[key] as? Double ?? 0) > 0, "\(key)")
         }
         #expect(report["verify_ok"] as? Bool == true && report["operations"] as? Int == 1000)
-        // Where the grouped writer's time went: running operations, committing, between batches.
+        // Where the grouped writer's time went: running the operations (tens of microseconds
+        // each, never rounded to 0), committing and between batches (present; never negative).
         let writerTime = report["writer_time"] as? [String: Any] ?? [:]
-        #expect((writerTime["statement_us_per_operation"] as? Double ?? 0) > 0 && (writerTime["commit_ms_per_batch"] as? Double ?? 0) > 0, "\(writerTime)")
-        #expect((writerTime["between_ms_per_batch"] as? Double ?? -1) >= 0, "\(writerTime)")
+        #expect((writerTime["running_us_per_operation"] as? Double ?? 0) > 0, "\(writerTime)")
+        for key in ["commit_ms_per_batch", "between_ms_per_batch"] {
+            #expect((writerTime[key] as? Double ?? -1) >= 0, "\(key): \(writerTime)")
+        }
         #expect(try await cli.run("bench", "--operations", "10", "--json").status == 64)
         let directory = URL(fileURLWithPath: cli.databasePath).deletingLastPathComponent().path
         _ = try await cli.json("bench", "--operations", "1000", "--no-single", "--db", directory)
