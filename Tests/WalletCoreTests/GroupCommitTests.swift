@@ -1006,7 +1006,7 @@ struct GroupCommitTests {
     }
 
     @Test("the statistics count the time a batch ran its operations, within the time it took to commit", arguments: TestBackend.all)
-    func statementTime(backend: TestBackend) async throws {
+    func runningTime(backend: TestBackend) async throws {
         let store = try await Self.store(.grouped(), on: backend)
         let before = try #require(store.groupCommitStatistics)
         // A batch whose one operation holds the writer's connection: its transaction ran at
